@@ -1,0 +1,173 @@
+"""The one expansion/check core every explorer shares (BFS, DFS, simulation, Spark).
+
+It owns: the successor function (symmetry and boundary folded in), the state key
+(64-bit fingerprint), property checks on new states, quiescence/deadlock checks on expanded
+states, coverage bookkeeping and trace rebuilding. Explorers own only their loop.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from invariants.properties import ALWAYS, DEADLOCK, QUIESCENT, SOMETIMES
+from model.encoding import collision_probability, fingerprint
+from model.trace import Trace
+from explorers.result import CheckResult, Discovery
+
+
+class Core:
+    def __init__(self, model, *, symmetry: bool = False, deadlock: bool = False,
+                 properties=None):
+        self.model = model
+        props = list(model.properties() if properties is None else properties)
+        self.properties = props
+        self.always = [p for p in props if p.kind == ALWAYS]
+        self.quiescent = [p for p in props if p.kind == QUIESCENT]
+        self.pending_witness = [p for p in props if p.kind == SOMETIMES]
+        self.deadlock = deadlock
+        self.discoveries: dict[str, tuple] = {}  # name -> (kind, state, detail, locator)
+        self.packed = bool(getattr(model, "packed", False))
+        use_sym = symmetry and getattr(model, "has_symmetry", False)
+        self.symmetry = use_sym
+        self.key = self._make_key(use_sym)
+        # key of a state that is already its own representative (every successor the core
+        # hands out is): skips a second representative() call on the hot path
+        self.rkey = (lambda s: s) if self.packed else fingerprint
+        self.successors = self._make_successors(use_sym)
+        self.needs_settled = bool(self.quiescent) or deadlock
+
+    # ---- construction -------------------------------------------------------------------
+    def _make_key(self, use_sym):
+        rep = self.model.representative
+        if self.packed:
+            return rep if use_sym else (lambda s: s)
+        if use_sym:
+            return lambda s: fingerprint(rep(s))
+        return fingerprint
+
+    def _make_successors(self, use_sym):
+        m = self.model
+        succ = m.successors
+        bounded = type(m).within_boundary is not _base_within_boundary()
+        if not use_sym and not bounded:
+            return succ  # the hot path: no wrapper at all
+        rep, within = m.representative, m.within_boundary
+
+        def wrapped(s):
+            out = []
+            for a, t in succ(s):
+                if bounded and not within(t):
+                    continue
+                out.append((a, rep(t) if use_sym else t))
+            return out
+        return wrapped
+
+    # ---- initial states -----------------------------------------------------------------
+    def initial(self) -> list[tuple[int, object]]:
+        """(init index, state) for each distinct in-boundary initial state."""
+        out, seen = [], set()
+        rep = self.model.representative if self.symmetry else None
+        for i, s in enumerate(self.model.init_states()):
+            if not self.model.within_boundary(s):
+                continue
+            if rep is not None:
+                s = rep(s)
+            k = self.key(s)
+            if k not in seen:
+                seen.add(k)
+                out.append((i, s))
+        return out
+
+    # ---- checks -------------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        """Nothing left to learn: every property has a discovery."""
+        return len(self.discoveries) >= len(self.properties) + (1 if self.deadlock else 0) \
+            and not self.pending_witness
+
+    def check_new(self, s, locator) -> bool:
+        """Check always/sometimes properties on a newly reached state. ``locator`` lets the
+        explorer rebuild the trace later. Returns True when something new was discovered."""
+        found = False
+        for p in self.always:
+            if p.name not in self.discoveries and not p.check(s):
+                self.discoveries[p.name] = (ALWAYS, s, _explain(p, s), locator)
+                found = True
+        if self.pending_witness:
+            for p in list(self.pending_witness):
+                if p.check(s):
+                    self.discoveries[p.name] = (SOMETIMES, s, None, locator)
+                    self.pending_witness.remove(p)
+                    found = True
+        return found
+
+    def check_settled(self, s, succs, locator) -> bool:
+        """Quiescent properties and deadlock, decided once a state's successors are known."""
+        if not self.needs_settled:
+            return False
+        is_fault = self.model.is_fault
+        if any(not is_fault(a) for a, _t in succs):
+            return False
+        found = False
+        if self.deadlock and not succs and DEADLOCK not in self.discoveries:
+            self.discoveries[DEADLOCK] = (DEADLOCK, s, "no action is enabled", locator)
+            found = True
+        for p in self.quiescent:
+            if p.name not in self.discoveries and not p.check(s):
+                self.discoveries[p.name] = (QUIESCENT, s, _explain(p, s), locator)
+                found = True
+        return found
+
+    # ---- results ------------------------------------------------------------------------
+    def new_result(self, explorer: str) -> CheckResult:
+        r = CheckResult(explorer=explorer)
+        r.properties = {p.name: p.kind for p in self.properties}
+        if self.deadlock:
+            r.properties[DEADLOCK] = ALWAYS
+        return r
+
+    def finish(self, r: CheckResult, coverage: Counter, trace_for) -> CheckResult:
+        """Fill coverage, collision estimate and traces. ``trace_for(locator)`` rebuilds
+        a Trace from an explorer-specific locator."""
+        m = self.model
+        names = Counter()
+        for a, n in coverage.items():
+            names[action_name(m, a)] += n
+        r.coverage = dict(sorted(names.items()))
+        declared = getattr(m, "action_names", None)
+        if declared is not None:
+            r.never_fired = [n for n in declared() if n not in names]
+            for n in r.never_fired:
+                r.coverage[n] = 0
+        r.collision_probability = 0.0 if self.packed else \
+            collision_probability(r.unique_states, r.generated_states)
+        for name, (kind, _s, detail, loc) in self.discoveries.items():
+            r.discoveries[name] = Discovery(name, kind, trace_for(loc), detail)
+        return r
+
+    def rebuild(self, init_index: int, keys: list) -> Trace:
+        return Trace.from_keys(self.model, init_index, keys, self.key)
+
+
+def action_name(model, action) -> str:
+    """Coverage groups actions by name: the model's ``action_name`` if it has one, else
+    the first element of a tuple action, else its formatted text."""
+    f = getattr(model, "action_name", None)
+    if f is not None:
+        return f(action)
+    if isinstance(action, tuple) and action and isinstance(action[0], str):
+        return action[0]
+    return model.format_action(action)
+
+
+def _explain(p, s):
+    if p.explain is None:
+        return None
+    try:
+        return p.explain(s)
+    except Exception as e:  # an explanation must never hide the violation itself
+        return f"(explain failed: {e})"
+
+
+def _base_within_boundary():
+    from model.contract import Model
+    return Model.within_boundary

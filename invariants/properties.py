@@ -1,0 +1,55 @@
+"""Properties are values (as in Stateright): a kind, a name and a predicate over a state.
+
+- ``always(name, fn)``: ``fn`` must hold in every reachable state; a state where it is
+  false is a counterexample.
+- ``quiescent(name, fn)``: ``fn`` must hold in every reachable state where no non-fault
+  action is enabled (the system has settled) — a sound, bounded stand-in for "eventually".
+- ``sometimes(name, fn)``: some reachable state must satisfy ``fn``; the state found is a
+  witness. A missing witness means the scenario is vacuous, and the verdict fails.
+
+``explain(state)``, when given, returns the offending tuple shown in counterexamples
+(the z3 layer fills it with z3's model).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+ALWAYS = "always"
+QUIESCENT = "quiescent"
+SOMETIMES = "sometimes"
+KINDS = (ALWAYS, QUIESCENT, SOMETIMES)
+
+
+@dataclass(frozen=True)
+class Property:
+    kind: str
+    name: str
+    check: Callable[[Any], bool]
+    explain: Optional[Callable[[Any], Any]] = field(default=None, compare=False)
+    description: str = ""
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"property kind {self.kind!r} is unknown: use one of {KINDS}")
+        if not self.name or not isinstance(self.name, str):
+            raise ValueError("a property needs a non-empty string name")
+        if not callable(self.check):
+            raise ValueError(f"property {self.name!r}: check must be callable(state) -> bool")
+
+
+def always(name: str, check, explain=None, description: str = "") -> Property:
+    return Property(ALWAYS, name, check, explain, description)
+
+
+def quiescent(name: str, check, explain=None, description: str = "") -> Property:
+    return Property(QUIESCENT, name, check, explain, description)
+
+
+def sometimes(name: str, check, explain=None, description: str = "") -> Property:
+    return Property(SOMETIMES, name, check, explain, description)
+
+
+#: name of the built-in property reported when --deadlock is on and a state has no
+#: enabled action at all
+DEADLOCK = "Deadlock"

@@ -1,0 +1,1 @@
+"""kmc: the Kafka topic-lifecycle model checker. Public API: ``kmc.api.check``/``build``."""

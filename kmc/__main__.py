@@ -1,0 +1,3 @@
+from kmc.cli import entry
+
+entry()

@@ -1,0 +1,81 @@
+"""`kmc`: the command line. Subcommands live in kmc/commands/, one module each, with
+NAME, HELP, add_arguments(parser) and run(args) -> exit code.
+
+Exit codes: 0 all properties hold and all witnesses were found; 1 a violation or a missing
+witness; 2 bad usage or bad input (one line, never a traceback); 3 internal error.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import pkgutil
+import sys
+
+from kmc.errors import UsageError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would print the whole usage and exit 2
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def _commands():
+    import kmc.commands as pkg
+    mods = []
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+        if not info.name.startswith("_"):
+            mods.append(importlib.import_module(f"kmc.commands.{info.name}"))
+    return mods
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="kmc", description="kmc: the Kafka topic-lifecycle model checker")
+    p.add_argument("--version", action="version", version=f"kmc {_version()}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    order = ["list", "check"]
+    mods = sorted(_commands(), key=lambda m: (order.index(m.NAME) if m.NAME in order
+                                              else len(order), m.NAME))
+    for mod in mods:
+        sp = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
+        mod.add_arguments(sp)
+        sp.set_defaults(_run=mod.run)
+    return p
+
+
+def main(argv=None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if not getattr(args, "_run", None):
+            raise UsageError("no command given: try `kmc list` or `kmc check twophase`")
+        return int(args._run(args))
+    except UsageError as e:
+        print(f"kmc: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("kmc: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # an internal error: say so in one line, traceback on demand
+        if os.environ.get("KMC_DEBUG"):
+            raise
+        print(f"kmc: internal error: {type(e).__name__}: {e} "
+              "(rerun with KMC_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 3
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("kafka-model-checker")
+    except Exception:
+        return "dev"
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

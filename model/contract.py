@@ -1,0 +1,138 @@
+"""The Model contract every protocol model implements (names borrowed from Stateright).
+
+A model author writes four methods: ``init_states``, ``actions``, ``next_state`` and
+``properties``. Everything else has a default. States must be immutable and canonical
+(see ``model.encoding``): equal states encode to equal bytes in every process.
+
+Explorers never call Kafka code directly; they only see this contract.
+"""
+from __future__ import annotations
+
+from typing import Any, Hashable, Sequence
+
+from model.encoding import NonCanonicalState, check_canonical
+
+
+class ModelError(ValueError):
+    """A model definition is unusable. The message says what is wrong and how to fix it."""
+
+
+class Model:
+    """Base class of every model. Subclasses override at least the first four methods."""
+
+    #: short name used in reports; subclasses set it
+    name: str = "model"
+
+    # ---- the four methods a model author must write -------------------------------------
+    def init_states(self) -> Sequence[Hashable]:
+        raise NotImplementedError
+
+    def actions(self, state) -> Sequence[Hashable]:
+        """Actions enabled in ``state``, in a deterministic order (traces store indices)."""
+        raise NotImplementedError
+
+    def next_state(self, state, action):
+        """The successor of ``state`` under ``action``, or None when the action does nothing."""
+        raise NotImplementedError
+
+    def properties(self) -> Sequence[Any]:
+        """``invariants.Property`` values: always / quiescent / sometimes."""
+        return ()
+
+    # ---- optional -----------------------------------------------------------------------
+    def within_boundary(self, state) -> bool:
+        """States outside the boundary are dropped, as in Stateright (neither counted nor
+        expanded). Use it for scenario bounds such as "at most 2 incarnations"."""
+        return True
+
+    def representative(self, state):
+        """Canonical member of the state's symmetry class; identity means no symmetry."""
+        return state
+
+    #: set True in subclasses that implement ``representative`` (explorers skip the call
+    #: otherwise, because it sits on the hot path)
+    has_symmetry: bool = False
+
+    def is_fault(self, action) -> bool:
+        """Fault actions (crash, loss, failover) do not count when deciding quiescence:
+        a state is quiescent when no non-fault action is enabled."""
+        return False
+
+    def format_action(self, action) -> str:
+        return repr(action)
+
+    def format_state(self, state) -> str:
+        return repr(state)
+
+    def state_to_json(self, state):
+        """A JSON-ready view of a state (for trace files and reports)."""
+        from model.encoding import to_jsonable
+
+        return to_jsonable(state)
+
+    def action_actor(self, action) -> str:
+        """Which component performs the action (lane in sequence pictures)."""
+        return "system"
+
+    # ---- fast path ----------------------------------------------------------------------
+    def successors(self, state) -> list[tuple[Any, Any]]:
+        """(action, next state) for every enabled action, in ``actions`` order.
+
+        Compiled models (``model.packed``) override this with generated code; the default
+        is defined through ``actions``/``next_state`` and is what every explorer calls.
+        """
+        out = []
+        for a in self.actions(state):
+            t = self.next_state(state, a)
+            if t is not None:
+                out.append((a, t))
+        return out
+
+
+def validate_model(model: Model, sample: int = 64) -> None:
+    """Eager checks with errors that say how to fix the model.
+
+    Looks at the initial states and the successors of a few of them: no init states,
+    non-canonical or unhashable states, duplicate property names, a property that is not a
+    Property value.
+    """
+    from invariants.properties import Property
+
+    try:
+        inits = list(model.init_states())
+    except NotImplementedError:
+        raise ModelError(f"model {model.name!r} does not define init_states(): "
+                         "return a list of initial states") from None
+    if not inits:
+        raise ModelError(f"model {model.name!r} has no initial states: "
+                         "init_states() must return at least one state")
+    seen = set()
+    for p in model.properties():
+        if not isinstance(p, Property):
+            raise ModelError(f"model {model.name!r}: properties() returned {p!r}; "
+                             "use invariants.always/sometimes/quiescent to build properties")
+        if p.name in seen:
+            raise ModelError(f"model {model.name!r} has two properties named {p.name!r}: "
+                             "give each property a unique name")
+        seen.add(p.name)
+    frontier = inits[:sample]
+    checked = 0
+    while frontier and checked < sample:
+        s = frontier.pop()
+        checked += 1
+        _check_state(model, s)
+        for _a, t in model.successors(s)[:4]:
+            frontier.append(t)
+
+
+def _check_state(model: Model, s) -> None:
+    try:
+        hash(s)
+    except TypeError:
+        raise ModelError(f"model {model.name!r} produced an unhashable state of type "
+                         f"{type(s).__name__}: use tuples, NamedTuples or frozen dataclasses, "
+                         "never lists, dicts or sets") from None
+    try:
+        check_canonical(s)
+    except NonCanonicalState as e:
+        raise ModelError(f"model {model.name!r} produced a non-canonical state: {e}") from None

@@ -1,0 +1,95 @@
+"""A scenario = a model family + a variant + bounded parameters, registered by name.
+
+Model packages export ``SCENARIOS`` (a list of ``Scenario``); ``kmc.catalog`` collects
+them, so the protocol code never imports the CLI. Parameters are validated here, with
+errors that name the parameter and the fix.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+
+class ScenarioError(ValueError):
+    """Bad scenario input (unknown variant, bad parameter). One line, says the fix."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: Any
+    help: str = ""
+    minimum: int | None = 1
+    maximum: int | None = None
+    choices: tuple = ()
+
+    def parse(self, raw) -> Any:
+        """Turn a raw value (str from the command line, or TOML value) into a checked one."""
+        d = self.default
+        if isinstance(d, bool):
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ScenarioError(f"parameter {self.name} must be true or false, got {raw!r}")
+        if isinstance(d, int):
+            try:
+                value = raw if isinstance(raw, int) and not isinstance(raw, bool) \
+                    else int(str(raw).strip(), 10)
+            except ValueError:
+                raise ScenarioError(f"parameter {self.name} must be a whole number, "
+                                    f"got {raw!r}") from None
+            lo, hi = self.minimum, self.maximum
+            if (lo is not None and value < lo) or (hi is not None and value > hi):
+                rng = f"{lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"
+                raise ScenarioError(f"parameter {self.name}={value} is out of range: "
+                                    f"use a value in {rng}")
+            return value
+        value = str(raw)
+        if self.choices and value not in self.choices:
+            raise ScenarioError(f"parameter {self.name}={value!r} is not one of "
+                                f"{', '.join(map(str, self.choices))}")
+        return value
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    #: build(variant, params) -> Model
+    build: Callable[[str, Mapping[str, Any]], Any]
+    params: tuple[Param, ...] = ()
+    variants: tuple[str, ...] = ("default",)
+    default_variant: str = ""
+    family: str = ""
+    #: variant -> expected verdict note, shown by `kmc list` (documentation only)
+    expectations: Mapping[str, str] = field(default_factory=dict)
+    #: scenario-level options passed to explorers (e.g. {"deadlock": True})
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def variant_default(self) -> str:
+        return self.default_variant or self.variants[0]
+
+    def resolve(self, variant: str | None, raw_params: Mapping[str, Any]) -> tuple[str, dict]:
+        """Validate a variant name and raw parameter values; fill defaults."""
+        v = variant or self.variant_default
+        if v not in self.variants:
+            raise ScenarioError(f"scenario {self.name!r} has no variant {v!r}: "
+                                f"use one of {', '.join(self.variants)}")
+        known = {p.name: p for p in self.params}
+        params = {p.name: p.default for p in self.params}
+        for key, raw in raw_params.items():
+            if key not in known:
+                names = ", ".join(known) or "none"
+                raise ScenarioError(f"scenario {self.name!r} has no parameter {key!r}: "
+                                    f"its parameters are {names}")
+            params[key] = known[key].parse(raw)
+        return v, params
+
+    def make(self, variant: str | None = None, params: Mapping[str, Any] | None = None):
+        v, p = self.resolve(variant, params or {})
+        return self.build(v, p), v, p

@@ -1,0 +1,114 @@
+"""Traces: an initial-state index plus action indices, replayed through the Model contract.
+
+The action index at each step is the position of the action in ``model.actions(state)``;
+storing indices (not states) keeps traces small and makes a replay an honest check that
+the model still behaves as it did when the trace was found.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+TRACE_FORMAT = "kmc-trace"
+TRACE_VERSION = 1
+
+
+class ReplayError(RuntimeError):
+    """A trace did not reproduce. The message names the step and the likely cause."""
+
+    def __init__(self, message: str, step: int):
+        super().__init__(message)
+        self.step = step
+
+
+@dataclass
+class Trace:
+    init_index: int
+    action_indices: list[int]
+    states: list[Any] = field(default_factory=list)
+    actions: list[Any] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        """Number of states, initial state included (TLC's convention)."""
+        return len(self.states)
+
+    @property
+    def last(self):
+        return self.states[-1]
+
+    @classmethod
+    def replay(cls, model, init_index: int, action_indices, expect_keys=None,
+               key: Callable | None = None) -> "Trace":
+        """Re-execute a trace. With ``expect_keys`` (one per state) and ``key``, every
+        state is checked against what the explorer saw."""
+        inits = list(model.init_states())
+        if not 0 <= init_index < len(inits):
+            raise ReplayError(f"initial state {init_index} does not exist (the model has "
+                              f"{len(inits)}): the model or its parameters changed", 0)
+        s = inits[init_index]
+        t = cls(init_index, [], [s], [])
+        _expect(expect_keys, key, 0, s)
+        for step, ai in enumerate(action_indices, start=1):
+            acts = list(model.actions(s))
+            if not 0 <= ai < len(acts):
+                raise ReplayError(f"step {step}: action #{ai} is not enabled (only "
+                                  f"{len(acts)} actions are): the model changed, or its "
+                                  "actions() is not deterministic", step)
+            a = acts[ai]
+            nxt = model.next_state(s, a)
+            if nxt is None:
+                raise ReplayError(f"step {step}: action {model.format_action(a)} no longer "
+                                  "has an effect: the model changed", step)
+            _expect(expect_keys, key, step, nxt, model, a)
+            t.action_indices.append(ai)
+            t.actions.append(a)
+            t.states.append(nxt)
+            s = nxt
+        return t
+
+    @classmethod
+    def from_keys(cls, model, init_index: int, keys: list, key: Callable) -> "Trace":
+        """Rebuild a path known only by state keys (fingerprints) by regenerating
+        successors at each step, as TLC rebuilds its traces."""
+        inits = list(model.init_states())
+        s = inits[init_index]
+        t = cls(init_index, [], [s], [])
+        for step, want in enumerate(keys[1:], start=1):
+            for ai, a in enumerate(model.actions(s)):
+                nxt = model.next_state(s, a)
+                if nxt is not None and key(nxt) == want:
+                    t.action_indices.append(ai)
+                    t.actions.append(a)
+                    t.states.append(nxt)
+                    s = nxt
+                    break
+            else:
+                raise ReplayError(f"step {step}: no enabled action leads to the state the "
+                                  "explorer recorded: the model's actions() or next_state() "
+                                  "is not deterministic", step)
+        return t
+
+    def to_dict(self, model, **meta) -> dict:
+        steps = []
+        for i, s in enumerate(self.states):
+            a = self.actions[i - 1] if i else None
+            steps.append({
+                "index": i,
+                "action": None if a is None else model.format_action(a),
+                "actor": None if a is None else model.action_actor(a),
+                "state": model.state_to_json(s),
+            })
+        return {"format": TRACE_FORMAT, "version": TRACE_VERSION, "model": model.name,
+                **meta, "init_index": self.init_index,
+                "action_indices": list(self.action_indices), "steps": steps}
+
+
+def _expect(expect_keys, key, step, state, model=None, action=None):
+    if not expect_keys:
+        return
+    got = key(state)
+    if got != expect_keys[step]:
+        what = "" if action is None else f" after {model.format_action(action)}"
+        raise ReplayError(f"step {step}: the successor{what} differs from the recorded one "
+                          "(fingerprint mismatch): the model's next_state() is not "
+                          "deterministic, or the model changed", step)

@@ -1,0 +1,35 @@
+"""Named scenarios for the validation models (see ``model.scenario``)."""
+from model.scenario import Param, Scenario
+from model.validation.diehard import DieHard
+from model.validation.tcommit import TCommit
+from model.validation.twophase import TwoPhase
+
+SCENARIOS = [
+    Scenario(
+        name="twophase",
+        description="Lamport's TwoPhase commit: RM resource managers and one TM",
+        build=lambda v, p: TwoPhase(p["rm"], broken=(v == "broken-commit")),
+        params=(Param("rm", 3, "number of resource managers", 1, 16),),
+        variants=("standard", "broken-commit"),
+        family="validation",
+        expectations={"standard": "holds (288 states at rm=3)",
+                      "broken-commit": "violates TCConsistent (TM commits unprepared RMs)"},
+    ),
+    Scenario(
+        name="tcommit",
+        description="Lamport's TCommit: the transaction-commit specification",
+        build=lambda v, p: TCommit(p["rm"]),
+        params=(Param("rm", 3, "number of resource managers", 1, 32),),
+        variants=("standard",),
+        family="validation",
+        expectations={"standard": "holds (34 states at rm=3)"},
+    ),
+    Scenario(
+        name="diehard",
+        description="DieHard's jugs: reach 4 gallons with 3- and 5-gallon jugs",
+        build=lambda v, p: DieHard(),
+        variants=("standard",),
+        family="validation",
+        expectations={"standard": "violates NotSolved with a 7-state trace"},
+    ),
+]

@@ -1,0 +1,1 @@
+"""Results -> artifacts: JSON summaries, trace files, text, graphs, pictures, HTML."""
