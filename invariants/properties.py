@@ -28,6 +28,10 @@ class Property:
     check: Callable[[Any], bool]
     explain: Optional[Callable[[Any], Any]] = field(default=None, compare=False)
     description: str = ""
+    #: when declared through ``invariants.declare``: the formula and the state -> view
+    #: function, from which both deciders (fast and z3) are derived
+    formula: Any = field(default=None, compare=False)
+    view: Optional[Callable[[Any], dict]] = field(default=None, compare=False)
 
     def __post_init__(self):
         if self.kind not in KINDS:

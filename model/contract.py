@@ -74,6 +74,16 @@ class Model:
         """Which component performs the action (lane in sequence pictures)."""
         return "system"
 
+    def action_message(self, action, state=None):
+        """For message-sequence pictures: (from lane, to lane, label) when the action sends
+        or delivers a message, else None. ``state`` is the state the action is taken in."""
+        return None
+
+    def lanes(self) -> list[str]:
+        """Lane names for sequence pictures, in display order (controllers, store,
+        brokers, clients). Empty means: derive them from the trace's actors."""
+        return []
+
     # ---- fast path ----------------------------------------------------------------------
     def successors(self, state) -> list[tuple[Any, Any]]:
         """(action, next state) for every enabled action, in ``actions`` order.
