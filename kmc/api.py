@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from explorers import ENGINES, engine
+from explorers.errors import ExplorerError
 from kmc import catalog
 from kmc.errors import UsageError
 from model.contract import ModelError, validate_model
@@ -23,7 +24,7 @@ def check(scenario: str, variant: str | None = None, params: dict | None = None,
           explorer: str = "bfs", max_states=None, max_depth=None, time_limit=None,
           seed: int = 0, walks: int = 1000, walk_length: int = 50,
           stop_on_violation: bool = False, symmetry: bool = False, deadlock=None,
-          progress=None, **engine_options):
+          progress=None, z3: bool = False, **engine_options):
     """Explore a scenario and return its CheckResult (with ``extra`` naming the run)."""
     info = catalog.load(scenario, variant, dict(params or {}))
     sc = info["scenario"]
@@ -38,13 +39,20 @@ def check(scenario: str, variant: str | None = None, params: dict | None = None,
         validate_model(model)
     except ModelError as e:
         raise UsageError(str(e)) from None
-    opts = dict(max_states=max_states, max_depth=max_depth, time_limit=time_limit,
+    properties = None
+    if z3:  # the same declarations, decided by z3 instead of the compiled evaluator
+        from invariants.z3mode import z3_properties
+        properties = z3_properties(model.properties())
+    opts = dict(properties=properties, max_states=max_states, max_depth=max_depth, time_limit=time_limit,
                 stop_on_violation=stop_on_violation, symmetry=symmetry,
                 deadlock=sc.options.get("deadlock", False) if deadlock is None else deadlock,
                 progress=progress, **engine_options)
     if explorer == "simulate":
         opts.update(seed=seed, walks=walks, walk_length=walk_length)
-    result = engine(explorer)(model, **opts)
+    try:
+        result = engine(explorer)(model, **opts)
+    except ExplorerError as e:
+        raise UsageError(str(e)) from None
     result.extra.update(scenario=sc.name, variant=info["variant"], params=info["params"],
                         model=model)
     return result

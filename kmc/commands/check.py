@@ -54,6 +54,8 @@ def add_arguments(p):
     p.add_argument("--symmetry", action="store_true",
                    help="symmetry reduction through the model's representative()")
     p.add_argument("--deadlock", action="store_true", help="report states with no action")
+    p.add_argument("--z3", action="store_true",
+                   help="decide invariants with z3 (default: the compiled evaluator)")
     p.add_argument("--out", metavar="DIR", help="write traces, summary.json and a report")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress display")
@@ -97,6 +99,7 @@ def run(args) -> int:
                            stop_on_violation=args.stop_on_violation,
                            symmetry=args.symmetry,
                            deadlock=True if args.deadlock else None, progress=progress,
+                           z3=args.z3,
                            **spark_opts)
     finally:
         if progress is not None:
