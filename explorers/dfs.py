@@ -6,7 +6,6 @@ expanded again (Spin's fix for bounded DFS), so every state within the bound is 
 from __future__ import annotations
 
 import time
-from collections import Counter
 
 from explorers.core import Core
 
@@ -20,7 +19,7 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
     deadline = None if time_limit is None else t0 + time_limit
     successors, rkey = core.successors, core.rkey
     depth_of: dict = {}  # key -> smallest depth seen (1-based)
-    coverage = Counter()
+    coverage = core.coverage_counter()
     generated = 0
     deepest = 0
     stopped_by = ""
@@ -65,7 +64,7 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
                     break
                 path = [e[1] for e in stack] + [kt]
                 if core.check_new(t, (init_index, path)) and stop_on_violation and \
-                        _violated(core):
+                        core.violated():
                     stopped_by = "violation"
             depth_of[kt] = d
             stack.append([t, kt, None, 0])
@@ -87,7 +86,3 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
     r.elapsed_s = time.perf_counter() - t0
     return core.finish(r, coverage, lambda loc: core.rebuild(loc[0], loc[1]))
 
-
-def _violated(core) -> bool:
-    from invariants.properties import SOMETIMES
-    return any(kind != SOMETIMES for kind, *_ in core.discoveries.values())

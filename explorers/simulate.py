@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 import time
-from collections import Counter
 
 from explorers.core import Core
 
@@ -24,7 +23,7 @@ def simulate(model, *, walks=1000, walk_length=50, seed=0, max_states=None,
     length = walk_length if max_depth is None else min(walk_length, max_depth)
     successors, rkey = core.successors, core.rkey
     seen: set = set()
-    coverage = Counter()
+    coverage = core.coverage_counter()
     generated = deepest = 0
     inits = core.initial()
     stopped_by = ""
@@ -51,7 +50,7 @@ def simulate(model, *, walks=1000, walk_length=50, seed=0, max_states=None,
         deepest = max(deepest, len(path))
         if progress is not None and not w % 100:
             progress(len(seen), generated, deepest, walks - w, time.perf_counter() - t0)
-        if stop_on_violation and any(k != "sometimes" for k, *_ in core.discoveries.values()):
+        if stop_on_violation and core.violated():
             stopped_by = "violation"
             break
         if deadline is not None and time.perf_counter() > deadline:

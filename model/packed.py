@@ -17,11 +17,11 @@ mask. Updates are simultaneous (every right-hand side reads the old state). The 
 """
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 from typing import Any
 
 from invariants.properties import always, quiescent, sometimes
+from model import packed_codegen as cg
 from model.contract import Model, ModelError
 
 
@@ -131,92 +131,6 @@ class Spec:
         self.symmetry = (index, tuple(arrays))
 
 
-class _Expr(ast.NodeTransformer):
-    """Rewrites a Python expression over spec variables into bit operations on ``s``."""
-
-    def __init__(self, spec: Spec, env: dict):
-        self.spec, self.env, self.dom = spec, env, {}
-
-    def read(self, var: _Var, i=None):
-        mask = (1 << var.bits) - 1
-        node = ast.parse(f"((s >> {var.off(i)}) & {mask})", mode="eval").body
-        if isinstance(var.dom, Int) and var.dom.lo:
-            node = ast.BinOp(node, ast.Add(), ast.Constant(var.dom.lo))
-        self.dom[id(node)] = var.dom
-        return node
-
-    def visit_Name(self, node):
-        if node.id in self.env:
-            return ast.Constant(self.env[node.id])
-        v = self.spec.vars.get(node.id)
-        if v is not None:
-            if v.size is not None:
-                raise ModelError(f"array {node.id} must be indexed, e.g. {node.id}[i]")
-            return self.read(v)
-        return node
-
-    def visit_Subscript(self, node):
-        if isinstance(node.value, ast.Name) and node.value.id in self.spec.vars:
-            idx = self.visit(node.slice)
-            try:
-                i = ast.literal_eval(idx)
-            except ValueError:
-                raise ModelError(f"index of {node.value.id} must be a rule parameter or a "
-                                 f"constant, got {ast.unparse(node.slice)!r}") from None
-            return self.read(self.spec.vars[node.value.id], i)
-        return self.generic_visit(node)
-
-    def visit_Call(self, node):
-        f = node.func.id if isinstance(node.func, ast.Name) else None
-        if f in ("all", "any") and len(node.args) == 1 and \
-                isinstance(node.args[0], ast.GeneratorExp):
-            gen = node.args[0]
-            comp = gen.generators[0]
-            if len(gen.generators) != 1 or comp.ifs or not isinstance(comp.iter, ast.Name) \
-                    or comp.iter.id not in self.spec.indexes:
-                raise ModelError(f"{f}(...) must range over one declared index set")
-            parts = []
-            for v in self.spec.indexes[comp.iter.id]:
-                sub = _Expr(self.spec, {**self.env, comp.target.id: v})
-                parts.append(sub.visit(_copy(gen.elt)))
-            if not parts:
-                return ast.Constant(f == "all")
-            return ast.BoolOp(ast.And() if f == "all" else ast.Or(), parts)
-        return self.generic_visit(node)
-
-    def visit_Compare(self, node):
-        node = self.generic_visit(node)
-        operands = [node.left, *node.comparators]
-        for k, op in enumerate(node.ops):
-            a, b = operands[k], operands[k + 1]
-            dom = self.dom.get(id(a)) or self.dom.get(id(b))
-            if dom is None:
-                continue
-            other = b if id(a) in self.dom else a
-            if isinstance(other, ast.Constant):
-                enc = _enc(dom, other.value)
-                repl = ast.Constant(enc)
-            elif isinstance(other, (ast.Tuple, ast.Set, ast.List)) and \
-                    isinstance(op, (ast.In, ast.NotIn)):
-                repl = ast.Tuple([ast.Constant(_enc(dom, e.value)) for e in other.elts],
-                                 ast.Load())
-            else:
-                continue
-            operands[k + (1 if other is b else 0)] = repl
-        node.left, node.comparators = operands[0], operands[1:]
-        return node
-
-
-def _enc(dom, value):
-    if isinstance(dom, Int):
-        return value  # ints compare by value (read adds lo back)
-    return dom.encode(value)
-
-
-def _copy(node):
-    return ast.parse(ast.unparse(node), mode="eval").body
-
-
 class PackedModel(Model):
     """A Model compiled from a ``Spec``. Subclasses implement ``declare(spec)``."""
 
@@ -231,33 +145,36 @@ class PackedModel(Model):
         self.spec = spec
         self.has_symmetry = spec.symmetry is not None
         self._rules = []  # (name, params, fault, actor) per rule instance = action id
-        guards, bodies = [], []
+        guards, conj, bodies = [], [], []
         for name, over, when, then, fault, actor in spec.rules:
             for env in _instances(spec, over):
                 self._rules.append((name, env, fault, actor))
-                guards.append(_src(spec, when, env))
-                bodies.append(_update_src(spec, then, env))
+                guards.append(cg.src(spec, when, env))
+                conj.append(cg.conjuncts(spec, when, env))
+                bodies.append(cg.update_src(spec, then, env))
         self._guard_src, self._body_src = guards, bodies
-        ns: dict = {"_chk": _chk}
-        lines = ["def successors(s):", "    out = []"]
-        for a, (g, b) in enumerate(zip(guards, bodies)):
-            lines += [f"    if {g}:", f"        out.append(({a}, {b}))"]
-        lines.append("    return out")
+        self.n_actions = len(self._rules)
+        lines = [cg.emit_successors(conj, bodies)]
         for a, (g, b) in enumerate(zip(guards, bodies)):
             lines += [f"def g{a}(s): return {g}", f"def u{a}(s): return {b}"]
-        exec(compile("\n".join(lines), f"<packed {self.name}>", "exec"), ns)  # noqa: S102
+        if self.has_symmetry:
+            lines.append(cg.symmetry_src(spec))
+        self.generated_source = "\n".join(lines)
+        ns: dict = {"_chk": cg.chk}
+        exec(compile(self.generated_source, f"<packed {self.name}>", "exec"), ns)  # noqa: S102
         self.successors = ns["successors"]
+        self.make_successor_states = ns["make_successor_states"]
         self._g = [ns[f"g{a}"] for a in range(len(guards))]
         self._u = [ns[f"u{a}"] for a in range(len(guards))]
+        if self.has_symmetry:
+            self.representative = ns["rep"]
         self._props = []
         for kind, pname, expr in spec.props:
-            fn = eval(compile(f"lambda s: {_src(spec, expr, {})}", f"<{pname}>", "eval"),  # noqa: S307
-                      {"_chk": _chk})
+            fn = eval(compile(f"lambda s: {cg.src(spec, expr, {})}", f"<{pname}>", "eval"),  # noqa: S307
+                      {"_chk": cg.chk})
             maker = {"always": always, "sometimes": sometimes, "quiescent": quiescent}[kind]
             self._props.append(maker(pname, fn, description=expr))
         self._inits = [self.pack(v) for v in spec.inits]
-        if self.has_symmetry:
-            self.representative = _symmetry(spec)
 
     # ---- Model contract ---------------------------------------------------------------
     def init_states(self):
@@ -328,70 +245,3 @@ def _instances(spec, over):
     return envs
 
 
-def _src(spec, expr, env) -> str:
-    try:
-        tree = ast.parse(expr, mode="eval")
-    except SyntaxError as e:
-        raise ModelError(f"cannot parse {expr!r}: {e.msg}") from None
-    out = _Expr(spec, env).visit(tree.body)
-    return ast.unparse(ast.fix_missing_locations(out))
-
-
-def _update_src(spec, then, env) -> str:
-    """Simultaneous assignment: clear every target field of ``s``, then OR the values in.
-    Constant right-hand sides fold into one mask and one value."""
-    clear, const, dynamic = 0, 0, []
-    for target, rhs in then.items():
-        t = ast.parse(target, mode="eval").body
-        if isinstance(t, ast.Subscript):
-            var = spec.vars[t.value.id]
-            idx = ast.literal_eval(_Expr(spec, env).visit(t.slice))
-            off = var.off(idx)
-        else:
-            var = spec.vars[t.id]
-            off = var.off()
-        clear |= ((1 << var.bits) - 1) << off
-        rhs_tree = ast.parse(rhs, mode="eval").body
-        if isinstance(rhs_tree, ast.Constant):
-            const |= var.dom.encode(rhs_tree.value) << off
-            continue
-        src = _src(spec, rhs, env)
-        if isinstance(var.dom, Int):
-            # a computed integer is range-checked: out of range would corrupt other fields
-            src = f"_chk({src}, {var.dom.lo}, {var.dom.hi}, {var.name!r})"
-        dynamic.append(f"(({src}) << {off})")
-    parts = [f"(s & {~clear & ((1 << 64) - 1)})"]
-    if const:
-        parts.append(str(const))
-    parts += dynamic
-    return " | ".join(parts)
-
-
-def _chk(v, lo, hi, name):
-    if not lo <= v <= hi:
-        raise ModelError(f"{name} := {v} leaves its domain {lo}..{hi}: bound it in the rule")
-    return v - lo
-
-
-def _symmetry(spec):
-    index, arrays = spec.symmetry
-    n = len(spec.indexes[index])
-    vs = [spec.vars[a] for a in arrays]
-    keep = (1 << 64) - 1
-    for v in vs:
-        for i in range(n):
-            keep &= ~(((1 << v.bits) - 1) << v.off(i))
-    reads = ", ".join(f"(s >> {{o{k}}}) & {(1 << v.bits) - 1}" for k, v in enumerate(vs))
-    lines = ["def rep(s):", "    els = sorted(["]
-    for i in range(n):
-        lines.append("        (" + reads.format(**{f"o{k}": v.off(i) for k, v in
-                                                     enumerate(vs)}) + ",),")
-    lines.append("    ])")
-    lines.append(f"    n = s & {keep}")
-    for i in range(n):
-        terms = " | ".join(f"(els[{i}][{k}] << {v.off(i)})" for k, v in enumerate(vs))
-        lines.append(f"    n |= {terms}")
-    lines.append("    return n")
-    ns: dict = {}
-    exec("\n".join(lines), ns)  # noqa: S102
-    return ns["rep"]

@@ -1,0 +1,94 @@
+"""Expanding one BFS level: shared by the local BFS and the Spark explorer.
+
+Returns the level's distinct successor *candidates* (keys, parent indices, states); the
+caller drops those already visited. Two strategies, same answers:
+- packed models (integer states, no quiescent/deadlock checks, no boundary): the
+  generated ``make_successor_states`` counts coverage itself and returns bare states; the
+  loop does one C-level ``extend`` per state, and dedup + first-parent recovery happen in
+  numpy (stable ``unique`` -> first occurrence -> ``searchsorted`` over the cumulative
+  successor counts). 30% faster than a per-successor dict on TwoPhase rm=8.
+- any other model: a per-successor dict keyed by state (first parent wins), and only the
+  level's distinct candidates are fingerprinted.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from explorers.visited import keys_array
+
+
+class Level(NamedTuple):
+    keys: np.ndarray        # uint64 distinct candidate keys
+    parents: np.ndarray     # int64 index of each candidate's parent in the frontier
+    states: Optional[list]  # candidate states aligned with keys; None: the keys are states
+    generated: int
+    aborted: bool
+
+
+def level_expander(core, coverage):
+    """``expand(frontier, level_id, tick) -> Level``. ``tick(i)`` is called every 1024
+    frontier states and aborts the level when it returns True (time limits, progress)."""
+    m = core.model
+    fast = core.packed and not core.needs_settled and _unbounded(m) and \
+        hasattr(m, "make_successor_states") and isinstance(coverage, list)
+    if fast:
+        return _packed(core, m.make_successor_states(coverage))
+    return _generic(core, coverage)
+
+
+def _unbounded(m) -> bool:
+    from model.contract import Model
+    return type(m).within_boundary is Model.within_boundary
+
+
+def _packed(core, succ_states):
+    rep = core.model.representative if core.symmetry else None
+
+    def expand(frontier, level_id, tick):
+        flat: list = []
+        ext = flat.extend
+        counts: list = []
+        count = counts.append
+        for i, s in enumerate(frontier):
+            ss = succ_states(s)
+            ext(ss if rep is None else map(rep, ss))
+            count(len(ss))
+            if not i & 1023 and i and tick(i):
+                return Level(_EMPTY, _EMPTY_I, None, len(flat), True)
+        keys = np.array(flat, dtype=np.uint64)
+        uniq, first = np.unique(keys, return_index=True)  # stable: first occurrence
+        parents = np.searchsorted(np.cumsum(np.array(counts, dtype=np.int64)), first,
+                                  side="right")
+        return Level(uniq, parents, None, len(flat), False)
+    return expand
+
+
+def _generic(core, coverage):
+    successors, rkey = core.successors, core.rkey
+    check_settled, needs_settled = core.check_settled, core.needs_settled
+
+    def expand(frontier, level_id, tick):
+        nxt: dict = {}
+        generated = 0
+        for pi, s in enumerate(frontier):
+            succ = successors(s)
+            generated += len(succ)
+            if needs_settled:
+                check_settled(s, succ, (level_id, pi))
+            for a, t in succ:
+                coverage[a] += 1
+                if t not in nxt:
+                    nxt[t] = pi
+            if not pi & 1023 and pi and tick(pi):
+                return Level(_EMPTY, _EMPTY_I, [], generated, True)
+        cand = list(nxt)
+        keys = keys_array(map(rkey, cand), len(cand))
+        parents = np.fromiter(nxt.values(), dtype=np.int64, count=len(nxt))
+        return Level(keys, parents, cand, generated, False)
+    return expand
+
+
+_EMPTY = np.empty(0, dtype=np.uint64)
+_EMPTY_I = np.empty(0, dtype=np.int64)

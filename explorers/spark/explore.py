@@ -1,0 +1,168 @@
+"""``spark_bfs``: level-synchronous BFS with hash partitioning on Spark.
+
+The loop mirrors ``explorers.bfs`` (same counts, same stopping rules, same result) and
+owns only the level bookkeeping; a level runs on the driver while the frontier is small
+and on Spark once it is large (``frontier.py``), with the same per-partition code
+(``level.py``). Trace rows (key, parent key) of every level are kept on the driver, as TLC
+keeps its trace file on the master: 16 bytes per state.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+from explorers.core import Core
+from explorers.errors import ExplorerError
+from explorers.spark import checkpoint as ckpt
+from explorers.spark.frontier import (DriverFrontier, LevelCancelled, SparkFrontier,
+                                      join_blocks, owner_of)
+from explorers.spark.run import Run
+
+#: frontiers up to this many states are expanded on the driver: a Spark level has a fixed
+#: cost of ~0.1-0.3 s, the driver expands ~100-250k states/s (docs/spark.md)
+DRIVER_LEVEL_MAX = int(os.environ.get("KMC_SPARK_DRIVER_LEVEL", "20000"))
+#: cut the RDD lineage (a reliable Spark checkpoint) every this many Spark levels
+LINEAGE_EVERY = 5
+
+
+def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint_dir=None,
+              resume=False, max_states=None, max_depth=None, time_limit=None,
+              stop_on_violation=False, symmetry=False, deadlock=False, progress=None,
+              properties=None, core=None, driver_level_max=None):
+    """Explore ``model`` exhaustively on Spark; returns the same CheckResult as BFS.
+
+    ``master``: a Spark master URL (default: embedded ``local[executors or *]``, or the
+    active context under spark-submit). ``partitions``: owner partitions of the visited
+    set (default: the cluster's default parallelism). ``driver_level_max``: frontiers up
+    to this size are expanded on the driver (0: every level on Spark).
+    """
+    if resume and not checkpoint_dir:
+        raise ExplorerError("--resume needs --checkpoint-dir DIR: the directory of the "
+                            "interrupted run")
+    core = core or Core(model, symmetry=symmetry, deadlock=deadlock, properties=properties)
+    from explorers.spark.session import probe_executors, spark_context
+
+    limit = DRIVER_LEVEL_MAX if driver_level_max is None else driver_level_max
+    with spark_context(master, executors) as sc:
+        nparts = partitions or max(1, sc.defaultParallelism)
+        run = Run(core, limit, stop_on_violation, max_states, max_depth, progress)
+        shipped = _shippable(core)
+        core_bc = sc.broadcast(_cloudpickle(shipped))
+        probe_executors(sc, core_bc, _modules(model), min(nparts, 2))
+        store = start = None
+        if checkpoint_dir:
+            ident = ckpt.identity(core, nparts)
+            store, start = ckpt.open_store(sc, checkpoint_dir, ident, resume)
+            if start is not None:
+                saved = store.read("identity.pkl")["partitions"]
+                if partitions and partitions != saved:
+                    raise ExplorerError(f"the checkpoint in {checkpoint_dir} was written with "
+                                        f"{saved} partitions: drop --partitions or pass "
+                                        f"--partitions {saved}")
+                nparts = saved
+        lineage_dir = _lineage_dir(sc, store)
+        try:
+            if start is None:
+                frontier = run.start(DriverFrontier)
+                if store is not None and frontier.size:
+                    store.save_level(0, frontier, nparts, run.meta(0, frontier.mode))
+            else:
+                frontier = _restore(sc, core_bc, nparts, store, start, run)
+            return _loop(sc, core_bc, nparts, run, frontier, store, time_limit)
+        except KeyboardInterrupt:
+            if store is not None and store.completed_levels():
+                print(f"kmc: spark: levels up to {store.completed_levels()[-1]} are saved in "
+                      f"{checkpoint_dir}: rerun with --resume to continue", file=sys.stderr)
+            raise
+        finally:
+            if lineage_dir and lineage_dir.startswith(tempfile.gettempdir()):
+                shutil.rmtree(lineage_dir, ignore_errors=True)
+
+
+def _loop(sc, core_bc, nparts, run, frontier, store, time_limit):
+    deadline = None if time_limit is None else run.t0 + time_limit
+    while frontier.size:
+        if run.should_stop():
+            break
+        if deadline is not None and time.perf_counter() > deadline:
+            run.stopped_by = "time_limit"
+            break
+        if frontier.mode == "driver" and frontier.size > run.driver_level_max:
+            frontier = SparkFrontier.from_records(sc, core_bc, nparts,
+                                                  frontier.blocks(nparts), frontier.size,
+                                                  LINEAGE_EVERY)
+        commit = not run.at_bound()
+        t = time.perf_counter()
+        try:
+            outcome = frontier.run_level(run.decided(), commit, deadline)
+        except LevelCancelled:
+            run.stopped_by = "time_limit"
+            break
+        advanced = run.absorb(outcome, frontier, time.perf_counter() - t)
+        if not advanced:
+            break
+        if store is not None and not run.stopped_by:
+            store.save_level(run.depth - 1, frontier, nparts,
+                             run.meta(run.depth - 1, frontier.mode))
+        if run.stopped_by:
+            break
+    result = run.result(frontier)
+    result.extra["partitions"] = nparts
+    result.extra["master"] = sc.master
+    frontier.release()
+    return result
+
+
+def _restore(sc, core_bc, nparts, store, depth, run):
+    metas = [store.read(f"levels/{d}.pkl") for d in range(depth + 1)]
+    run.restore(metas)
+    rdd = store.load_blocks(depth)
+    if metas[-1]["mode"] == "driver":
+        visited, fkeys, fstates = join_blocks(rdd.collect())
+        return DriverFrontier(run.core, visited, fkeys, fstates)
+    from pyspark import StorageLevel
+
+    state = rdd.partitionBy(nparts, owner_of).persist(StorageLevel.MEMORY_AND_DISK)
+    return SparkFrontier(sc, core_bc, nparts, state, run.frontier_size, LINEAGE_EVERY)
+
+
+def _lineage_dir(sc, store):
+    """Spark's RDD checkpoints need storage every executor can reach: the checkpoint dir
+    when given, else a temporary directory when every executor is on this machine."""
+    from explorers.spark.session import loopback
+
+    if store is not None:
+        d = f"{store.url}/lineage"
+    elif loopback(sc.master):
+        d = tempfile.mkdtemp(prefix="kmc-lineage-")
+    else:
+        return None  # a remote cluster without --checkpoint-dir: lineage is not cut
+    sc.setCheckpointDir(d)
+    return d
+
+
+def _shippable(core):
+    """A copy of the Core without this run's discoveries (executors record their own)."""
+    import copy
+
+    c = copy.copy(core)
+    c.discoveries = {}
+    c.pending_witness = []
+    return c
+
+
+def _cloudpickle(obj) -> bytes:
+    # compiled (packed) models hold exec-generated functions: plain pickle cannot carry
+    # them, cloudpickle (bundled with PySpark) pickles them by value
+    from pyspark import cloudpickle
+
+    return cloudpickle.dumps(obj)
+
+
+def _modules(model):
+    """Modules an executor must import to load the model (the probe job imports them)."""
+    mods = {"explorers.spark.level", type(model).__module__}
+    return sorted(m for m in mods if m and m != "__main__")

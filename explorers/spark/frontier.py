@@ -1,0 +1,198 @@
+"""Where a level runs: on the driver (small frontiers) or on Spark (large ones).
+
+Both hold the same thing — per owner partition, the sorted visited keys and the frontier —
+and run a level with the same ``level.expand``/``level.dedup``, returning a ``LevelOutcome``.
+``SparkFrontier`` keeps it in a persisted RDD partitioned by owner: each level, only the
+candidates are shuffled; the visited arrays stay where they are (a partitioner-aware union
+puts a partition's candidates next to its visited block) and never become Python records.
+"""
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explorers.spark import level, level_tasks
+
+
+@dataclass
+class LevelOutcome:
+    generated: int = 0
+    coverage: Counter = field(default_factory=Counter)
+    settled: list = field(default_factory=list)  # discoveries on the expanded states
+    found: list = field(default_factory=list)  # discoveries on the new states
+    new_keys: np.ndarray = None  # ascending within each partition's slice
+    new_parents: np.ndarray = None
+
+
+class LevelCancelled(Exception):
+    """The time limit cancelled a running level."""
+
+
+def owner_of(pid):
+    """Records are keyed by their owner partition already (a module-level function, so
+    every partitionBy uses the very same partitioner and unions stay co-partitioned)."""
+    return pid
+
+
+def split_blocks(visited, fkeys, fstates, nparts):
+    """One ("B", visited, frontier keys, frontier states) block per owner partition."""
+    vparts = level.split_by_owner(visited, nparts)
+    fparts = level.split_by_owner(fkeys, nparts)
+    out = []
+    for p in range(nparts):
+        fi = fparts[p]
+        states = None if fstates is None else [fstates[i] for i in fi.tolist()]
+        out.append((p, ("B", visited[vparts[p]], fkeys[fi], states)))
+    return out
+
+
+def join_blocks(records):
+    """The inverse of split_blocks: one global (visited, frontier keys, states)."""
+    blocks = [rec for _p, rec in records if rec[0] == "B"]
+    visited = np.sort(np.concatenate([b[1] for b in blocks] or [np.empty(0, np.uint64)]))
+    fkeys = np.concatenate([b[2] for b in blocks] or [np.empty(0, np.uint64)])
+    order = np.argsort(fkeys, kind="stable")
+    packed = all(b[3] is None for b in blocks)
+    states = None if packed else [s for b in blocks for s in b[3]]
+    return visited, fkeys[order], None if packed else [states[i] for i in order.tolist()]
+
+
+class DriverFrontier:
+    mode = "driver"
+
+    def __init__(self, core, visited, fkeys, fstates):
+        self.core = core
+        self.visited, self.fkeys, self.fstates = visited, fkeys, fstates
+
+    @property
+    def size(self) -> int:
+        return int(self.fkeys.size)
+
+    def run_level(self, decided, commit, deadline=None) -> LevelOutcome:
+        batches, gen, cov, settled = level.expand(self.core, decided, self.fkeys,
+                                                  self.fstates, 1)
+        visited, nk, npar, ns, found = level.dedup(self.core, decided, self.visited,
+                                                   batches, commit)
+        if commit:
+            self.visited, self.fkeys, self.fstates = visited, nk, ns
+        return LevelOutcome(gen, cov, [settled], [found], nk, npar)
+
+    def blocks(self, nparts):
+        return split_blocks(self.visited, self.fkeys, self.fstates, nparts)
+
+    def save(self, sc, url, nparts):
+        sc.parallelize(self.blocks(nparts), nparts).saveAsPickleFile(url)
+
+    @property
+    def visited_bytes(self) -> int:
+        return int(self.visited.nbytes)
+
+    def release(self):
+        pass
+
+
+class SparkFrontier:
+    mode = "spark"
+
+    def __init__(self, sc, core_bc, nparts, rdd, size, lineage_every=0):
+        self.sc, self.core_bc, self.nparts = sc, core_bc, nparts
+        self.state = rdd  # records (pid, ("B", ...)) and the last level's ("R", ...)
+        self._size = size
+        self.lineage_every = lineage_every
+        self.levels = 0
+        self._visited_bytes = 0
+
+    @classmethod
+    def from_records(cls, sc, core_bc, nparts, records, size, lineage_every=0):
+        from pyspark import StorageLevel
+
+        rdd = sc.parallelize(records, nparts).partitionBy(nparts, owner_of)
+        rdd.persist(StorageLevel.MEMORY_AND_DISK)
+        return cls(sc, core_bc, nparts, rdd, size, lineage_every)
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def run_level(self, decided, commit, deadline=None) -> LevelOutcome:
+        from pyspark import StorageLevel
+
+        decided = tuple(sorted(decided))
+        prev = self.state
+        cands = prev.mapPartitionsWithIndex(
+            level_tasks.expand_task(self.core_bc, decided, self.nparts))
+        shuffled = cands.partitionBy(self.nparts, owner_of)
+        merged = prev.union(shuffled)
+        if merged.getNumPartitions() != self.nparts or merged.partitioner is None:
+            raise RuntimeError("the visited blocks and the candidates are not co-partitioned")
+        out = merged.mapPartitionsWithIndex(
+            level_tasks.dedup_task(self.core_bc, decided, commit), preservesPartitioning=True)
+        out.persist(StorageLevel.MEMORY_AND_DISK)
+        self.levels += 1
+        if commit and self.lineage_every and self.levels % self.lineage_every == 0 \
+                and self.sc.getCheckpointDir():
+            out.checkpoint()  # cut the lineage: recovery restarts here, old shuffles go
+        summaries = self._collect(out.mapPartitions(level_tasks.results), deadline)
+        outcome = LevelOutcome()
+        keys, parents = [], []
+        for _tag, stats, nk, npar, found in summaries:
+            for gen, cov, settled in stats:
+                outcome.generated += gen
+                outcome.coverage.update(cov)
+                outcome.settled.append(settled)
+            outcome.found.append(found)
+            keys.append(nk)
+            parents.append(npar)
+        outcome.new_keys = np.concatenate(keys)
+        outcome.new_parents = np.concatenate(parents)
+        if commit:
+            self.state = out
+            self._size = int(outcome.new_keys.size)
+            prev.unpersist(blocking=False)
+        else:
+            out.unpersist(blocking=False)
+        return outcome
+
+    def _collect(self, rdd, deadline):
+        """collect(), cancelled when the time limit passes (the level then does not count)."""
+        import time
+
+        if deadline is None:
+            return rdd.collect()
+        group = f"kmc-{uuid.uuid4().hex}"
+        self.sc.setJobGroup(group, "kmc BFS level", interruptOnCancel=True)
+        fired = threading.Event()
+
+        def cancel():
+            fired.set()
+            self.sc.cancelJobGroup(group)
+        timer = threading.Timer(max(0.0, deadline - time.perf_counter()), cancel)
+        timer.daemon = True
+        timer.start()
+        try:
+            return rdd.collect()
+        except Exception:
+            if fired.is_set():
+                raise LevelCancelled() from None
+            raise
+        finally:
+            timer.cancel()
+            self.sc.setLocalProperty("spark.jobGroup.id", None)
+
+    def save(self, sc, url, nparts):
+        self.state.mapPartitions(level_tasks.select("B")).saveAsPickleFile(url)
+
+    @property
+    def visited_bytes(self) -> int:
+        """Total size of the visited arrays (one small job; called once, at the end)."""
+        if not self._visited_bytes:
+            self._visited_bytes = int(self.state.mapPartitions(
+                lambda it: [sum(int(r[1][1].nbytes) for r in it if r[1][0] == "B")]).sum())
+        return self._visited_bytes
+
+    def release(self):
+        self.state.unpersist(blocking=False)

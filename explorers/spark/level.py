@@ -1,0 +1,153 @@
+"""One BFS level on one partition: expand a frontier, deduplicate candidates against the
+partition's visited keys, check properties. Pure Python + numpy, no Spark: the driver runs
+the same functions on small levels (as one partition) and the executors run them inside
+``mapPartitions`` on large ones, so both paths give identical answers.
+
+Why the results do not depend on the partitioning (or on which levels ran on the driver):
+every choice is made by key order, never by arrival order. A frontier is processed in
+ascending key order; a candidate reached from several parents keeps the smallest parent key;
+new states are checked in ascending key order, so the first discovery of a property in a
+partition is its smallest-key violator, and the driver keeps the smallest over partitions.
+"""
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from operator import itemgetter
+
+import numpy as np
+
+from invariants.properties import SOMETIMES
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+_DECIDED = ("decided",)  # placeholder: a property already decided by an earlier level
+_first = itemgetter(0)
+
+
+def mix64_array(keys: np.ndarray) -> np.ndarray:
+    """``model.encoding.mix64`` on a uint64 array (numpy multiplies wrap modulo 2**64)."""
+    x = keys.astype(np.uint64, copy=True)
+    x ^= x >> _S30
+    x *= _M1
+    x ^= x >> _S27
+    x *= _M2
+    x ^= x >> _S31
+    return x
+
+
+def owners(keys: np.ndarray, nparts: int) -> np.ndarray:
+    """The partition that owns each key: mix64(key) mod nparts (stable across processes
+    and machines, unlike Python's hash())."""
+    if nparts == 1:
+        return np.zeros(keys.size, dtype=np.int64)
+    return (mix64_array(keys) % np.uint64(nparts)).astype(np.int64)
+
+
+def split_by_owner(keys: np.ndarray, nparts: int):
+    """Indices into ``keys`` per owning partition, each in the original (ascending) order."""
+    dest = owners(keys, nparts)
+    order = np.argsort(dest, kind="stable")
+    bounds = np.searchsorted(dest[order], np.arange(nparts + 1))
+    return [order[bounds[p]:bounds[p + 1]] for p in range(nparts)]
+
+
+def task_core(core, decided):
+    """A private copy of the shared Core for one task: it records only this task's
+    discoveries and skips properties an earlier level already decided."""
+    c = copy.copy(core)
+    c.discoveries = {n: _DECIDED for n in decided}
+    c.pending_witness = [p for p in core.properties
+                         if p.kind == SOMETIMES and p.name not in decided]
+    return c
+
+
+def found(c) -> dict:
+    """name -> (kind, state, detail, key) for what this task's core discovered."""
+    return {n: d for n, d in c.discoveries.items() if d is not _DECIDED}
+
+
+def expand(core, decided, keys: np.ndarray, states, nparts: int):
+    """Expand a frontier (``keys`` ascending; ``states`` aligned, or None for packed
+    models whose state is its key). Returns (batches, generated, coverage, discoveries):
+    batches[p] = (candidate keys, parent keys, candidate states or None) owned by p."""
+    chk = task_core(core, decided)
+    successors, settled = core.successors, chk.needs_settled
+    check_settled = chk.check_settled
+    pkeys = keys.tolist()
+    items = pkeys if states is None else states
+    nxt: dict = {}
+    generated = 0
+    coverage = Counter()
+    count = coverage.update
+    for s, pk in zip(items, pkeys):
+        succ = successors(s)
+        generated += len(succ)
+        if settled:
+            check_settled(s, succ, pk)
+        count(map(_first, succ))
+        for _a, t in succ:
+            if t not in nxt:  # parents come in ascending key order: the first is the least
+                nxt[t] = pk
+    n = len(nxt)
+    parents = np.fromiter(nxt.values(), dtype=np.uint64, count=n)
+    if states is None:
+        ckeys, cstates = np.fromiter(nxt.keys(), dtype=np.uint64, count=n), None
+    else:
+        cstates = list(nxt)
+        ckeys = np.fromiter(map(core.rkey, cstates), dtype=np.uint64, count=n)
+    batches = []
+    for idx in split_by_owner(ckeys, nparts):
+        batches.append((ckeys[idx], parents[idx],
+                        None if cstates is None else [cstates[i] for i in idx.tolist()]))
+    return batches, generated, coverage, found(chk)
+
+
+def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
+    """Merge candidate batches owned by this partition, drop the visited ones, check the
+    new states. Returns (visited', new keys, new parents, new states, discoveries); new keys
+    ascend. With ``commit`` False (the depth bound) nothing is checked or added."""
+    packed = all(b[2] is None for b in batches)
+    if batches:
+        keys = np.concatenate([b[0] for b in batches])
+        parents = np.concatenate([b[1] for b in batches])
+    else:
+        keys = parents = np.empty(0, dtype=np.uint64)
+    order = np.lexsort((parents, keys))  # by key, then the least parent first
+    ks = keys[order]
+    first = np.ones(ks.size, dtype=bool)
+    first[1:] = ks[1:] != ks[:-1]
+    idx = order[first]
+    idx = idx[unseen(visited, keys[idx])]
+    new_keys, new_parents = keys[idx], parents[idx]
+    if packed:
+        new_states = None
+    else:
+        flat = [s for b in batches for s in b[2]]
+        new_states = [flat[i] for i in idx.tolist()]
+    if not commit:
+        return visited, new_keys, new_parents, new_states, {}
+    chk = task_core(core, decided)
+    if chk.always or chk.pending_witness:
+        check_new = chk.check_new
+        items = new_keys.tolist() if packed else new_states
+        for s, k in zip(items, new_keys.tolist()):
+            check_new(s, k)
+    return merge(visited, new_keys), new_keys, new_parents, new_states, found(chk)
+
+
+def unseen(visited: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """True where keys[i] is not in the sorted array ``visited``."""
+    if visited.size == 0:
+        return np.ones(keys.size, dtype=bool)
+    pos = np.searchsorted(visited, keys)
+    pos[pos == visited.size] = 0
+    return visited[pos] != keys
+
+
+def merge(visited: np.ndarray, new_keys: np.ndarray) -> np.ndarray:
+    """Insert sorted keys known to be absent (one pass, no re-sort of the old keys)."""
+    if new_keys.size == 0:
+        return visited
+    return np.insert(visited, np.searchsorted(visited, new_keys), new_keys)

@@ -1,0 +1,176 @@
+"""The driver's bookkeeping for one Spark BFS run: counters, stopping rules, discoveries,
+trace rows, checkpoint metadata and the final CheckResult — the same rules as
+``explorers.bfs`` (generated counts include initial states, depth is 1-based, stopping
+happens at level boundaries)."""
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import numpy as np
+
+from explorers.spark import level
+from invariants.properties import SOMETIMES
+
+
+class Run:
+    def __init__(self, core, driver_level_max, stop_on_violation, max_states, max_depth,
+                 progress):
+        self.core = core
+        self.driver_level_max = driver_level_max
+        self.stop_on_violation = stop_on_violation
+        self.max_states, self.max_depth = max_states, max_depth
+        self.progress = progress
+        self.t0 = time.perf_counter()
+        self.prior_elapsed = 0.0
+        self.unique = self.generated = self.depth = 0
+        self.coverage = Counter()
+        self.stopped_by = ""
+        self.level_keys: list[np.ndarray] = []  # per level, ascending
+        self.level_parents: list[np.ndarray] = []  # aligned with level_keys
+        self.init_index: dict = {}  # level-0 key -> index in model.init_states()
+        self.levels: list[dict] = []  # per-level figures (result.extra["levels"])
+        self.frontier_size = 0
+
+    # ---- the first level ------------------------------------------------------------
+    def start(self, driver_frontier_cls):
+        core = self.core
+        inits = core.initial()
+        keys = [core.rkey(s) for _i, s in inits]
+        order = sorted(range(len(inits)), key=keys.__getitem__)
+        fkeys = np.array([keys[j] for j in order], dtype=np.uint64)
+        self.init_index = {keys[j]: inits[j][0] for j in order}
+        states = [inits[j][1] for j in order]
+        chk = level.task_core(core, self.decided())
+        for s, k in zip(states, fkeys.tolist()):
+            chk.check_new(s, k)
+        self._merge([level.found(chk)], 0)
+        self.unique = self.generated = len(inits)
+        self.depth = 1 if inits else 0
+        self.level_keys.append(fkeys)
+        self.level_parents.append(np.zeros(fkeys.size, dtype=np.uint64))
+        self.frontier_size = len(inits)
+        return driver_frontier_cls(core, fkeys.copy(), fkeys,
+                                   None if core.packed else states)
+
+    # ---- stopping rules (checked before each level, as bfs does) --------------------
+    def should_stop(self) -> bool:
+        if self.core.done:
+            self.stopped_by = "all properties decided"
+        elif self.stop_on_violation and any(k != SOMETIMES for k, *_ in
+                                            self.core.discoveries.values()):
+            self.stopped_by = "violation"
+        return bool(self.stopped_by)
+
+    def at_bound(self) -> bool:
+        return self.max_depth is not None and self.depth >= self.max_depth
+
+    def decided(self) -> set:
+        return set(self.core.discoveries)
+
+    # ---- one level's outcome --------------------------------------------------------
+    def absorb(self, outcome, frontier, seconds) -> bool:
+        """Account for a finished level; False when the search ends here."""
+        self.generated += outcome.generated
+        self.coverage.update(outcome.coverage)
+        self._merge(outcome.settled, self.depth - 1)
+        keys, parents, found = outcome.new_keys, outcome.new_parents, outcome.found
+        expanded = self.frontier_size
+        if self.at_bound():
+            if keys.size:
+                self.stopped_by = "max_depth"
+            return False
+        if self.max_states is not None and self.unique + keys.size > self.max_states:
+            # keep the `need` smallest keys: a choice independent of the partitioning
+            need = max(0, self.max_states - self.unique)
+            thr = np.partition(keys, need - 1)[need - 1] if need else None
+            keep = keys <= thr if need else np.zeros(keys.size, dtype=bool)
+            keys, parents = keys[keep], parents[keep]
+            found = [{n: d for n, d in f.items() if need and d[3] <= int(thr)} for f in found]
+            self.stopped_by = "max_states"
+        if keys.size == 0 and not self.stopped_by:
+            return False
+        self._merge(found, self.depth)
+        order = np.argsort(keys, kind="stable")
+        self.level_keys.append(keys[order])
+        self.level_parents.append(parents[order])
+        self.unique += int(keys.size)
+        self.depth += 1
+        self.frontier_size = int(keys.size)
+        elapsed = self.elapsed()
+        self.levels.append({"level": self.depth, "mode": frontier.mode, "expanded": expanded,
+                            "new": int(keys.size), "total": self.unique,
+                            "generated": self.generated, "seconds": round(seconds, 4),
+                            "elapsed": round(elapsed, 3)})
+        if self.progress is not None:
+            self.progress(self.unique, self.generated, self.depth, self.frontier_size, elapsed)
+        return True
+
+    def _merge(self, parts, lvl) -> None:
+        """Per property, the discovery with the least key wins (the partitioning does not
+        matter); a property already decided at an earlier level keeps its discovery."""
+        core = self.core
+        best: dict = {}
+        for part in parts:
+            for name, d in part.items():
+                if name not in core.discoveries and (name not in best or d[3] < best[name][3]):
+                    best[name] = d
+        for name in sorted(best):
+            kind, state, detail, key = best[name]
+            core.discoveries[name] = (kind, state, detail, (lvl, key))
+            core.pending_witness = [p for p in core.pending_witness if p.name != name]
+
+    # ---- checkpoints ----------------------------------------------------------------
+    def elapsed(self) -> float:
+        return self.prior_elapsed + time.perf_counter() - self.t0
+
+    def meta(self, d: int, mode: str) -> dict:
+        return {"depth": self.depth, "unique": self.unique, "generated": self.generated,
+                "coverage": self.coverage, "discoveries": dict(self.core.discoveries),
+                "keys": self.level_keys[d], "parents": self.level_parents[d],
+                "init_index": self.init_index if d == 0 else None, "mode": mode,
+                "frontier": self.frontier_size, "elapsed": self.elapsed(),
+                "levels": self.levels}
+
+    def restore(self, metas) -> None:
+        last = metas[-1]
+        self.unique, self.generated, self.depth = last["unique"], last["generated"], \
+            last["depth"]
+        self.coverage = Counter(last["coverage"])
+        self.core.discoveries = dict(last["discoveries"])
+        self.core.pending_witness = [p for p in self.core.pending_witness
+                                     if p.name not in self.core.discoveries]
+        self.level_keys = [m["keys"] for m in metas]
+        self.level_parents = [m["parents"] for m in metas]
+        self.init_index = metas[0]["init_index"]
+        self.frontier_size = last["frontier"]
+        self.prior_elapsed = last["elapsed"]
+        self.levels = list(last["levels"])
+
+    # ---- the result -----------------------------------------------------------------
+    def result(self, frontier):
+        r = self.core.new_result("spark")
+        r.unique_states, r.generated_states, r.max_depth = self.unique, self.generated, \
+            self.depth
+        r.stopped_by = self.stopped_by
+        r.complete = self.stopped_by == ""
+        r.elapsed_s = self.elapsed()
+        r.visited_bytes = frontier.visited_bytes
+        r.extra["trace_bytes"] = int(sum(k.nbytes + p.nbytes for k, p in
+                                         zip(self.level_keys, self.level_parents)))
+        r.extra["levels"] = self.levels
+        return self.core.finish(r, self.coverage, self.trace_for)
+
+    def trace_for(self, loc):
+        lvl, key = loc
+        keys = [key]
+        while lvl > 0:
+            ks = self.level_keys[lvl]
+            i = int(np.searchsorted(ks, np.uint64(key)))
+            if i >= ks.size or int(ks[i]) != key:
+                raise RuntimeError(f"trace row for key {key:#x} at level {lvl} is missing")
+            key = int(self.level_parents[lvl][i])
+            keys.append(key)
+            lvl -= 1
+        keys.reverse()
+        return self.core.rebuild(self.init_index[key], keys)
