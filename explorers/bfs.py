@@ -55,11 +55,11 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
         return deadline is not None and now > deadline
 
     while frontier:
-        if core.done:
-            stopped_by = "all properties decided"
-            break
         if stop_on_violation and core.violated():
             stopped_by = "violation"
+            break
+        if core.done:
+            stopped_by = "all properties decided"
             break
         lvl = expand(frontier, depth - 1, tick)
         generated += lvl.generated

@@ -80,9 +80,10 @@ class Core:
     # ---- checks -------------------------------------------------------------------------
     @property
     def done(self) -> bool:
-        """Nothing left to learn: every property has a discovery."""
-        return len(self.discoveries) >= len(self.properties) + (1 if self.deadlock else 0) \
-            and not self.pending_witness
+        """Nothing left to learn: every property has a discovery. With no property at all
+        the run explores everything (the counts are what the user asked for)."""
+        wanted = len(self.properties) + (1 if self.deadlock else 0)
+        return wanted > 0 and len(self.discoveries) >= wanted
 
     def violated(self) -> bool:
         """True once any always/quiescent/deadlock property has a counterexample."""

@@ -39,6 +39,7 @@ BASE_CONF = {
     "spark.python.worker.reuse": "true",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
+    "spark.locality.wait": os.environ.get("KMC_SPARK_LOCALITY_WAIT", "0s"),
     "spark.driver.memory": os.environ.get("KMC_SPARK_DRIVER_MEMORY", "2g"),
 }
 

@@ -1,0 +1,119 @@
+"""The `kmc` command: exit codes, the --json contract, one-line errors for bad input."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kmc.cli import main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run(args, capsys):
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_check_holds_exit_0_and_json_contract(capsys):
+    code, out, _ = run(["check", "twophase", "-p", "rm=3", "--json", "--quiet"], capsys)
+    assert code == 0
+    d = json.loads(out)
+    for key in ("scenario", "variant", "params", "explorer", "unique_states",
+                "generated_states", "max_depth", "complete", "elapsed_s", "properties",
+                "coverage", "collision_probability"):
+        assert key in d
+    assert (d["scenario"], d["variant"], d["params"]) == ("twophase", "standard", {"rm": 3})
+    assert (d["unique_states"], d["generated_states"], d["max_depth"]) == (288, 1146, 11)
+    assert d["properties"]["TCConsistent"] == {"kind": "always", "verdict": "holds",
+                                               "trace_length": None, "trace_file": None}
+    assert d["properties"]["SomeCommit"]["verdict"] == "witness_found"
+    assert d["coverage"]["TMCommit"] >= 1
+
+
+def test_violation_exit_1_with_trace(capsys):
+    code, out, _ = run(["check", "diehard", "--quiet"], capsys)
+    assert code == 1
+    assert "NotSolved" in out and "counterexample" in out and "BigToSmall" in out
+
+
+def test_out_dir_writes_trace_and_summary(tmp_path, capsys):
+    code, out, _ = run(["check", "diehard", "--quiet", "--json", "--out", str(tmp_path)],
+                       capsys)
+    d = json.loads(out)
+    path = d["properties"]["NotSolved"]["trace_file"]
+    assert code == 1 and os.path.exists(path)
+    assert json.load(open(path))["action_indices"]
+    assert json.load(open(tmp_path / "summary.json"))["unique_states"] == d["unique_states"]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["check", "nosuch"], "unknown scenario 'nosuch'"),
+    (["check", "twophase", "--variant", "x"], "no variant 'x'"),
+    (["check", "twophase", "-p", "rm=0"], "out of range"),
+    (["check", "twophase", "-p", "cats=2"], "no parameter 'cats'"),
+    (["check", "twophase", "-p", "rm"], "KEY=VALUE"),
+    (["check", "twophase", "--max-states", "0"], "--max-states"),
+    (["check", "twophase", "--max-depth", "two"], "--max-depth"),
+    (["check", "twophase", "--explorer", "magic"], "invalid choice"),
+    (["check", "missing-file.toml"], "does not exist"),
+    (["check", "twophase", "--master", "local[2]"], "--explorer spark"),
+    (["frobnicate"], "invalid choice"),
+    ([], "no command"),
+])
+def test_bad_input_is_one_line_exit_2(args, words, capsys):
+    code, out, err = run(args, capsys)
+    assert code == 2
+    assert words in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_scenario_toml_file(tmp_path, capsys):
+    f = tmp_path / "s.toml"
+    f.write_text('scenario = "twophase"\nvariant = "broken-commit"\n'
+                 '[params]\nrm = 2\n[bounds]\nmax_depth = 30\n')
+    code, out, _ = run(["check", str(f), "--json", "--quiet"], capsys)
+    d = json.loads(out)
+    assert code == 1 and d["variant"] == "broken-commit" and d["params"] == {"rm": 2}
+
+
+@pytest.mark.parametrize("text, words", [
+    ("scenario = ", "not valid TOML"),
+    ("variant = 'x'", "missing `scenario"),
+    ('scenario = "twophase"\n[bounds]\nmax_depth = -1', "positive integer"),
+    ('scenario = "twophase"\n[bounds]\nspeed = 1', "unknown bound"),
+    ('scenario = "twophase"\nflavour = 1', "unknown key"),
+    ('scenario = "twophase"\n[params]\nrm = "many"', "whole number"),
+])
+def test_bad_scenario_files(tmp_path, text, words, capsys):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    code, _, err = run(["check", str(f)], capsys)
+    assert code == 2 and words in err and err.count("\n") == 1
+
+
+def test_list_json_names_scenarios_params_variants_properties(capsys):
+    code, out, _ = run(["list", "--json"], capsys)
+    table = {s["name"]: s for s in json.loads(out)["scenarios"]}
+    assert code == 0
+    assert table["twophase"]["params"]["rm"]["default"] == 3
+    assert "broken-commit" in table["twophase"]["variants"]
+    assert table["diehard"]["properties"] == {"NotSolved": "always"}
+
+
+def test_bounded_run_reports_incomplete_and_unknown(capsys):
+    code, out, _ = run(["check", "twophase", "-p", "rm=5", "--max-states", "100", "--json",
+                        "--quiet"], capsys)
+    d = json.loads(out)
+    assert d["complete"] is False and d["stopped_by"] == "max_states"
+    assert d["unique_states"] == 100
+    assert d["properties"]["TCConsistent"]["verdict"] == "unknown"
+    assert code == 0  # nothing violated, nothing definitely missing (as TLC)
+
+
+def test_console_script_entry_point_runs():
+    out = subprocess.run([sys.executable, "-m", "kmc", "check", "tcommit", "--quiet"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0 and "34 distinct states" in out.stdout
