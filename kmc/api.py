@@ -54,5 +54,5 @@ def check(scenario: str, variant: str | None = None, params: dict | None = None,
     except ExplorerError as e:
         raise UsageError(str(e)) from None
     result.extra.update(scenario=sc.name, variant=info["variant"], params=info["params"],
-                        model=model)
+                        model=model, z3=z3)
     return result

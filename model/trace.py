@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from model.encoding import fingerprint
+
 TRACE_FORMAT = "kmc-trace"
-TRACE_VERSION = 1
+TRACE_VERSION = 2
 
 
 class ReplayError(RuntimeError):
@@ -89,18 +91,92 @@ class Trace:
         return t
 
     def to_dict(self, model, **meta) -> dict:
+        """The trace as a versioned, JSON-ready document (docs/trace-format.md).
+
+        ``init_index`` and ``action_indices`` are the lossless part (``from_dict`` replays
+        them); each step also carries what a reader needs without the model: the action
+        label, its actor and message, whether it is a fault, the full state, its
+        fingerprint and the fields that changed."""
         steps = []
+        prev_json = None
         for i, s in enumerate(self.states):
             a = self.actions[i - 1] if i else None
-            steps.append({
-                "index": i,
-                "action": None if a is None else model.format_action(a),
-                "actor": None if a is None else model.action_actor(a),
-                "state": model.state_to_json(s),
-            })
+            js = model.state_to_json(s)
+            step = {"index": i,
+                    "action_index": self.action_indices[i - 1] if i else None,
+                    "action": None if a is None else model.format_action(a),
+                    "actor": None if a is None else model.action_actor(a),
+                    "message": None if a is None else _message(model, a, self.states[i - 1]),
+                    "fault": False if a is None else bool(model.is_fault(a)),
+                    "state": js,
+                    "fingerprint": state_key(s),
+                    "changed": [] if prev_json is None else state_changes(prev_json, js)}
+            steps.append(step)
+            prev_json = js
         return {"format": TRACE_FORMAT, "version": TRACE_VERSION, "model": model.name,
-                **meta, "init_index": self.init_index,
+                **meta, "lanes": list(model.lanes()), "init_index": self.init_index,
                 "action_indices": list(self.action_indices), "steps": steps}
+
+    @classmethod
+    def from_dict(cls, model, data: dict) -> "Trace":
+        """Rebuild a trace from its document by replaying it against ``model``; every
+        recorded fingerprint is checked (ReplayError names the first step that differs)."""
+        keys = [st.get("fingerprint") for st in data.get("steps", ())]
+        expect = keys if keys and all(isinstance(k, str) for k in keys) else None
+        return cls.replay(model, data["init_index"], data["action_indices"],
+                          expect_keys=expect, key=state_key)
+
+
+def state_key(state) -> str:
+    """A state's fingerprint as 16 hex digits: stable across processes and machines."""
+    return f"{fingerprint(state):016x}"
+
+
+def state_changes(old, new, path: str = "") -> list[dict]:
+    """The leaves that differ between two JSON views of a state, nested values diffed:
+    ``[{"path": "brokers[1].epoch", "old": 3, "new": 4}, ...]``. Lists of different
+    lengths (sorted-tuple collections) are reported as the elements added and removed."""
+    if old == new:
+        return []
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in list(new) + [k for k in old if k not in new]:
+            sub = f"{path}.{k}" if path else str(k)
+            if k not in old:
+                out.append({"path": sub, "old": None, "new": new[k]})
+            elif k not in new:
+                out.append({"path": sub, "old": old[k], "new": None})
+            else:
+                out.extend(state_changes(old[k], new[k], sub))
+        return out
+    if isinstance(old, list) and isinstance(new, list):
+        if len(old) == len(new):
+            out = []
+            for i, (a, b) in enumerate(zip(old, new)):
+                out.extend(state_changes(a, b, f"{path}[{i}]"))
+            return out
+        removed, added = _multiset_minus(old, new), _multiset_minus(new, old)
+        return [{"path": path, "old": old, "new": new, "added": added, "removed": removed}]
+    return [{"path": path, "old": old, "new": new}]
+
+
+def _multiset_minus(a: list, b: list) -> list:
+    rest = list(b)
+    out = []
+    for x in a:
+        if x in rest:
+            rest.remove(x)
+        else:
+            out.append(x)
+    return out
+
+
+def _message(model, action, state):
+    m = model.action_message(action, state)
+    if m is None:
+        return None
+    src, dst, label = m
+    return {"from": str(src), "to": str(dst), "label": str(label)}
 
 
 def _expect(expect_keys, key, step, state, model=None, action=None):

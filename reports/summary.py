@@ -38,11 +38,23 @@ def write_traces(result: CheckResult, out_dir: str) -> dict:
     paths = {}
     for name, d in sorted(result.discoveries.items()):
         path = os.path.join(out_dir, f"trace-{_slug(name)}.json")
-        meta = {"scenario": result.extra.get("scenario"), "variant": result.extra.get("variant"),
-                "params": result.extra.get("params", {}), "property": name, "kind": d.kind}
-        _write_json(path, d.trace.to_dict(model, **meta))
+        _write_json(path, d.trace.to_dict(model, **trace_meta(result, name)))
         paths[name] = path
     return paths
+
+
+def trace_meta(result: CheckResult, name: str) -> dict:
+    """What a trace file records besides the trace: enough to rebuild the model
+    (scenario, variant, params) and to say what was found."""
+    d = result.discoveries[name]
+    meta = {"scenario": result.extra.get("scenario"), "variant": result.extra.get("variant"),
+            "params": result.extra.get("params", {}), "property": name, "kind": d.kind,
+            "explorer": result.explorer}
+    if d.detail is not None:
+        meta["detail"] = _jsonable(d.detail)
+    if result.extra.get("z3"):
+        meta["decided_by"] = "z3"
+    return meta
 
 
 def write_summary(result: CheckResult, out_dir: str, trace_files: dict) -> str:
@@ -83,6 +95,9 @@ def render_text(result: CheckResult, trace_files: dict | None = None) -> str:
             lines.append(f"         {model.format_state(st)}")
         if d.detail is not None:
             lines.append(f"    offending: {d.detail}")
+        path = (trace_files or {}).get(name)
+        if path:
+            lines.append(f"    step by step: kmc show {path}   re-run it: kmc replay {path}")
     return "\n".join(lines)
 
 

@@ -24,6 +24,9 @@ from explorers.spark.run import Run
 #: frontiers up to this many states are expanded on the driver: a Spark level has a fixed
 #: cost of ~0.1-0.3 s, the driver expands ~100-250k states/s (docs/spark.md)
 DRIVER_LEVEL_MAX = int(os.environ.get("KMC_SPARK_DRIVER_LEVEL", "20000"))
+#: a frontier comes back to the driver only while the visited set is at most this many
+#: keys (8 bytes each): beyond it, visited stays distributed
+DRIVER_VISITED_MAX = int(os.environ.get("KMC_SPARK_DRIVER_VISITED", "4000000"))
 #: cut the RDD lineage (a reliable Spark checkpoint) every this many Spark levels
 LINEAGE_EVERY = 5
 
@@ -48,10 +51,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     limit = DRIVER_LEVEL_MAX if driver_level_max is None else driver_level_max
     with spark_context(master, executors) as sc:
         nparts = partitions or max(1, sc.defaultParallelism)
-        run = Run(core, limit, stop_on_violation, max_states, max_depth, progress)
-        shipped = _shippable(core)
-        core_bc = sc.broadcast(_cloudpickle(shipped))
-        probe_executors(sc, core_bc, _modules(model), min(nparts, 2))
+        core_bc = sc.broadcast(_cloudpickle(_shippable(core)))
+        probe_executors(sc, core_bc, min(nparts, 2))
         store = start = None
         if checkpoint_dir:
             ident = ckpt.identity(core, nparts)
@@ -64,6 +65,11 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                                         f"--partitions {saved}")
                 nparts = saved
         lineage_dir = _lineage_dir(sc, store)
+        run = Run(core, limit, stop_on_violation, max_states, max_depth, progress)
+
+        def to_spark(frontier):
+            return SparkFrontier.from_records(sc, core_bc, nparts, frontier.blocks(nparts),
+                                              frontier.size, LINEAGE_EVERY)
         try:
             if start is None:
                 frontier = run.start(DriverFrontier)
@@ -71,18 +77,23 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                     store.save_level(0, frontier, nparts, run.meta(0, frontier.mode))
             else:
                 frontier = _restore(sc, core_bc, nparts, store, start, run)
-            return _loop(sc, core_bc, nparts, run, frontier, store, time_limit)
+            result = explore(run, frontier, to_spark, store, nparts, time_limit)
+            result.extra.update(partitions=nparts, master=sc.master)
+            return result
         except KeyboardInterrupt:
             if store is not None and store.completed_levels():
                 print(f"kmc: spark: levels up to {store.completed_levels()[-1]} are saved in "
                       f"{checkpoint_dir}: rerun with --resume to continue", file=sys.stderr)
             raise
         finally:
+            core_bc.unpersist()
             if lineage_dir and lineage_dir.startswith(tempfile.gettempdir()):
                 shutil.rmtree(lineage_dir, ignore_errors=True)
 
 
-def _loop(sc, core_bc, nparts, run, frontier, store, time_limit):
+def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None):
+    """The level loop. ``to_spark(frontier)`` moves a driver frontier to Spark once it
+    outgrows ``run.driver_level_max`` (None: stay on the driver, as the tests do)."""
     deadline = None if time_limit is None else run.t0 + time_limit
     while frontier.size:
         if run.should_stop():
@@ -90,10 +101,7 @@ def _loop(sc, core_bc, nparts, run, frontier, store, time_limit):
         if deadline is not None and time.perf_counter() > deadline:
             run.stopped_by = "time_limit"
             break
-        if frontier.mode == "driver" and frontier.size > run.driver_level_max:
-            frontier = SparkFrontier.from_records(sc, core_bc, nparts,
-                                                  frontier.blocks(nparts), frontier.size,
-                                                  LINEAGE_EVERY)
+        frontier = _placed(run, frontier, to_spark)
         commit = not run.at_bound()
         t = time.perf_counter()
         try:
@@ -101,8 +109,7 @@ def _loop(sc, core_bc, nparts, run, frontier, store, time_limit):
         except LevelCancelled:
             run.stopped_by = "time_limit"
             break
-        advanced = run.absorb(outcome, frontier, time.perf_counter() - t)
-        if not advanced:
+        if not run.absorb(outcome, frontier, time.perf_counter() - t):
             break
         if store is not None and not run.stopped_by:
             store.save_level(run.depth - 1, frontier, nparts,
@@ -110,10 +117,21 @@ def _loop(sc, core_bc, nparts, run, frontier, store, time_limit):
         if run.stopped_by:
             break
     result = run.result(frontier)
-    result.extra["partitions"] = nparts
-    result.extra["master"] = sc.master
     frontier.release()
     return result
+
+
+def _placed(run, frontier, to_spark):
+    """Large frontiers go to Spark; once the frontier shrinks again (a BFS tail) and the
+    visited set fits the driver, levels come back to it: a Spark level costs a fixed
+    ~0.1-0.3 s that small levels do not repay. Hysteresis (half the threshold) avoids
+    moving back and forth."""
+    limit = run.driver_level_max
+    if frontier.mode == "driver":
+        return to_spark(frontier) if to_spark and frontier.size > limit else frontier
+    if frontier.size <= limit // 2 and run.unique <= DRIVER_VISITED_MAX:
+        return frontier.to_driver(run.core)
+    return frontier
 
 
 def _restore(sc, core_bc, nparts, store, depth, run):
@@ -161,8 +179,3 @@ def _cloudpickle(obj) -> bytes:
 
     return cloudpickle.dumps(obj)
 
-
-def _modules(model):
-    """Modules an executor must import to load the model (the probe job imports them)."""
-    mods = {"explorers.spark.level", type(model).__module__}
-    return sorted(m for m in mods if m and m != "__main__")

@@ -186,6 +186,14 @@ class SparkFrontier:
     def save(self, sc, url, nparts):
         self.state.mapPartitions(level_tasks.select("B")).saveAsPickleFile(url)
 
+    def to_driver(self, core) -> DriverFrontier:
+        """Bring a small frontier and the visited keys back to the driver (the caller
+        checks that they fit), releasing the cached RDD."""
+        visited, fkeys, fstates = join_blocks(
+            self.state.mapPartitions(level_tasks.select("B")).collect())
+        self.release()
+        return DriverFrontier(core, visited, fkeys, fstates)
+
     @property
     def visited_bytes(self) -> int:
         """Total size of the visited arrays (one small job; called once, at the end)."""

@@ -12,18 +12,15 @@ partition is its smallest-key violator, and the driver keeps the smallest over p
 from __future__ import annotations
 
 import copy
-from collections import Counter
-from operator import itemgetter
-
 import numpy as np
 
+from explorers.level import level_expander
 from invariants.properties import SOMETIMES
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 _DECIDED = ("decided",)  # placeholder: a property already decided by an earlier level
-_first = itemgetter(0)
 
 
 def mix64_array(keys: np.ndarray) -> np.ndarray:
@@ -70,38 +67,35 @@ def found(c) -> dict:
 
 def expand(core, decided, keys: np.ndarray, states, nparts: int):
     """Expand a frontier (``keys`` ascending; ``states`` aligned, or None for packed
-    models whose state is its key). Returns (batches, generated, coverage, discoveries):
+    models whose state is its key) with the local BFS's level expander
+    (``explorers.level``). Returns (batches, generated, coverage, discoveries):
     batches[p] = (candidate keys, parent keys, candidate states or None) owned by p."""
     chk = task_core(core, decided)
-    successors, settled = core.successors, chk.needs_settled
-    check_settled = chk.check_settled
-    pkeys = keys.tolist()
-    items = pkeys if states is None else states
-    nxt: dict = {}
-    generated = 0
-    coverage = Counter()
-    count = coverage.update
-    for s, pk in zip(items, pkeys):
-        succ = successors(s)
-        generated += len(succ)
-        if settled:
-            check_settled(s, succ, pk)
-        count(map(_first, succ))
-        for _a, t in succ:
-            if t not in nxt:  # parents come in ascending key order: the first is the least
-                nxt[t] = pk
-    n = len(nxt)
-    parents = np.fromiter(nxt.values(), dtype=np.uint64, count=n)
-    if states is None:
-        ckeys, cstates = np.fromiter(nxt.keys(), dtype=np.uint64, count=n), None
-    else:
-        cstates = list(nxt)
-        ckeys = np.fromiter(map(core.rkey, cstates), dtype=np.uint64, count=n)
+    coverage = chk.coverage_counter()
+    expand_level = level_expander(chk, coverage)
+    frontier = keys.tolist() if states is None else states
+    lvl = expand_level(frontier, None, _never)
+    # the expander keeps the first parent of a candidate; the frontier ascends by key, so
+    # that is the parent with the least key
+    parents = keys[lvl.parents] if lvl.parents.size else np.empty(0, dtype=np.uint64)
+    ckeys = lvl.keys
     batches = []
     for idx in split_by_owner(ckeys, nparts):
         batches.append((ckeys[idx], parents[idx],
-                        None if cstates is None else [cstates[i] for i in idx.tolist()]))
-    return batches, generated, coverage, found(chk)
+                        None if states is None else [lvl.states[i] for i in idx.tolist()]))
+    settled = {n: (kind, s, detail, int(keys[loc[1]]))
+               for n, (kind, s, detail, loc) in found(chk).items()}
+    return batches, lvl.generated, as_counts(coverage), settled
+
+
+def as_counts(coverage) -> dict:
+    """Per-action counts as a plain dict (the core's counter is a list for packed models)."""
+    items = enumerate(coverage) if isinstance(coverage, list) else coverage.items()
+    return {a: n for a, n in items if n}
+
+
+def _never(_i):
+    return False  # a level on an executor is not aborted from inside (see SparkFrontier)
 
 
 def dedup(core, decided, visited: np.ndarray, batches, commit: bool):

@@ -10,7 +10,6 @@ from collections import Counter
 import numpy as np
 
 from explorers.spark import level
-from invariants.properties import SOMETIMES
 
 
 class Run:
@@ -55,11 +54,10 @@ class Run:
 
     # ---- stopping rules (checked before each level, as bfs does) --------------------
     def should_stop(self) -> bool:
-        if self.core.done:
-            self.stopped_by = "all properties decided"
-        elif self.stop_on_violation and any(k != SOMETIMES for k, *_ in
-                                            self.core.discoveries.values()):
+        if self.stop_on_violation and self.core.violated():
             self.stopped_by = "violation"
+        elif self.core.done:
+            self.stopped_by = "all properties decided"
         return bool(self.stopped_by)
 
     def at_bound(self) -> bool:
@@ -77,8 +75,7 @@ class Run:
         keys, parents, found = outcome.new_keys, outcome.new_parents, outcome.found
         expanded = self.frontier_size
         if self.at_bound():
-            if keys.size:
-                self.stopped_by = "max_depth"
+            self.stopped_by = "max_depth" if keys.size else ""
             return False
         if self.max_states is not None and self.unique + keys.size > self.max_states:
             # keep the `need` smallest keys: a choice independent of the partitioning
@@ -88,7 +85,7 @@ class Run:
             keys, parents = keys[keep], parents[keep]
             found = [{n: d for n, d in f.items() if need and d[3] <= int(thr)} for f in found]
             self.stopped_by = "max_states"
-        if keys.size == 0 and not self.stopped_by:
+        if keys.size == 0:
             return False
         self._merge(found, self.depth)
         order = np.argsort(keys, kind="stable")

@@ -147,11 +147,18 @@ def build_conf(master: str | None, executors: int | None, submitted: bool) -> di
         # executors on this machine import the driver's source tree (the interpreter is
         # set through PYSPARK_PYTHON below); the hostname may resolve to an address the
         # loopback workers do not listen on
-        conf["spark.executorEnv.PYTHONPATH"] = source_root()
+        conf["spark.executorEnv.PYTHONPATH"] = executor_path()
         if not m.startswith("local"):
             conf["spark.driver.host"] = "127.0.0.1"
             conf["spark.driver.bindAddress"] = "127.0.0.1"
     return conf
+
+
+def executor_path() -> str:
+    """PYTHONPATH for executors on this machine: kmc's source, then the driver's own
+    sys.path, so they import exactly what the driver imports (a model module included)."""
+    parts = [source_root()] + [os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)]
+    return os.pathsep.join(dict.fromkeys(parts))
 
 
 @contextlib.contextmanager
@@ -186,7 +193,7 @@ def spark_context(master: str | None = None, executors: int | None = None):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     old_sigint = signal.getsignal(signal.SIGINT)
     try:
-        sc = SparkContext(conf=conf)
+        sc = SparkContext(conf=conf, gateway=_gateway(conf, submitted))
     except Exception as e:
         raise ExplorerError(f"Spark did not start ({_first_line(e)}): check Java 17+ and "
                             "the --master URL") from None
@@ -197,7 +204,7 @@ def spark_context(master: str | None = None, executors: int | None = None):
             else:
                 os.environ[k] = v
     try:
-        sc.setLogLevel("ERROR")
+        sc.setLogLevel(LOG_LEVEL.upper())
         if not is_local(m):
             wait_for_executors(sc, m)
         _ship(sc)
@@ -206,6 +213,27 @@ def spark_context(master: str | None = None, executors: int | None = None):
         sc.stop()
         with contextlib.suppress(Exception):
             signal.signal(signal.SIGINT, old_sigint)
+
+
+def log_path() -> str:
+    """Where the JVM's (and the Python workers') own output goes."""
+    return os.environ.get("KMC_SPARK_LOG_FILE") or os.path.join(
+        tempfile.gettempdir(), f"kmc-spark-{os.getuid()}.log")
+
+
+def _gateway(conf, submitted):
+    """Launch the JVM with its stdout/stderr in log_path(): Spark's banners and the
+    Python daemon's shutdown noise stay out of kmc's output."""
+    from pyspark import SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if submitted or SparkContext._gateway is not None:
+        return None  # spark-submit's JVM, or one this process already started
+    log = open(log_path(), "wb")
+    try:
+        return launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
+    finally:
+        log.close()
 
 
 def wait_for_executors(sc, master: str, wait_s: float | None = None) -> None:
@@ -231,14 +259,13 @@ def _ship(sc) -> None:
     sc._kmc_shipped = True
 
 
-def probe_executors(sc, core_bc, modules, tasks: int) -> None:
-    """One tiny job: every task imports the model's modules and loads the shared Core.
-    Turns an import failure on an executor into one line with the fix."""
+def probe_executors(sc, core_bc, tasks: int) -> None:
+    """One tiny job: each task imports kmc and loads the shared Core (which imports the
+    model's modules). Turns an import failure on an executor into one line with the fix."""
     from explorers.spark import level_tasks
 
     try:
-        sc.parallelize(range(tasks), tasks).mapPartitions(
-            level_tasks.probe(core_bc, tuple(modules))).collect()
+        sc.parallelize(range(tasks), tasks).mapPartitions(level_tasks.probe(core_bc)).collect()
     except Exception as e:
         text = str(e)
         m = re.search(r"(ModuleNotFoundError|ImportError): ([^\n]*)", text)

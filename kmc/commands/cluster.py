@@ -1,0 +1,92 @@
+"""`kmc cluster start|stop|status`: a Spark standalone cluster on 127.0.0.1 to try
+`kmc check ... --explorer spark --master spark://127.0.0.1:PORT` on one machine.
+
+The master and workers are PySpark's own JVMs (bin/spark-class); their PIDs and logs live
+in the state directory, and `stop` signals exactly those PIDs.
+"""
+from __future__ import annotations
+
+import os
+
+from kmc.errors import UsageError
+
+NAME = "cluster"
+HELP = "start/stop/inspect a local Spark standalone cluster (master + workers on 127.0.0.1)"
+
+
+def default_dir() -> str:
+    return os.environ.get("KMC_CLUSTER_DIR") or os.path.join(os.path.expanduser("~"), ".kmc",
+                                                             "cluster")
+
+
+def add_arguments(p):
+    p.add_argument("action", choices=["start", "stop", "status"])
+    p.add_argument("--dir", default=None, metavar="DIR",
+                   help="state directory: PIDs, logs, work dirs (default: $KMC_CLUSTER_DIR "
+                        "or ~/.kmc/cluster)")
+    p.add_argument("--workers", type=_positive, default=2, metavar="N")
+    p.add_argument("--cores", type=_positive, default=1, metavar="N",
+                   help="cores per worker (default 1)")
+    p.add_argument("--memory", type=_memory, default="1g",
+                   help="memory per worker (default 1g)")
+    p.add_argument("--port", type=_port, default=7077,
+                   help="master port (default 7077; 0 picks a free port)")
+
+
+def _positive(text):
+    from kmc.commands.check import positive
+
+    return positive(int)(text)
+
+
+def _memory(text):
+    import argparse
+    import re
+
+    if not re.fullmatch(r"\d+[kmgtKMGT]?", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 512m or 2g")
+    return text
+
+
+def _port(text):
+    import argparse
+
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 0 <= v <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)")
+    return v
+
+
+def run(args) -> int:
+    from explorers.errors import ExplorerError
+    from explorers.spark import cluster
+
+    state_dir = args.dir or default_dir()
+    try:
+        if args.action == "start":
+            c = cluster.start(state_dir, workers=args.workers, cores=args.cores,
+                              memory=args.memory, port=args.port)
+            print(f"master {c.master_url} (pid {c.master_pid}), {len(c.worker_pids)} workers "
+                  f"(pids {', '.join(map(str, c.worker_pids))}); logs in {c.state_dir}")
+            print(f"try: kmc check twophase -p rm=6 --explorer spark --master {c.master_url}")
+            print(f"stop: kmc cluster stop{'' if args.dir is None else ' --dir ' + state_dir}")
+            return 0
+        if args.action == "stop":
+            pids = cluster.stop(state_dir)
+            print(f"stopped {len(pids)} processes ({', '.join(map(str, pids)) or 'none'})")
+            return 0
+        st = cluster.status(state_dir)
+    except ExplorerError as e:
+        raise UsageError(str(e)) from None
+    if not st["running"] and not st["alive"]:
+        print(f"no cluster running from {state_dir}")
+        return 0
+    print(f"master {st['master_url']} {'running' if st['running'] else 'NOT running'}; "
+          f"web UI {st['ui_url']}")
+    for name, pid in sorted(st["alive"].items()):
+        print(f"  {name}: pid {pid}")
+    print(f"  executors: {len(st['executors'])} running")
+    return 0

@@ -1,0 +1,193 @@
+"""`kmc regress [SUITE]`: run a suite of expected verdicts and fail when one flips.
+
+Exit codes: 0 every entry matches; 1 a difference (verdict flipped, counterexample length
+changed, state count drifted, stored counterexample no longer reproduces, a run crashed,
+an entry without expectation); 2 a bad suite file or bad usage.
+The suite format and CI recipes are in docs/regression.md.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from kmc import api, catalog
+from kmc.commands.check import positive
+from kmc.errors import UsageError
+
+NAME = "regress"
+HELP = "run a regression suite of expected verdicts (for CI); exit 1 when one flips"
+
+
+def add_arguments(p):
+    p.add_argument("suite", nargs="?", default="regressions.toml",
+                   help="the suite file (default: regressions.toml)")
+    p.add_argument("--tier", choices=["smoke", "full"], default="full",
+                   help="smoke: the entries marked tier = \"smoke\"; full: every entry "
+                        "(default)")
+    p.add_argument("--only", metavar="TEXT", action="append", default=[],
+                   help="run only the entries whose id contains TEXT (repeatable)")
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per entry)")
+    p.add_argument("--markdown", metavar="FILE",
+                   help="write a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--out", metavar="DIR",
+                   help="write traces, summary.json and the report of each failing entry")
+    p.add_argument("-j", "--jobs", type=positive(int), default=os.cpu_count() or 1,
+                   metavar="N", help="parallel runs (capped by the core count)")
+    p.add_argument("--update", action="store_true",
+                   help="record what the models do now as the expectations, and show "
+                        "what changed")
+    p.add_argument("--add-missing", action="store_true",
+                   help="with --update: first add an entry for every scenario x variant "
+                        "the suite does not cover")
+
+
+def run(args) -> int:
+    from reports.regress.runner import ERROR, PASS, Job, run_entries
+    from reports.regress.suite import SuiteError, parse_suite, read_suite
+    from reports.regress.text import Table, summary_line
+    from reports.regress.update import append_entries
+
+    if args.add_missing and not args.update:
+        raise UsageError("--add-missing adds entries without expectations: use it with "
+                         "--update")
+    try:
+        suite = read_suite(args.suite)
+        if args.add_missing:
+            suite = parse_suite(append_entries(suite.text, missing(suite)), args.suite)
+    except SuiteError as e:
+        raise UsageError(str(e)) from None
+    validate(suite)
+    chosen = [e for e in suite.select(args.tier)
+              if not args.only or any(t in e.id for t in args.only)]
+    if not chosen:
+        what = f"matches --only {' / '.join(args.only)}" if args.only else \
+            f"is in tier {args.tier!r}"
+        raise UsageError(f"{args.suite}: no entry {what}: mark entries with tier = "
+                         "\"smoke\", or run --tier full")
+    index = {e.id: i for i, e in enumerate(suite.entries)}
+    jobs = [Job(index[e.id], e, suite.traces_dir, api.check, update=args.update,
+                out_dir=args.out) for e in chosen]
+    workers = max(1, min(args.jobs, os.cpu_count() or 1, len(jobs)))
+    table = Table(chosen, update=args.update)
+    say = (lambda *a: None) if args.json else _print
+    say(f"kmc regress {args.suite}: tier {args.tier}, {len(jobs)} entries, "
+        f"{workers} worker{'s' if workers > 1 else ''}")
+    say(table.header())
+    t0 = time.perf_counter()
+    outcomes = run_entries(jobs, workers, lambda o: say(table.line(o)))
+    wall = time.perf_counter() - t0
+    say(summary_line(outcomes, wall, workers))
+    if args.update:
+        code = 1 if any(o.status == ERROR for o in outcomes) else 0
+        _record(suite, outcomes, say)
+    else:
+        code = 0 if all(o.status == PASS for o in outcomes) else 1
+    _artifacts(args, outcomes, wall, code)
+    return code
+
+
+def validate(suite) -> None:
+    """Every entry names a scenario, variant and parameters that exist, before anything
+    runs: a typo is exit 2 with the line, not a crash half-way through CI."""
+    for e in suite.entries:
+        try:
+            info = catalog.load(e.scenario, e.variant, dict(e.params))
+        except UsageError as err:
+            text = str(err)
+            key = "params" if "parameter" in text else \
+                "variant" if "variant" in text else "scenario"
+            line = e.key_lines.get(key) or e.line
+            where = f"{suite.path}:{line}" if line else suite.path
+            raise UsageError(f"{where}: entry {e.id!r}: {err}") from None
+        e.variant = e.variant or info["variant"]
+
+
+def missing(suite) -> list[dict]:
+    """Skeleton entries for every registered scenario x variant without an entry."""
+    covered = set()
+    for e in suite.entries:
+        try:
+            variant = e.variant or catalog.get(e.scenario).variant_default
+        except UsageError:
+            continue  # validate() reports it with its line
+        covered.add((e.scenario, variant))
+    ids = {e.id for e in suite.entries}
+    out = []
+    for sc in catalog.scenarios().values():
+        for v in sc.variants:
+            if (sc.name, v) not in covered:
+                eid = f"{sc.name}.{v}"
+                while eid in ids:
+                    eid += "+"
+                ids.add(eid)
+                out.append({"id": eid, "scenario": sc.name, "variant": v, "tier": "full"})
+    return out
+
+
+def _record(suite, outcomes, say) -> None:
+    """--update: rewrite the expectations and the stored counterexamples."""
+    from reports.regress.runner import ERROR
+    from reports.regress.update import apply_traces, changes, documented_mismatch, rewrite
+
+    new, notes, doubts = {}, {}, []
+    for o in outcomes:
+        if o.status == ERROR:
+            notes[o.entry.id] = [f"not updated: the run failed: {o.error}"]
+            continue
+        exp = o.got.expectation(o.entry.expect)
+        new[o.index] = exp
+        notes[o.entry.id] = changes(o.entry.expect, exp) + apply_traces(
+            suite.traces_dir, o.entry.id, o.traces)
+        doubt = documented_mismatch(_documented(o), o.got)
+        if doubt:
+            doubts.append(f"  {o.entry.id}: {doubt}")
+    text = rewrite(suite, new)
+    if text != suite.text:
+        tmp = suite.path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, suite.path)
+    changed = {k: v for k, v in notes.items() if v}
+    say(f"\nupdated {suite.path}: {len(changed)} of {len(outcomes)} entries changed")
+    for eid, lines in changed.items():
+        say(f"  {eid}:")
+        for line in lines:
+            say(f"    {line}")
+    if doubts:
+        say(f"\ncheck these before committing: {len(doubts)} recorded verdicts differ from "
+            "what their scenario documents (`kmc list`):")
+        for line in doubts:
+            say(line)
+
+
+def _documented(o) -> str:
+    try:
+        return catalog.get(o.entry.scenario).expectations.get(o.variant, "")
+    except UsageError:  # a scenario file, not a registered name
+        return ""
+
+
+def _artifacts(args, outcomes, wall, code) -> None:
+    from reports.regress.jsonout import regress_json
+    from reports.regress.junit import write_junit
+    from reports.regress.markdown import render_markdown
+
+    if args.junit:
+        write_junit(args.junit, outcomes, os.path.basename(args.suite), wall)
+    if args.markdown:
+        d = os.path.dirname(args.markdown)
+        if d:
+            os.makedirs(d, exist_ok=True)
+        with open(args.markdown, "w") as f:
+            f.write(render_markdown(outcomes, args.suite, args.tier, wall))
+    if args.json:
+        json.dump(regress_json(outcomes, args.suite, args.tier, wall, code), sys.stdout,
+                  indent=1)
+        print()
+
+
+def _print(*parts) -> None:
+    print(*parts, flush=True)  # CI logs show each entry as soon as it is decided

@@ -1,0 +1,20 @@
+"""Shared Kafka building blocks for the protocol models (topics/KIP-516, partitions/KIP-253).
+
+Every module is pure: functions take immutable values and return new ones, so states stay
+canonical (``model.encoding``) and successors rebuild only what changes.
+
+- ``canon``: sorted-tuple sets and maps, tuple index update (the canonical collections).
+- ``network``: in-flight messages as a canonical multiset (unordered: reordering) or as
+  FIFO channels per (src, dst); send, deliver, lose, drop.
+- ``controller``: controller candidates, the controller epoch, failover/election, and the
+  broker-side epoch fence.
+- ``store``: metadata-store (ZooKeeper znode) record types and pure update helpers:
+  topic znodes with topic IDs, partition state (replicas, leader, leader epoch, ISR), the
+  legacy ``/admin/delete_topics`` markers, leader election.
+- ``broker``: broker liveness (up / down / restarting) and helpers over a broker tuple.
+- ``symmetry``: canonical representative of a state under renaming of identities
+  (brokers), for ``Model.representative``.
+
+Conventions shared by the models: broker ids are 1..n; ``NO_LEADER`` is -1; topic ID 0 is
+the KIP-516 ZERO (null) UUID, 1 the reserved sentinel, real IDs start at 2.
+"""

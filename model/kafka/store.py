@@ -1,0 +1,103 @@
+"""The metadata store (ZooKeeper znodes in KIP-516's words) as immutable records.
+
+- ``/brokers/topics/[topic]`` -> ``TopicRecord``: the name, the topic ID (KIP-516 adds it to
+  the znode; ``ZERO_ID`` when the protocol has none), and per partition a
+  ``PartitionRecord`` (replica assignment, leader, leader epoch, ISR). ``incarnation`` is a
+  ghost field: the how-many-th creation of this name the znode records, so invariants can
+  talk about "the deleted topic" and "its successor".
+- ``/admin/delete_topics/[topic]`` -> ``Store.delete_markers`` (legacy deletion).
+
+Helpers are pure (return new records). Partition records are indexed by position.
+Records use the plain tuple ``repr`` (C-level; ``repr`` is the canonical encoding).
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+from model.kafka.canon import keyed_del, keyed_get, keyed_put, replace_at, set_add, set_remove
+
+NO_LEADER = -1
+#: KIP-516: the all-zero UUID is the null ID; a sentinel is reserved and never assigned
+ZERO_ID = 0
+SENTINEL_ID = 1
+FIRST_ID = 2
+
+
+class PartitionRecord(NamedTuple):
+    replicas: tuple  # assignment, in preference order (first = preferred leader)
+    leader: int      # broker id or NO_LEADER
+    leader_epoch: int
+    isr: tuple
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class TopicRecord(NamedTuple):
+    name: str
+    topic_id: int
+    incarnation: int  # ghost
+    partitions: tuple  # of PartitionRecord, index = partition number
+    version: int = 2   # znode schema version: KIP-516 bumps it to 3 with the "id" field
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class Store(NamedTuple):
+    topics: tuple = ()          # TopicRecord sorted by name
+    delete_markers: tuple = ()  # sorted names under /admin/delete_topics
+    incarnations: int = 0       # ghost: creations so far (all names), the ID generator's seed
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+def topic(store: Store, name: str):
+    """The topic znode of ``name``, or None."""
+    return keyed_get(store.topics, name)
+
+
+def put_topic(store: Store, rec: TopicRecord) -> Store:
+    return store._replace(topics=keyed_put(store.topics, rec))
+
+
+def remove_topic(store: Store, name: str) -> Store:
+    return store._replace(topics=keyed_del(store.topics, name),
+                          delete_markers=set_remove(store.delete_markers, name))
+
+
+def mark_for_deletion(store: Store, name: str) -> Store:
+    return store._replace(delete_markers=set_add(store.delete_markers, name))
+
+
+def marked(store: Store, name: str) -> bool:
+    return name in store.delete_markers
+
+
+def new_topic(store: Store, name: str, assignments, with_id: bool) -> tuple[Store, TopicRecord]:
+    """Create ``name`` with one partition per assignment (leader = first replica, leader
+    epoch 0, ISR = all replicas). The topic ID is fresh: unique, never ZERO, never the
+    sentinel (KIP-516 draws a random UUID; the model counts, which is what uniqueness
+    needs)."""
+    inc = store.incarnations + 1
+    tid = FIRST_ID + inc - 1 if with_id else ZERO_ID
+    parts = tuple(PartitionRecord(tuple(a), a[0], 0, tuple(a)) for a in assignments)
+    rec = TopicRecord(name, tid, inc, parts, 3 if with_id else 2)
+    return put_topic(store._replace(incarnations=inc), rec), rec
+
+
+def set_partition(rec: TopicRecord, index: int, part: PartitionRecord) -> TopicRecord:
+    return rec._replace(partitions=replace_at(rec.partitions, index, part))
+
+
+def elect_leader(part: PartitionRecord, live: Callable[[int], bool]) -> PartitionRecord:
+    """Leader election after the leader became unavailable: the first live replica of the
+    ISR in assignment order (NO_LEADER when none), with the next leader epoch."""
+    for b in part.replicas:
+        if b in part.isr and live(b):
+            return part._replace(leader=b, leader_epoch=part.leader_epoch + 1)
+    return part._replace(leader=NO_LEADER, leader_epoch=part.leader_epoch + 1)
+
+
+def remove_replica(part: PartitionRecord, broker: int) -> PartitionRecord:
+    """A reassignment that drops ``broker`` from the assignment (and ISR); the leader epoch
+    is bumped as the controller does when a reassignment completes."""
+    reps = tuple(b for b in part.replicas if b != broker)
+    isr = tuple(b for b in part.isr if b != broker)
+    leader = part.leader if part.leader != broker else (isr[0] if isr else NO_LEADER)
+    return PartitionRecord(reps, leader, part.leader_epoch + 1, isr)

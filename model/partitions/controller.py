@@ -1,0 +1,330 @@
+"""The controller's procedures, one action per step (KIP-253 "Proposed Changes" §2 and §3).
+
+Each step is its own action so that a controller failover (a fault action) can fall between
+any two of them; the new controller finds its way back from the metadata store alone
+(``recover``), as the KIP's "this procedure is fault tolerant" notes claim it can.
+
+``Ctrl.phase`` names the step that runs next:
+
+- ``idle``: the topic-znode listener fires on pending work (expansion, shrink) and the
+  periodic deleted-partition check runs;
+- ``expand-bump`` -> ``expand-lair`` -> ``expand-create`` -> ``expand-online``;
+- ``shrink-bump`` -> ``shrink-lair`` -> ``shrink-um``;
+- ``remove-assignment`` -> ``remove-znode``;
+- ``recover`` (after a failover), ``resync-um`` (the failover resync's UpdateMetadata).
+
+Every function takes (model config, world) and returns the next world, or None when the step
+is not enabled.
+"""
+from __future__ import annotations
+
+from model.kafka import controller as election
+from model.kafka.canon import replace_at, set_add, set_union
+from model.partitions.messages import (
+    BROKER, LAIR_RESP, NET, ctrl_endpoint, head_from, leader_and_isr, stop_replica,
+    update_metadata,
+)
+from model.partitions.state import Ctrl, log_end, new_znode
+
+IDLE = "idle"
+
+
+# ---- what the store says is pending (all a new controller can know) ----------------------
+def expansion_pending(st) -> bool:
+    """A partition of the assignment has no znode yet (KIP-253 §2: the admin wrote the new
+    assignment, the controller has not created every partition znode)."""
+    return any(st.znodes[p] is None for p in range(st.total))
+
+
+def unrecorded_marks(st) -> list:
+    """Partitions >= undeleted_partition_count whose leaderEpochBeforeDeletion is still empty
+    (KIP-253 §3, second bullet)."""
+    return [p for p in range(st.undeleted, st.total)
+            if st.znodes[p] is not None and not st.znodes[p].before]
+
+
+def marked(st) -> list:
+    """Partitions marked for deletion and still in the assignment."""
+    return [p for p in range(st.undeleted, st.total)
+            if st.znodes[p] is not None and st.znodes[p].before]
+
+
+def orphans(st) -> list:
+    """Partition znodes left behind by a removal the old controller did not finish."""
+    return [p for p in range(st.total, len(st.znodes)) if st.znodes[p] is not None]
+
+
+def advertised(st) -> int:
+    """Partitions an UpdateMetadata advertises: the assignment's prefix that has partition
+    znodes (a partition the controller has not created yet is not online)."""
+    n = 0
+    while n < st.total and st.znodes[n] is not None:
+        n += 1
+    return n
+
+
+def _um(w):
+    st = w.store
+    return update_metadata(w.controller, w.ctrl.count, advertised(st))
+
+
+def _send(w, *msgs):
+    return NET.send_all(w.net, msgs)
+
+
+def _lair(w, count, parts, ack):
+    return leader_and_isr(w.controller, count, _epochs(w.store, parts), ack)
+
+
+def _epochs(st, parts):
+    return tuple((p, st.znodes[p].epoch) for p in parts)
+
+
+def _goto(w, phase, **kw):
+    return w.ctrl._replace(phase=phase, **kw)
+
+
+def _await(w):
+    """The network without the LeaderAndIsrResponse this controller waits for; None while
+    it has not arrived."""
+    ctl = w.controller
+    m = head_from(w.net, BROKER, ctrl_endpoint(ctl.active))
+    if m is None or m.kind != LAIR_RESP or m.ctrl_epoch != ctl.epoch:
+        return None
+    return NET.deliver(w.net, m)
+
+
+# ---- expansion (KIP-253 §2) ---------------------------------------------------------------
+def expand_count(cfg, w):
+    """§2 bullet 2: "Controller updates the topic znode with the new
+    undeleted_partition_count" (the listener fired on the admin's new assignment)."""
+    st = w.store
+    if w.ctrl.phase != IDLE or not expansion_pending(st) or unrecorded_marks(st):
+        return None
+    return w._replace(store=st._replace(undeleted=st.total),
+                      ctrl=_goto(w, "expand-bump", count=st.total))
+
+
+def expand_bump(cfg, w):
+    """§2 bullet 3: "For those partitions of this topic which already have the partition
+    znode, controller increments their leaderEpoch by 1 in the partition znode" (the epochs
+    before the increment are recorded in memory for leaderEpochAfterCreation)."""
+    if w.ctrl.phase != "expand-bump":
+        return None
+    st = w.store
+    have = [p for p in range(st.total) if st.znodes[p] is not None]
+    recorded = _epochs(st, have)
+    zn = st.znodes
+    for p in have:
+        zn = replace_at(zn, p, zn[p].bumped())
+    return w._replace(store=st._replace(znodes=zn),
+                      ctrl=_goto(w, "expand-lair", recorded=recorded))
+
+
+def expand_leader_and_isr(cfg, w):
+    """§2 bullet 3: "Controller sends LeaderAndIsrRequest [with] the new leaderEpoch for each
+    partition and the updated undeleted_partition_count", then waits for the response."""
+    if w.ctrl.phase != "expand-lair":
+        return None
+    msg = _lair(w, w.ctrl.count, [p for p, _e in w.ctrl.recorded], True)
+    return w._replace(net=_send(w, msg), ctrl=_goto(w, "expand-create"))
+
+
+def expand_create(cfg, w):
+    """§2 bullet 4: on the LeaderAndIsrResponse, "for each partition of this topic which does
+    not have the partition znode, controller creates the partition znode" with
+    leaderEpochAfterCreation = the epochs recorded before the increment."""
+    if w.ctrl.phase != "expand-create":
+        return None
+    net = _await(w)
+    if net is None:
+        return None
+    st = w.store
+    zn = st.znodes
+    for p in range(st.total):
+        if zn[p] is None:
+            zn = replace_at(zn, p, new_znode(0, w.ctrl.recorded))
+    return w._replace(store=st._replace(znodes=zn), net=net,
+                      ctrl=_goto(w, "expand-online", recorded=()))
+
+
+def expand_online(cfg, w):
+    """§2 bullets 5-6: "Controller propagates the UpdateMetadataRequest with the latest
+    undeleted_partition_count" and "continues the existing logic of partition expansion"
+    (the new partitions come online: a LeaderAndIsr naming them, sent first)."""
+    if w.ctrl.phase != "expand-online":
+        return None
+    st = w.store
+    lair = _lair(w, w.ctrl.count, range(st.total), False)
+    return w._replace(net=_send(w, lair, _um(w)), ctrl=_goto(w, IDLE))
+
+
+# ---- deletion (KIP-253 §3) ----------------------------------------------------------------
+def shrink_record(cfg, w):
+    """§3 bullet 2, first half: for a partition P1 >= undeleted_partition_count whose
+    leaderEpochBeforeDeletion is empty, write it: every undeleted P2 -> P2's leaderEpoch."""
+    if w.ctrl.phase not in (IDLE, "shrink-bump"):
+        return None
+    st = w.store
+    if w.ctrl.phase == IDLE and expansion_pending(st):
+        return None
+    todo = unrecorded_marks(st)
+    if not todo:
+        return None
+    p = todo[0]
+    before = _epochs(st, range(st.undeleted))
+    zn = replace_at(st.znodes, p, st.znodes[p]._replace(before=before))
+    return w._replace(store=st._replace(znodes=zn),
+                      ctrl=_goto(w, "shrink-bump", count=st.undeleted))
+
+
+def shrink_bump(cfg, w):
+    """§3 bullet 2: "Controller also increments the leaderEpoch by 1 for partition znode of
+    every P2" (every undeleted partition)."""
+    if w.ctrl.phase != "shrink-bump" or unrecorded_marks(w.store):
+        return None
+    st = w.store
+    zn = st.znodes
+    for p in range(w.ctrl.count):
+        zn = replace_at(zn, p, zn[p].bumped())
+    return w._replace(store=st._replace(znodes=zn), ctrl=_goto(w, "shrink-lair"))
+
+
+def shrink_leader_and_isr(cfg, w):
+    """§3 bullet 2: "Then controller sends LeaderAndIsrRequest with the updated
+    undeleted_partition_count for this topic and the updated leaderEpoch for P2"."""
+    if w.ctrl.phase != "shrink-lair":
+        return None
+    st = w.store
+    msg = _lair(w, w.ctrl.count, range(w.ctrl.count), True)
+    return w._replace(net=_send(w, msg), ctrl=_goto(w, "shrink-um"))
+
+
+def shrink_update_metadata(cfg, w):
+    """§3 bullet 3: on the LeaderAndIsrResponse, "Controller propagates the
+    UpdateMetadataRequest with the latest undeleted_partition_count"."""
+    if w.ctrl.phase != "shrink-um":
+        return None
+    net = _await(w)
+    if net is None:
+        return None
+    return w._replace(net=NET.send(net, _um(w)), ctrl=_goto(w, IDLE))
+
+
+def check_drained(cfg, w):
+    """§3 bullet 4: the periodic task "sends ListOffsetRequest to check the size of those
+    partitions which have been marked for deletion"; at size 0 "controller sends
+    StopReplicaRequest with delete=true". Only the highest partition can leave the
+    assignment (partition ids stay a prefix 0..n-1)."""
+    st = w.store
+    if w.ctrl.phase != IDLE or expansion_pending(st) or unrecorded_marks(st):
+        return None
+    p = st.total - 1
+    if p < st.undeleted or p not in marked(st):
+        return None
+    log = w.broker.logs[p]
+    if log is not None and log.start < log_end(log):
+        return None
+    return w._replace(net=_send(w, stop_replica(w.controller, p)),
+                      ctrl=_goto(w, "remove-assignment"))
+
+
+def remove_assignment(cfg, w):
+    """§3 bullet 4: "removes the partition from the assignment in the topic znode"."""
+    if w.ctrl.phase != "remove-assignment":
+        return None
+    st = w.store
+    return w._replace(store=st._replace(total=st.total - 1), ctrl=_goto(w, "remove-znode"))
+
+
+def remove_znode(cfg, w):
+    """§3 bullet 4: "and removes the partition znode". Then UpdateMetadata, so that clients
+    see the partition gone (the KIP leaves this implicit)."""
+    if w.ctrl.phase != "remove-znode":
+        return None
+    st = w.store
+    gone = orphans(st)
+    zn = st.znodes
+    for p in gone:
+        zn = replace_at(zn, p, None)
+    w = w._replace(store=st._replace(znodes=zn))
+    ghost = w.ghost._replace(removed=set_union(w.ghost.removed, gone))
+    return w._replace(net=_send(w, _um(w)), ctrl=_goto(w, IDLE), ghost=ghost)
+
+
+# ---- failover (the KIP's "this procedure is fault tolerant" notes) ------------------------
+def failover(cfg, w):
+    """Fault: the active controller dies and the other candidate is elected with the next
+    controller epoch (``model.kafka.controller``). The in-memory state (phase, recorded
+    epochs) is lost, and so are the responses addressed to the dead controller; requests
+    already on the wire still arrive."""
+    ctl = w.controller
+    if ctl.epoch - election.FIRST_EPOCH >= cfg.failovers:
+        return None
+    dead = ctrl_endpoint(ctl.active)
+    new = election.fail_over(ctl, election.successors_of(ctl)[0])
+    ghost = w.ghost._replace(failover_in=set_add(w.ghost.failover_in, procedure_kind(w)))
+    return w._replace(controller=new, ctrl=Ctrl("recover", 0, ()), ghost=ghost,
+                      net=NET.drop(w.net, lambda m: m.dst == dead))
+
+
+def procedure_kind(w) -> str:
+    """Which procedure a failover interrupts: what the witnesses talk about."""
+    ph = w.ctrl.phase
+    if ph.startswith("expand") or expansion_pending(w.store):
+        return "expand"
+    if ph.startswith(("shrink", "remove")) or unrecorded_marks(w.store):
+        return "shrink"
+    return "idle"
+
+
+def recover(cfg, w):
+    """The new controller reads the topic and partition znodes and resumes: an unfinished
+    expansion or mark restarts through the listener (idle); a marked partition re-drives the
+    deletion from the epoch bump (§3: "the new controller can continue to read the
+    undeleted_partition_count from the topic znode, update partition znode and sends
+    LeaderAndIsrRequest"); an orphan znode finishes its removal; otherwise the usual failover
+    resync: LeaderAndIsr with the current epochs and count, then UpdateMetadata."""
+    if w.ctrl.phase != "recover":
+        return None
+    st = w.store
+    w = w._replace(ctrl=w.ctrl._replace(count=st.undeleted))  # read the topic znode
+    if expansion_pending(st) or unrecorded_marks(st):
+        return w._replace(ctrl=_goto(w, IDLE))
+    if marked(st) and cfg.flags.recovery_rebump:
+        return w._replace(ctrl=_goto(w, "shrink-bump"))
+    if orphans(st):
+        return w._replace(ctrl=_goto(w, "remove-znode"))
+    msg = _lair(w, st.undeleted, [p for p in range(st.total) if st.znodes[p] is not None],
+                True)
+    return w._replace(net=_send(w, msg), ctrl=_goto(w, "resync-um"))
+
+
+def resync_update_metadata(cfg, w):
+    """The failover resync's second half: on the LeaderAndIsrResponse, UpdateMetadata."""
+    if w.ctrl.phase != "resync-um":
+        return None
+    net = _await(w)
+    if net is None:
+        return None
+    return w._replace(net=NET.send(net, _um(w)), ctrl=_goto(w, IDLE))
+
+
+#: action name -> step, in the order actions are listed (traces store indices)
+STEPS = {
+    "CtrlExpandCount": expand_count,
+    "CtrlExpandBump": expand_bump,
+    "CtrlExpandLeaderAndIsr": expand_leader_and_isr,
+    "CtrlExpandCreate": expand_create,
+    "CtrlExpandOnline": expand_online,
+    "CtrlShrinkRecord": shrink_record,
+    "CtrlShrinkBump": shrink_bump,
+    "CtrlShrinkLeaderAndIsr": shrink_leader_and_isr,
+    "CtrlShrinkUpdateMetadata": shrink_update_metadata,
+    "CtrlCheckDrained": check_drained,
+    "CtrlRemoveAssignment": remove_assignment,
+    "CtrlRemoveZnode": remove_znode,
+    "CtrlRecover": recover,
+    "CtrlResyncUpdateMetadata": resync_update_metadata,
+    "ControllerFailover": failover,
+}

@@ -1,0 +1,202 @@
+"""How actions look in traces and message-sequence pictures.
+
+``message`` returns (from lane, to lane, label) for actions that send or deliver a request;
+labels carry what matters for KIP-253: the request, partition counts and epochs. Lane names
+follow the shared helpers (``controller-c``, ``broker-1``).
+"""
+from __future__ import annotations
+
+from model.kafka.broker import lane as broker_lane
+from model.kafka.controller import lane as controller_lane
+from model.partitions import clients, controller
+from model.partitions.messages import BROKER, LAIR, STOP, UM, head_from
+
+BROKER_LANE = broker_lane(BROKER)
+
+
+def _lane(endpoint: int) -> str:
+    return BROKER_LANE if endpoint == BROKER else controller_lane(-endpoint)
+
+
+def lanes(cfg, candidates: int) -> list[str]:
+    return (["admin"] + [controller_lane(c) for c in range(1, candidates + 1)]
+            + ["zookeeper", BROKER_LANE]
+            + [f"producer{i}" for i in range(len(cfg.scripts))]
+            + ["coordinator"] + [f"consumer{c}" for c in range(cfg.members)])
+
+
+def actor(a) -> str:
+    kind = a[0]
+    if kind in ("AdminAlter", "DeleteRecords"):
+        return "admin"
+    if kind.startswith("Ctrl") or kind == "ControllerFailover":
+        return controller_lane(a[1])
+    if kind == "BrokerHandle":
+        return BROKER_LANE
+    if kind in ("Produce", "RefreshMetadata"):
+        return f"producer{a[1]}"
+    if kind == "Rebalance":
+        return "coordinator"
+    return f"consumer{a[1]}"
+
+
+def format_action(a) -> str:
+    kind = a[0]
+    if kind in ("Produce", "RefreshMetadata"):
+        return f"{kind}(producer{a[1]})"
+    if kind in ("ReportPosition", "LookupEpochs", "Unblock", "Deliver"):
+        return f"{kind}(consumer{a[1]}, p{a[2]})"
+    if kind == "DeleteRecords":
+        return f"DeleteRecords(p{a[1]})"
+    if kind == "BrokerHandle":
+        return f"BrokerHandle(from {_lane(a[1])})"
+    if kind == "ControllerFailover":
+        return f"ControllerFailover({controller_lane(a[1])} dies)"
+    return f"{kind}({controller_lane(a[1])})" if kind.startswith("Ctrl") else kind
+
+
+def _epochs(pairs) -> str:
+    return "{" + ", ".join(f"p{p}:{e}" for p, e in pairs) + "}"
+
+
+def request_label(msg) -> str:
+    if msg.kind == LAIR:
+        return (f"LeaderAndIsr(ctrl_epoch={msg.ctrl_epoch}, undeleted_partition_count="
+                f"{msg.count}, leader_epochs={_epochs(msg.epochs)})")
+    if msg.kind == UM:
+        return (f"UpdateMetadata(ctrl_epoch={msg.ctrl_epoch}, undeleted_partition_count="
+                f"{msg.undeleted}, partitions={msg.total})")
+    if msg.kind == STOP:
+        return f"StopReplica(ctrl_epoch={msg.ctrl_epoch}, p{msg.partition}, delete=true)"
+    return f"{msg.kind}(ctrl_epoch={msg.ctrl_epoch})"
+
+
+def message(cfg, a, w):
+    kind = a[0]
+    if kind == "ControllerFailover":
+        return None
+    if kind.startswith("Ctrl"):
+        return _controller_message(cfg, a, w)
+    if kind == "AdminAlter":
+        n = cfg.ops[w.admin.next]
+        err = clients.alter_error(cfg, w.store, n)
+        return ("admin", "zookeeper",
+                f"AlterTopic(partitions={n})" + (f" -> {err}" if err else ""))
+    if kind == "DeleteRecords":
+        return ("admin", BROKER_LANE,
+                f"DeleteRecords(p{a[1]}, before={w.group.committed[a[1]]})")
+    if kind == "BrokerHandle":
+        msg = head_from(w.net, a[1], BROKER)
+        return (_lane(msg.src), BROKER_LANE, request_label(msg))
+    if kind == "Produce":
+        return _produce_message(cfg, a[1], w)
+    if kind == "RefreshMetadata":
+        return (BROKER_LANE, f"producer{a[1]}",
+                f"Metadata(undeleted_partition_count={w.broker.meta[0]})")
+    return _group_message(a, w)
+
+
+def _produce_message(cfg, i, w):
+    p, count, err = clients.produce_outcome(cfg, w, i)
+    pr = w.producers[i]
+    return (f"producer{i}", BROKER_LANE,
+            f"Produce(key={cfg.scripts[i][pr.sent]}, seq={pr.sent}, p{p}, "
+            f"undeleted_partition_count={count}) -> {err or 'ok'}")
+
+
+def _group_message(a, w):
+    kind, g = a[0], w.group
+    if kind == "Rebalance":
+        u, t = w.broker.meta
+        return ("coordinator", "consumer0",
+                f"SyncGroup(undeleted_partition_count={u}, partitions={t})")
+    c, p = a[1], a[2]
+    if kind == "ReportPosition":
+        return (f"consumer{c}", "coordinator",
+                f"ConsumerGroupPositionRequest(p{p} position={g.committed[p]}) "
+                f"[onPartitionKeyMaybeRevoked(p{p})]")
+    if kind == "LookupEpochs":
+        z = w.store.znodes[p]
+        return ("coordinator", f"consumer{c}",
+                f"PartitionLeaderEpochsForPartitionsResponse(p{p} "
+                f"leader_epoch_after_creation={_epochs(z.after)})")
+    if kind == "Unblock":
+        part = next(x for x in g.members[c] if x.p == p)
+        seen = ", ".join(f"p{q} position={g.reported[q]} >= {thr}" for q, thr in part.waits)
+        return ("coordinator", f"consumer{c}",
+                f"ConsumerGroupPositionResponse({seen}) [onPartitionKeyAssigned(p{p})]")
+    if kind == "Deliver":
+        off = g.committed[p]
+        key, prod, seq, epoch = w.broker.logs[p].records[off]
+        return (BROKER_LANE, f"consumer{c}",
+                f"Fetch(p{p}, offset={off}, undeleted_partition_count={g.basis[0]}) -> "
+                f"key={key} producer{prod} seq={seq} leader_epoch={epoch}")
+    return None
+
+
+def _controller_message(cfg, a, w):
+    kind = a[0]
+    after = controller.STEPS[kind](cfg, w)
+    if after is None:
+        return None
+    me = controller_lane(w.controller.active)
+    sent = [m for m in after.net if m not in w.net]  # channels that changed
+    labels = []
+    for ch, msgs in sent:
+        old = dict(w.net).get(ch, ())
+        labels += [request_label(m) for m in msgs[len(old):] if m.dst == BROKER]
+    if labels:
+        return (me, BROKER_LANE, "; ".join(labels))
+    st0, st1 = w.store, after.store
+    if kind == "CtrlRecover":
+        return ("zookeeper", me, f"read topic znode (undeleted_partition_count="
+                f"{st0.undeleted}, partitions={st0.total}) -> {after.ctrl.phase}")
+    return (me, "zookeeper", "; ".join(_store_changes(st0, st1)) or kind)
+
+
+def _store_changes(st0, st1) -> list:
+    changes = []
+    if st1.undeleted != st0.undeleted:
+        changes.append(f"undeleted_partition_count={st1.undeleted}")
+    if st1.total != st0.total:
+        changes.append(f"assignment: {st1.total} partitions")
+    for p, (z0, z1) in enumerate(zip(st0.znodes, st1.znodes)):
+        if z0 == z1:
+            continue
+        if z1 is None:
+            changes.append(f"delete p{p} znode")
+        elif z0 is None:
+            changes.append(f"create p{p} leaderEpochAfterCreation={_epochs(z1.after)}")
+        elif z1.before != z0.before:
+            changes.append(f"p{p} leaderEpochBeforeDeletion={_epochs(z1.before)}")
+        elif z1.epoch != z0.epoch:
+            changes.append(f"p{p} leaderEpoch {z0.epoch}->{z1.epoch}")
+    return changes
+
+
+def format_state(w) -> str:
+    """A readable multi-line summary (``repr`` is the compact canonical encoding)."""
+    st, b, g = w.store, w.broker, w.group
+    zn = " ".join(f"p{p}:e{z.epoch}" + (f" after={_epochs(z.after)}" if z.after else "")
+                  + (f" before={_epochs(z.before)}" if z.before else "")
+                  for p, z in enumerate(st.znodes) if z is not None)
+    logs = " ".join(f"p{p}:e{log.epoch}[{log.start}:{len(log.records)}]"
+                    for p, log in enumerate(b.logs) if log is not None)
+    members = "; ".join(
+        f"consumer{c}: " + ", ".join(
+            f"p{x.p}" + ("" if x.started else " waiting" if x.waits is None
+                         else f" waits {_epochs(x.waits)}")
+            + (f" feeders {_epochs(x.feeders)}" if x.feeders else "") for x in parts)
+        for c, parts in enumerate(g.members))
+    return "\n".join([
+        f"store: partitions={st.total} undeleted_partition_count={st.undeleted} {zn}",
+        f"controller: {controller_lane(w.controller.active)} epoch={w.controller.epoch} "
+        f"phase={w.ctrl.phase}",
+        f"broker: ctrl_epoch={b.ctrl_epoch} count={b.count} metadata={b.meta} {logs}",
+        "in flight: " + "; ".join(request_label(m) for _ch, msgs in w.net for m in msgs),
+        "producers: " + ", ".join(f"count={p.count} sent={p.sent}" + (" stale" if p.stale
+                                                                       else "")
+                                  for p in w.producers),
+        f"group: basis={g.basis} committed={g.committed} reported={g.reported}"
+        + (" rejoin" if g.rejoin else "") + f"; {members}",
+    ])

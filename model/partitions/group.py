@@ -1,0 +1,186 @@
+"""The consumer group: leader assignment, positions through the coordinator, blocking rules.
+
+KIP-253 §6: the leader assigns undeleted and marked-for-deletion partitions separately (each
+list with the range assignor). §7: members report positions with ConsumerGroupPositionRequest
+and read other members' positions from the coordinator. §8: the blocking rules — a new
+partition waits until the group's position in its single parent passes the split offset
+(step 4); a surviving partition delivers offsets beyond the threshold only after the marked
+partitions that feed it are drained (step 5). The PartitionKeyRebalanceListener callbacks are
+the Unblock action (onPartitionKeyAssigned) and ReportPosition (onPartitionKeyMaybeRevoked).
+
+Simplifications (docs/model-partition-changes.md): members share one metadata view and a
+rebalance (JoinGroup + SyncGroup + the epoch/offset look-ups of §8 steps 2-5.2) is one step;
+a delivery commits its offset, so the group position is the committed offset.
+"""
+from __future__ import annotations
+
+from model.partitions.broker import fetch_allowed
+from model.kafka.canon import replace_at
+from model.partitions.state import Part, end_offset, log_end
+
+
+def range_assign(parts: list, members: int) -> list:
+    """Kafka's RangeAssignor on one sorted list: consecutive runs, the first members get
+    one extra when the list does not divide evenly."""
+    out, i = [], 0
+    n, extra = divmod(len(parts), members)
+    for m in range(members):
+        k = n + (1 if m < extra else 0)
+        out.append(parts[i:i + k])
+        i += k
+    return out
+
+
+def blocking(cfg, w, p: int, u: int, t: int) -> Part:
+    """§8 steps 2-5.2 for partition ``p`` under metadata (undeleted=u, total=t)."""
+    if not cfg.flags.consumer_blocking:
+        return Part(p, (), (), True)
+    st, logs, ks = w.store, w.broker.logs, cfg.keyspace
+    waits, started = (), True
+    log = logs[p]
+    earliest = 0 if log is None else log.start
+    # step 4: startPosition not available or at the earliest offset, p >= initial count
+    if p >= cfg.N and w.group.committed[p] == earliest:
+        started = False
+        waits = parent_thresholds(cfg, w, p)
+    feeders = ()
+    if p < u:  # step 5.1-5.2: marked partitions whose keys now go to p
+        fs = []
+        for q in ks.feeders(p, u, t):
+            zq = st.znodes[q]
+            before = dict(zq.before) if zq is not None else {}
+            fs.append((q, _threshold(log, before[p]) if p in before else 0))
+        feeders = tuple(fs)
+    return Part(p, waits, feeders, started)
+
+
+def parent_thresholds(cfg, w, p: int):
+    """§8 steps 4.1-4.3: ((parent, lowerOffsetThreshold), ...) from p's
+    leaderEpochAfterCreation (PartitionLeaderEpochsForPartitionsRequest) and
+    OffsetsForLeaderEpoch; None when p has no znode (the metadata ran ahead of or behind
+    the store): the member retries the look-up (LookupEpochs)."""
+    z = w.store.znodes[p]
+    if z is None:
+        return None
+    after = dict(z.after)
+    logs = w.broker.logs
+    return tuple((q, _threshold(logs[q], after[q]))
+                 for q in cfg.keyspace.parents(p, len(after), p + 1) if q in after)
+
+
+def _threshold(log, epoch: int) -> int:
+    """OffsetsForLeaderEpoch: the offset after the last message of ``epoch`` (§8 4.3, 5.2)."""
+    return 0 if log is None else end_offset(log, epoch)
+
+
+def rebalance(cfg, w):
+    """§6 + §8 steps 1-5.2: on a metadata change (a refresh, or a Fetch rejected for its
+    count, §8.6), the members rejoin; the leader assigns undeleted and marked partitions
+    separately; each member derives the blocking data of its partitions. A group whose
+    metadata is still older than the broker's count stays fenced (``rejoin``) and rejoins
+    again once newer metadata arrives."""
+    g = w.group
+    basis = w.broker.meta
+    if basis == g.basis and not g.rejoin:
+        return None
+    u, t = basis
+    # metadata older than the broker's count would be fenced on the first Fetch: the
+    # members keep refreshing until the UpdateMetadata that follows the LeaderAndIsr lands
+    if not fetch_allowed(cfg, w, u):
+        return None
+    live = range_assign(list(range(u)), cfg.members)
+    gone = range_assign(list(range(u, t)), cfg.members)
+    members = tuple(tuple(blocking(cfg, w, p, u, t) for p in live[m] + gone[m])
+                    for m in range(cfg.members))
+    return w._replace(group=g._replace(basis=basis, members=members, rejoin=False))
+
+
+def interesting(g) -> set:
+    """Partitions whose position some member waits on (the coordinator's interest map, §7)."""
+    out = set()
+    for parts in g.members:
+        for part in parts:
+            if not part.started and part.waits:
+                for q, _thr in part.waits:
+                    out.add(q)
+            for q, _thr in part.feeders:
+                out.add(q)
+    return out
+
+
+def owner_part(g, c: int, p: int):
+    for part in g.members[c]:
+        if part.p == p:
+            return part
+    return None
+
+
+def report_position(cfg, w, c: int, p: int):
+    """§7: the owner of ``p`` sends its position in a ConsumerGroupPositionRequest because
+    some member is interested (onPartitionKeyMaybeRevoked runs for ``p``)."""
+    g = w.group
+    if owner_part(g, c, p) is None or g.reported[p] == g.committed[p] \
+            or p not in interesting(g):
+        return None
+    return w._replace(group=g._replace(reported=replace_at(g.reported, p, g.committed[p])))
+
+
+def lookup_epochs(cfg, w, c: int, p: int):
+    """§8 step 4.1 retried: p's partition znode exists now; derive its parent and
+    lowerOffsetThreshold (the member still waits for the parent's position)."""
+    g = w.group
+    part = owner_part(g, c, p)
+    if part is None or part.started or part.waits is not None:
+        return None
+    waits = parent_thresholds(cfg, w, p)
+    if waits is None:
+        return None
+    parts = tuple(x._replace(waits=waits) if x.p == p else x for x in g.members[c])
+    return w._replace(group=g._replace(members=replace_at(g.members, c, parts)))
+
+
+def unblock(cfg, w, c: int, p: int):
+    """§8 step 4.4: the coordinator's position of the parent passed lowerOffsetThreshold:
+    onPartitionKeyAssigned(p) runs and the member starts consuming ``p``."""
+    g = w.group
+    part = owner_part(g, c, p)
+    if part is None or part.started or part.waits is None:
+        return None
+    if any(g.reported[q] < thr for q, thr in part.waits):
+        return None
+    parts = tuple(x._replace(started=True) if x.p == p else x for x in g.members[c])
+    return w._replace(group=g._replace(members=replace_at(g.members, c, parts)))
+
+
+def deletion_blocked(w, part: Part, offset: int) -> bool:
+    """§8 step 5.3: delivering ``offset`` of ``part.p`` must wait for a feeding marked
+    partition P3 unless the group drained P3 (its position reached P3's log end) or the
+    offset is below the upperOffsetThreshold."""
+    g, logs = w.group, w.broker.logs
+    for q, thr in part.feeders:
+        if offset >= thr and logs[q] is not None and g.reported[q] < log_end(logs[q]):
+            return True
+    return False
+
+
+def deliver(cfg, w, c: int, p: int):
+    """§8: member ``c`` fetches (carrying its undeleted_partition_count, step 6) and delivers
+    the next message of ``p`` to the application; the offset is committed."""
+    g = w.group
+    part = owner_part(g, c, p)
+    if part is None or not part.started or g.rejoin \
+            or not fetch_allowed(cfg, w, g.basis[0]):
+        return None
+    log = w.broker.logs[p]
+    if log is None:
+        return None
+    off = g.committed[p]
+    if off >= len(log.records) or deletion_blocked(w, part, off):
+        return None
+    key, prod, seq, _epoch = log.records[off]
+    k = cfg.key_index[key]
+    per_prod = w.ghost.delivered[prod]
+    per_prod = replace_at(per_prod, k, per_prod[k] + ((seq, p),))
+    ghost = w.ghost._replace(delivered=replace_at(w.ghost.delivered, prod, per_prod))
+    committed = replace_at(g.committed, p, off + 1)
+    return w._replace(group=g._replace(committed=committed), ghost=ghost)

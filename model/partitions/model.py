@@ -1,0 +1,191 @@
+"""PartitionModel: KIP-253 partition expansion and deletion with in-order keyed delivery.
+
+The state is a ``World`` of immutable NamedTuples (state.py); each action is a tuple whose
+first element is its kind. Steps live with their component (controller.py, broker.py,
+clients.py, group.py); this module lists the enabled actions in a fixed order and dispatches.
+"""
+from __future__ import annotations
+
+from model.contract import Model
+from model.kafka import controller as election
+from model.partitions import broker, clients, controller, display, group
+from model.partitions.config import Config
+from model.partitions.controller import IDLE
+from model.partitions.messages import BROKER, heads_to
+from model.partitions.state import (
+    Admin, Broker, Ctrl, Ghost, Group, Log, Part, Producer, Store, World, new_znode,
+)
+
+FAILOVER = "ControllerFailover"
+#: controller candidates: a failover elects the other one
+CANDIDATES = 2
+
+#: controller steps a phase can enable (the failover is listed separately, last)
+_PHASE_STEPS = {
+    IDLE: ("CtrlExpandCount", "CtrlShrinkRecord", "CtrlCheckDrained"),
+    "expand-bump": ("CtrlExpandBump",),
+    "expand-lair": ("CtrlExpandLeaderAndIsr",),
+    "expand-create": ("CtrlExpandCreate",),
+    "expand-online": ("CtrlExpandOnline",),
+    "shrink-bump": ("CtrlShrinkRecord", "CtrlShrinkBump"),
+    "shrink-lair": ("CtrlShrinkLeaderAndIsr",),
+    "shrink-um": ("CtrlShrinkUpdateMetadata",),
+    "remove-assignment": ("CtrlRemoveAssignment",),
+    "remove-znode": ("CtrlRemoveZnode",),
+    "recover": ("CtrlRecover",),
+    "resync-um": ("CtrlResyncUpdateMetadata",),
+}
+
+def _as_candidate(step):
+    """Controller actions name the candidate that takes them (its lane in pictures)."""
+    def run(cfg, w, candidate):
+        return step(cfg, w) if candidate == w.controller.active else None
+    return run
+
+
+#: action kind -> step(cfg, world, *action arguments) -> next world or None
+_STEP = {
+    "AdminAlter": clients.alter_topic,
+    **{name: _as_candidate(step) for name, step in controller.STEPS.items()},
+    "BrokerHandle": broker.handle,
+    "Produce": clients.produce,
+    "RefreshMetadata": clients.refresh_metadata,
+    "Rebalance": group.rebalance,
+    "ReportPosition": group.report_position,
+    "LookupEpochs": group.lookup_epochs,
+    "Unblock": group.unblock,
+    "Deliver": group.deliver,
+    "DeleteRecords": clients.delete_records,
+}
+
+#: every action kind, in listing order (coverage reports the ones that never fired)
+ACTION_NAMES = ("AdminAlter",) + tuple(controller.STEPS) + (
+    "BrokerHandle", "Produce", "RefreshMetadata", "Rebalance", "ReportPosition",
+    "LookupEpochs", "Unblock", "Deliver", "DeleteRecords")
+
+
+def initial_world(cfg: Config) -> World:
+    """A settled topic with ``cfg.start`` partitions: if start > N, partitions N.. came from
+    an expansion long ago (their afterCreation map names epoch 0; the old partitions' epochs
+    were bumped to 1) and the group has caught up with it."""
+    n, split = cfg.start, cfg.start > cfg.N
+    znodes = tuple(None if p >= n else
+                   new_znode(1 if split else 0) if p < cfg.N else
+                   new_znode(0, tuple((q, 0) for q in range(cfg.N)))
+                   for p in range(cfg.pmax))
+    logs = tuple(None if z is None else Log(z.epoch, 0, ()) for z in znodes)
+    members = tuple(tuple(Part(p, (), (), True) for p in ps)
+                    for ps in group.range_assign(list(range(n)), cfg.members))
+    zeros = (0,) * cfg.pmax
+    return World(
+        store=Store(n, n, znodes),
+        controller=election.initial(CANDIDATES),
+        ctrl=Ctrl(IDLE, n, ()),
+        broker=Broker(election.FIRST_EPOCH, n, logs, (n, n)),
+        net=(),
+        producers=tuple(Producer(n, 0, False) for _ in cfg.scripts),
+        group=Group((n, n), members, zeros, zeros, False),
+        admin=Admin(0, ()),
+        ghost=Ghost(tuple(tuple(() for _ in cfg.keys) for _ in cfg.scripts), (), ()),
+    )
+
+
+class PartitionModel(Model):
+    name = "partitions"
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self._props = None
+
+    # ---- the contract ---------------------------------------------------------------------
+    def init_states(self):
+        return [initial_world(self.cfg)]
+
+    def properties(self):
+        if self._props is None:
+            from model.partitions.properties import properties_for
+            self._props = properties_for(self.cfg)
+        return self._props
+
+    def successors(self, w):
+        out = []
+        cfg = self.cfg
+        for a in self._candidates(w):
+            t = _STEP[a[0]](cfg, w, *a[1:])
+            if t is not None:
+                out.append((a, t))
+        return out
+
+    def actions(self, w):
+        return [a for a, _t in self.successors(w)]
+
+    def next_state(self, w, a):
+        step = _STEP.get(a[0])
+        if step is None:
+            raise ValueError(f"unknown action {a!r}")
+        return step(self.cfg, w, *a[1:])
+
+    def is_fault(self, a) -> bool:
+        return a[0] == FAILOVER
+
+    # ---- enumeration ----------------------------------------------------------------------
+    def _candidates(self, w):
+        """Actions worth trying, in a fixed order. The cheap pre-checks here only skip
+        actions whose step would return None; the steps check their guards in full."""
+        cfg = self.cfg
+        if w.admin.next < len(cfg.ops):
+            yield ("AdminAlter",)
+        me = w.controller.active
+        for name in _PHASE_STEPS[w.ctrl.phase]:
+            yield (name, me)
+        for msg in heads_to(w.net, BROKER):
+            yield ("BrokerHandle", msg.src)
+        meta = w.broker.meta
+        for i, pr in enumerate(w.producers):
+            if pr.sent < len(cfg.scripts[i]):
+                if not pr.stale:
+                    yield ("Produce", i)
+                if pr.stale or pr.count != meta[0]:
+                    yield ("RefreshMetadata", i)
+        g = w.group
+        if g.rejoin or g.basis != meta:
+            yield ("Rebalance",)
+        interest = group.interesting(g) if cfg.flags.consumer_blocking else ()
+        logs, committed, reported = w.broker.logs, g.committed, g.reported
+        for c, parts in enumerate(g.members):
+            for part in parts:
+                p = part.p
+                if not part.started:
+                    yield ("Unblock", c, p) if part.waits is not None \
+                        else ("LookupEpochs", c, p)
+                elif not g.rejoin and logs[p] is not None \
+                        and committed[p] < len(logs[p].records):
+                    yield ("Deliver", c, p)
+                if p in interest and reported[p] != committed[p]:
+                    yield ("ReportPosition", c, p)
+        for p in controller.marked(w.store):
+            yield ("DeleteRecords", p)
+        if w.controller.epoch - election.FIRST_EPOCH < cfg.failovers:
+            yield (FAILOVER, me)
+
+    # ---- display and sequence pictures ----------------------------------------------------
+    def action_name(self, a) -> str:
+        return a[0]
+
+    def action_names(self):
+        return ACTION_NAMES
+
+    def format_action(self, a) -> str:
+        return display.format_action(a)
+
+    def format_state(self, w) -> str:
+        return display.format_state(w)
+
+    def action_actor(self, a) -> str:
+        return display.actor(a)
+
+    def action_message(self, a, state=None):
+        return None if state is None else display.message(self.cfg, a, state)
+
+    def lanes(self) -> list[str]:
+        return display.lanes(self.cfg, CANDIDATES)

@@ -1,0 +1,197 @@
+"""The partition model's properties: each declared once, as a formula over a relational view.
+
+The view (``view``) turns a state into a few relations:
+
+- ``Produced(key, producer, seq)``: the producer's message ``seq`` (key class ``key``) was
+  acknowledged;
+- ``Delivered(key, producer, seq, position, partition)``: the group delivered it, as the
+  ``position``-th delivery of that key and producer, from ``partition``;
+- ``ProducedTo(key, producer, seq, partition)``: the record sits in that partition's log;
+- ``WaitsOn(member, partition, parent)`` / ``Waiting(member, partition)``: KIP-253 §8 step 4
+  blocks ``partition`` (owned by ``member``) on ``parent``;
+- ``Blocked(member, partition)``: the member may not deliver the partition's next offset (step
+  4 or step 5); ``Undelivered(partition)``: the group's position is below the log end;
+- ``Split(parent, child)``: ``child`` was created from ``parent``'s keys (its
+  leaderEpochAfterCreation map and the partitioner); ``Merge(marked, survivor)``: a marked
+  partition's keys now go to ``survivor``;
+- ``Removed(p)``, ``Live(p)``, ``FailoverIn(kind)``, ``AdminError(code)``: history facts.
+
+Each property's view builds only the relations its formula mentions.
+"""
+from __future__ import annotations
+
+from invariants.declare import declare
+from invariants.logic import And, Rel, exists, forall, implies, relations_of, variables
+from model.partitions import group
+from model.partitions.clients import LEGACY_FEWER, MARKED
+from model.partitions.state import log_end
+
+Produced = Rel("Produced", 3, ("key", "producer", "seq"))
+Delivered = Rel("Delivered", 5, ("key", "producer", "seq", "position", "partition"))
+ProducedTo = Rel("ProducedTo", 4, ("key", "producer", "seq", "partition"))
+WaitsOn = Rel("WaitsOn", 3, ("member", "partition", "parent"))
+Waiting = Rel("Waiting", 2, ("member", "partition"))
+Blocked = Rel("Blocked", 2, ("member", "partition"))
+Undelivered = Rel("Undelivered", 1, ("partition",))
+Split = Rel("Split", 2, ("parent", "child"))
+Merge = Rel("Merge", 2, ("marked", "survivor"))
+Removed = Rel("Removed", 1, ("partition",))
+Live = Rel("Live", 1, ("partition",))
+FailoverIn = Rel("FailoverIn", 1, ("procedure",))
+AdminError = Rel("AdminError", 1, ("code",))
+
+k, pr, s, s1, s2, i, i1, i2, q, q1, q2, c, p, x = variables(
+    "k pr s s1 s2 i i1 i2 q q1 q2 c p x")
+
+# always: per key and producer, the group delivers messages in production order — no
+# delivery of a message while an earlier acknowledged one of the same key is undelivered
+IN_ORDER = forall((k, pr, s1, s2, i2, q2),
+                  implies(Produced(k, pr, s1) & Delivered(k, pr, s2, i2, q2) & (s1 < s2),
+                          exists((i1, q1), Delivered(k, pr, s1, i1, q1) & (i1 < i2))))
+# always: a blocked new partition waits on exactly one parent (linear hashing's promise)
+ONE_PARENT = forall((c, p), implies(Waiting(c, p), exists(q, WaitsOn(c, p, q) & forall(
+    q2, implies(WaitsOn(c, p, q2), q2 == q)))))
+# quiescent: once settled, every acknowledged message was delivered
+NO_LOST = forall((k, pr, s), implies(Produced(k, pr, s),
+                                     exists((i, q), Delivered(k, pr, s, i, q))))
+# quiescent: once settled, no member is blocked on a partition that still has data
+NOT_STUCK = forall((c, p), implies(Blocked(c, p), ~Undelivered(p)))
+
+# sometimes (witnesses that make the invariants meaningful)
+KEY_MOVED_ON_SPLIT = exists((k, pr, s1, s2, q1, q2), And(
+    ProducedTo(k, pr, s1, q1), ProducedTo(k, pr, s2, q2), Split(q1, q2), s1 < s2))
+CHILD_AFTER_PARENT = exists((k, pr, s1, s2, i1, i2, q1, q2), And(
+    Delivered(k, pr, s1, i1, q1), Delivered(k, pr, s2, i2, q2), Split(q1, q2), i1 < i2))
+KEY_MOVED_ON_MERGE = exists((k, pr, s1, s2, q1, q2), And(
+    ProducedTo(k, pr, s1, q1), ProducedTo(k, pr, s2, q2), Merge(q1, q2), s1 < s2))
+REMOVED = exists(p, Removed(p))
+EXPANDED_AFTER_REMOVAL = exists(p, Removed(p) & Live(p))
+FAILOVER_MID_EXPANSION = exists(x, FailoverIn(x) & (x == "expand"))
+FAILOVER_MID_SHRINK = exists(x, FailoverIn(x) & (x == "shrink"))
+SHRINK_REJECTED = exists(x, AdminError(x) & (x == LEGACY_FEWER))
+EXPANSION_REFUSED = exists(x, AdminError(x) & (x == MARKED))
+
+#: name -> (kind, formula, description); the sometimes ones are chosen per scenario
+DECLARATIONS = {
+    "InOrderKeyedDelivery": ("always", IN_ORDER,
+                             "per key and producer, deliveries follow production order"),
+    "NewPartitionHasOneParent": ("always", ONE_PARENT,
+                                 "a blocked new partition waits on exactly one parent"),
+    "NoLostMessage": ("quiescent", NO_LOST, "settled: every acknowledged message delivered"),
+    "NoConsumerStuck": ("quiescent", NOT_STUCK,
+                        "settled: no member blocked on a partition with data"),
+    "KeyMovedOnSplit": ("sometimes", KEY_MOVED_ON_SPLIT,
+                        "a split happened and a key's later message went to the child"),
+    "ChildDeliveredAfterParent": ("sometimes", CHILD_AFTER_PARENT,
+                                  "a key's message was delivered from a new partition after "
+                                  "its earlier one was delivered from the parent"),
+    "KeyMovedOnMerge": ("sometimes", KEY_MOVED_ON_MERGE,
+                        "a key's later message went to the survivor of a marked partition"),
+    "MarkedPartitionRemoved": ("sometimes", REMOVED, "a marked partition drained and removed"),
+    "ExpandedAfterRemoval": ("sometimes", EXPANDED_AFTER_REMOVAL,
+                             "a removed partition id was created again by an expansion"),
+    "FailoverMidExpansion": ("sometimes", FAILOVER_MID_EXPANSION,
+                             "a controller failover hit an unfinished expansion"),
+    "FailoverMidShrink": ("sometimes", FAILOVER_MID_SHRINK,
+                          "a controller failover hit an unfinished deletion"),
+    "ShrinkRejected": ("sometimes", SHRINK_REJECTED,
+                       "AlterTopic to fewer partitions got KIP-4's legacy error"),
+    "ExpansionRefusedWhileMarked": ("sometimes", EXPANSION_REFUSED,
+                                    "an expansion was refused while a partition was marked "
+                                    "for deletion (KIP-253 Goals)"),
+}
+INVARIANTS = ("InOrderKeyedDelivery", "NewPartitionHasOneParent", "NoLostMessage",
+              "NoConsumerStuck")
+WITNESSES = tuple(n for n in DECLARATIONS if n not in INVARIANTS)
+
+
+# ---- the view -----------------------------------------------------------------------------
+def _produced(cfg, w):
+    return {(script[n], i, n) for i, (script, prod) in enumerate(zip(cfg.scripts, w.producers))
+            for n in range(prod.sent)}
+
+
+def _delivered(cfg, w):
+    keys = cfg.keys
+    return {(keys[ki], prod, seq, pos, part)
+            for prod, per_key in enumerate(w.ghost.delivered)
+            for ki, seqs in enumerate(per_key)
+            for pos, (seq, part) in enumerate(seqs)}
+
+
+def _produced_to(cfg, w):
+    return {(key, prod, seq, p) for p, log in enumerate(w.broker.logs) if log is not None
+            for key, prod, seq, _e in log.records}
+
+
+def _waits_on(cfg, w):
+    return {(m, part.p, parent) for m, parts in enumerate(w.group.members) for part in parts
+            if not part.started and part.waits for parent, _thr in part.waits}
+
+
+def _waiting(cfg, w):
+    return {(m, part.p) for m, parts in enumerate(w.group.members) for part in parts
+            if not part.started and part.waits is not None}
+
+
+def _blocked(cfg, w):
+    g = w.group
+    return {(m, part.p) for m, parts in enumerate(g.members) for part in parts
+            if not part.started or group.deletion_blocked(w, part, g.committed[part.p])}
+
+
+def _undelivered(cfg, w):
+    return {(p,) for p, log in enumerate(w.broker.logs)
+            if log is not None and w.group.committed[p] < log_end(log)}
+
+
+def _split(cfg, w):
+    ks = cfg.keyspace
+    return {(parent, child) for child, z in enumerate(w.store.znodes) if z is not None and z.after
+            for parent in ks.parents(child, len(z.after), child + 1)}
+
+
+def _merge(cfg, w):
+    st, ks = w.store, cfg.keyspace
+    return {(m, p) for p in range(st.undeleted)
+            for m in ks.feeders(p, st.undeleted, st.total)
+            if st.znodes[m] is not None and st.znodes[m].before}
+
+
+def _live(cfg, w):
+    st = w.store
+    return {(p,) for p in range(st.total) if st.znodes[p] is not None}
+
+
+RELATIONS = {
+    "Produced": _produced, "Delivered": _delivered, "ProducedTo": _produced_to,
+    "WaitsOn": _waits_on, "Waiting": _waiting, "Blocked": _blocked,
+    "Undelivered": _undelivered, "Split": _split, "Merge": _merge, "Live": _live,
+    "Removed": lambda cfg, w: {(p,) for p in w.ghost.removed},
+    "FailoverIn": lambda cfg, w: {(kind,) for kind in w.ghost.failover_in},
+    "AdminError": lambda cfg, w: {(e,) for e in w.admin.errors},
+}
+
+
+def view(cfg, w, names=None) -> dict:
+    """The relational view of state ``w`` (only the relations in ``names``, if given)."""
+    names = RELATIONS if names is None else names
+    return {n: RELATIONS[n](cfg, w) for n in names}
+
+
+def _view_fn(cfg, formula):
+    names = tuple(sorted(relations_of(formula)))
+    fns = tuple((n, RELATIONS[n]) for n in names)
+    return lambda w: {n: fn(cfg, w) for n, fn in fns}
+
+
+def properties_for(cfg) -> list:
+    """The invariants, plus the witnesses the run's scenario asks for."""
+    unknown = [n for n in cfg.witnesses if n not in WITNESSES]
+    if unknown:
+        raise ValueError(f"unknown witness {unknown[0]!r}: use one of {', '.join(WITNESSES)}")
+    out = []
+    for name in INVARIANTS + tuple(n for n in WITNESSES if n in cfg.witnesses):
+        kind, formula, text = DECLARATIONS[name]
+        out.append(declare(kind, name, formula, _view_fn(cfg, formula), text))
+    return out

@@ -1,0 +1,131 @@
+"""State types of the partition split/merge model: immutable NamedTuples, canonical.
+
+One topic, one broker that leads every partition, controller candidates (the active one's
+in-memory state is lost on failover), one consumer group, a few producers. Per-partition
+collections are tuples indexed by partition id (0 .. pmax-1); a missing znode / log is None.
+Shared parts come from ``model.kafka``: the controller election state and the network value.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+from model.kafka.controller import ControllerState
+
+
+class Znode(NamedTuple):
+    """/brokers/topics/[topic]/partitions/[p]/state (KIP-253 ZooKeeper change 2). The leader
+    and ISR are left out: with one broker they never change (see the docs on why this is
+    not ``model.kafka.store.PartitionRecord``)."""
+    epoch: int     # leader epoch
+    after: tuple   # leaderEpochAfterCreation: ((partition, epoch), ...)
+    before: tuple  # leaderEpochBeforeDeletion: ((partition, epoch), ...); non-empty = marked
+    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
+
+    def bumped(self) -> "Znode":
+        return self._replace(epoch=self.epoch + 1)
+
+
+def new_znode(epoch: int, after: tuple = ()) -> Znode:
+    return Znode(epoch, after, ())
+
+
+class Store(NamedTuple):
+    """The metadata store: the topic znode (KIP-253 ZooKeeper change 1) and partition znodes.
+    initial_partition_count is a run constant (``Config.N``)."""
+    total: int      # partitions in the assignment (undeleted + marked for deletion)
+    undeleted: int  # undeleted_partition_count
+    znodes: tuple   # Optional[Znode] per partition id
+    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
+
+
+class Ctrl(NamedTuple):
+    """The active controller's in-memory state: a failover loses it."""
+    phase: str       # which procedure step runs next (see controller.py)
+    count: int       # undeleted_partition_count as the controller last read it (its
+                     # requests carry this, not whatever the store says by then)
+    recorded: tuple  # ((partition, epoch), ...) read before an expansion's epoch bump
+    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
+
+
+class Log(NamedTuple):
+    """The broker's replica of one partition."""
+    epoch: int      # leader epoch the broker knows
+    start: int      # log start offset (deleteRecords / retention move it)
+    records: tuple  # (key class, producer, seq, leader epoch) per offset
+    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
+
+
+class Broker(NamedTuple):
+    ctrl_epoch: int  # highest controller epoch seen (older requests are rejected)
+    count: int       # undeleted_partition_count of the latest LeaderAndIsr (KIP-253 §4)
+    logs: tuple      # Optional[Log] per partition id
+    meta: tuple      # metadata cache from UpdateMetadata: (undeleted, total)
+    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
+
+
+class Producer(NamedTuple):
+    count: int    # undeleted_partition_count in the producer's metadata cache
+    sent: int     # messages acknowledged so far = the next sequence number
+    stale: bool   # a retriable metadata error arrived: refresh before retrying
+    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
+
+
+class Part(NamedTuple):
+    """A partition assigned to a group member, with the blocking data KIP-253 §8 derives."""
+    p: int
+    waits: object   # step 4: ((parent, lowerOffsetThreshold), ...) (linear hashing: one);
+                    # None while the look-up of p's znode failed (retried: LookupEpochs)
+    feeders: tuple  # step 5: ((marked partition P3, upperOffsetThreshold in p), ...)
+    started: bool   # False while step 4 blocks p; onPartitionKeyAssigned sets it
+    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
+
+
+class Group(NamedTuple):
+    basis: tuple      # (undeleted, total) the current assignment was computed from
+    members: tuple    # per member: tuple of Part
+    committed: tuple  # the group's position per partition id (committed on every delivery)
+    reported: tuple   # coordinator's copy per partition id (ConsumerGroupPositionRequest)
+    rejoin: bool      # a Fetch was fenced (InvalidPartitionMetadataException): rejoin first
+    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
+
+
+class Admin(NamedTuple):
+    next: int      # index of the next scripted AlterTopic
+    errors: tuple  # error codes returned so far
+    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
+
+
+class Ghost(NamedTuple):
+    """History variables: they make the properties expressible; no action reads them."""
+    delivered: tuple  # per producer, per key class: ((seq, partition), ...) in delivery order
+    removed: tuple    # sorted: partitions removed after being marked for deletion
+    failover_in: tuple  # sorted: procedure kinds ("expand", "shrink", "idle") a failover hit
+    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
+
+
+class World(NamedTuple):
+    store: Store
+    controller: ControllerState  # active candidate and controller epoch (model.kafka)
+    ctrl: Ctrl
+    broker: Broker
+    net: tuple  # the model.kafka.network value (FIFO channels)
+    producers: tuple  # of Producer
+    group: Group
+    admin: Admin
+    ghost: Ghost
+    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
+
+
+def log_end(log: Optional[Log]) -> int:
+    return 0 if log is None else len(log.records)
+
+
+def end_offset(log: Log, epoch: int) -> int:
+    """OffsetsForLeaderEpoch(epoch): the first offset after the messages of leader epochs
+    <= ``epoch``; the log end offset when ``epoch`` is still the leader's current epoch."""
+    if log.epoch <= epoch:
+        return len(log.records)
+    for off, rec in enumerate(log.records):
+        if rec[3] > epoch:
+            return off
+    return len(log.records)

@@ -1,0 +1,62 @@
+"""The protocol variants, as data: one flags object per variant, chosen in one place.
+
+A variant is never a fork of the model: every action reads the flags it depends on. The
+named variants are the regression suite's rows (the issue's table); ``Flags`` fields that are
+not varied by a named variant exist so tests can build one-guard-off models for findings
+(see docs/model-partition-changes.md, "Findings").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from model.scenario import ScenarioError
+
+MODULO, LINEAR = "modulo", "linear"
+
+
+@dataclass(frozen=True)
+class Flags:
+    name: str
+    #: producer partitioner: "modulo" (today's Kafka) or "linear" (KIP-253 §5)
+    hashing: str
+    #: broker rejects a Produce whose undeleted_partition_count differs (KIP-253 §4)
+    produce_fencing: bool
+    #: broker rejects a Fetch whose undeleted_partition_count differs (KIP-253 §8.6)
+    fetch_fencing: bool
+    #: consumers block on the parent / on marked partitions (KIP-253 §8.4, §8.5)
+    consumer_blocking: bool
+    #: AlterTopic may shrink (KIP-253 §3); False is KIP-4's legacy rule: fewer -> error
+    allow_shrink: bool
+    #: a new controller re-drives an unfinished deletion from the epoch bump even when
+    #: leaderEpochBeforeDeletion is already written (our reading of KIP-253 §3's
+    #: "fault tolerant" note; the literal "if ... empty" guard skips the bump)
+    recovery_rebump: bool = True
+    #: members always have a Fetch parked at the broker (long poll), and a LeaderAndIsr that
+    #: changes the count completes it with InvalidPartitionMetadataException, so the group
+    #: sees every count change (without it a paused group can miss a whole
+    #: shrink-remove-expand cycle: see the docs, "Findings")
+    parked_fetch_fenced: bool = True
+
+
+VARIANTS = {
+    "modulo": Flags("modulo", MODULO, produce_fencing=False, fetch_fencing=False,
+                    consumer_blocking=False, allow_shrink=False),
+    "linear-no-blocking": Flags("linear-no-blocking", LINEAR, produce_fencing=True,
+                                fetch_fencing=True, consumer_blocking=False,
+                                allow_shrink=True),
+    "linear-no-fencing": Flags("linear-no-fencing", LINEAR, produce_fencing=False,
+                               fetch_fencing=True, consumer_blocking=True, allow_shrink=True),
+    "kip253": Flags("kip253", LINEAR, produce_fencing=True, fetch_fencing=True,
+                    consumer_blocking=True, allow_shrink=True),
+}
+
+NAMES = tuple(VARIANTS)
+
+
+def flags_for(variant: str, **overrides) -> Flags:
+    """The flags of a named variant; ``overrides`` switch single guards (tests only)."""
+    if variant not in VARIANTS:
+        raise ScenarioError(f"unknown partition-model variant {variant!r}: use one of "
+                            f"{', '.join(NAMES)}")
+    f = VARIANTS[variant]
+    return replace(f, **overrides) if overrides else f

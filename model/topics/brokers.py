@@ -1,0 +1,147 @@
+"""Broker-side steps: handling LeaderAndIsr and StopReplica, crash, restart and purging the
+deleting/ directory. partition.metadata is flushed before the first append to a log
+(``datapath``), as Kafka's ``maybeFlushMetadataFile`` does; a crash before that loses the
+partition's topic ID.
+
+Each public function is one action ``f(m, w, ...) -> World | None`` (None: not enabled or
+no effect); the docstring names the KIP section it models.
+"""
+from __future__ import annotations
+
+from model.kafka import broker as bk
+from model.kafka.canon import replace_at, set_add
+from model.kafka.store import ZERO_ID
+from model.topics import control
+from model.topics.state import FULL, NO_ROLE, Replica
+
+
+def _put(w, b, rec):
+    return w._replace(brokers=replace_at(w.brokers, b - 1, rec))
+
+
+def _fenced(m, br, epoch) -> bool:
+    return m.flags.epoch_fencing and epoch < br.ctl_epoch
+
+
+def _seen(br, epoch):
+    return br._replace(ctl_epoch=max(br.ctl_epoch, epoch), applied_epoch=epoch)
+
+
+def _stage(m, deleting, r):
+    """KIP-516 "Deletion": move the partition to log.dir/deleting/{topic_id}_{partition}.
+    Without the ``purge_delay`` option the delayed purge is folded in (nothing observes
+    deleting/, and the extra step triples the state space)."""
+    if not m.bounds.purge_delay:
+        return deleting
+    return set_add(deleting, (r.partition, r.topic_id, r.inc))
+
+
+def fresh_replica(ps, topic_ids) -> Replica:
+    return Replica(ps.partition, ps.topic_id, ps.inc, ps.leader, ps.leader_epoch, (),
+                   not topic_ids, "")
+
+
+def on_leader_and_isr(m, w, msg):
+    """LeaderAndIsr (KIP-516 "LeaderAndIsr"). A partition not present locally is created.
+    With topic IDs, a local partition whose ID differs is stale: staged for deletion and
+    replaced (FULL, and INCREMENTAL per "Reconciliation may also be necessary if type =
+    INCREMENTAL"; the broker answers INCONSISTENT_TOPIC_ID). A FULL request also stages
+    every local partition it does not list. A local partition without an ID (legacy, or
+    partition.metadata lost in a crash) takes the request's ID (KIP-516 "Migration").
+    Otherwise the state applies when its leader epoch is not older than the local one."""
+    f = m.flags
+    b = msg.dst
+    br = w.brokers[b - 1]
+    net = m.net.deliver(w.net, msg)
+    if _fenced(m, br, msg.epoch):
+        return w._replace(net=net)  # STALE_CONTROLLER_EPOCH
+    full = msg.lair_type == FULL
+    reps = {r.partition: r for r in br.replicas}
+    deleting = br.deleting
+    listed = set()
+    for ps in msg.parts:
+        listed.add(ps.partition)
+        r = reps.get(ps.partition)
+        if r is None:
+            reps[ps.partition] = fresh_replica(ps, f.topic_ids)
+            continue
+        mismatch = f.topic_ids and r.topic_id not in (ZERO_ID, ps.topic_id)
+        if mismatch and (full or f.incremental_id_check):
+            deleting = _stage(m, deleting, r)
+            reps[ps.partition] = fresh_replica(ps, f.topic_ids)
+        elif ps.leader_epoch >= r.leader_epoch:
+            same = r.topic_id == ps.topic_id and r.inc == ps.inc
+            reps[ps.partition] = r._replace(
+                leader=ps.leader, leader_epoch=ps.leader_epoch, fetch_error="",
+                topic_id=ps.topic_id, inc=ps.inc,
+                durable=r.durable if same else not f.topic_ids)
+    if full and f.full_reconcile:
+        for p in list(reps):
+            if p not in listed:
+                deleting = _stage(m, deleting, reps.pop(p))
+    status = bk.UP if br.status == bk.RESTARTING else br.status
+    br = _seen(br, msg.epoch)._replace(status=status, deleting=deleting,
+                                       replicas=tuple(reps[p] for p in sorted(reps)))
+    return _put(w, b, br)._replace(net=net)
+
+
+def on_stop_replica(m, w, msg):
+    """StopReplica with delete_partitions (KIP-516 "StopReplica" v4: by topic ID). The
+    partition is staged for deletion when it is the one addressed: by name in legacy, by
+    topic ID in kip516 (a partition of another or unknown ID is left alone; a FULL
+    LeaderAndIsr reconciles it). Success is answered either way: nothing of that topic ID
+    is left."""
+    b = msg.dst
+    br = w.brokers[b - 1]
+    net = m.net.deliver(w.net, msg)
+    if _fenced(m, br, msg.epoch):
+        return w._replace(net=net)  # STALE_CONTROLLER_EPOCH, to a deposed controller
+    reps = br.replicas
+    deleting = br.deleting
+    for i, r in enumerate(reps):
+        if r.partition == msg.partition and (not m.flags.topic_ids
+                                             or r.topic_id == msg.topic_id):
+            deleting = _stage(m, deleting, r)
+            reps = reps[:i] + reps[i + 1:]
+            break
+    br = _seen(br, msg.epoch)._replace(replicas=reps, deleting=deleting)
+    w = _put(w, b, br)
+    return w._replace(net=control.respond_stop(m, w, net, b, msg))
+
+
+def crash(m, w, b):
+    """A broker crashes: connections break (in-flight traffic to and from it is lost), and
+    the controller elects new leaders for what it led. Its disk survives; what it held
+    only in memory is rebuilt at restart."""
+    br = w.brokers[b - 1]
+    if br.status == bk.DOWN or w.budget.crashes <= 0:
+        return None
+    brokers = replace_at(w.brokers, b - 1, br._replace(status=bk.DOWN))
+    net = m.net.drop(w.net, lambda x: x.src == b or x.dst == b)
+    w = w._replace(net=net, budget=w.budget._replace(crashes=w.budget.crashes - 1))
+    store, net = control.elect_for_crash(m, w, b, brokers)
+    return w._replace(brokers=brokers, store=store, net=net)
+
+
+def restart(m, w, b):
+    """A crashed broker restarts: logs are reloaded from disk; a partition whose
+    partition.metadata was never flushed has lost its topic ID (KIP-516 "Partition
+    Metadata file": the file is what lets the broker "reload the broker's view of topic
+    ID on startup"); roles and leader epochs are unknown until the controller's initial
+    LeaderAndIsr."""
+    br = w.brokers[b - 1]
+    if br.status != bk.DOWN:
+        return None
+    reps = tuple(r._replace(topic_id=r.topic_id if r.durable else ZERO_ID, leader=NO_ROLE,
+                            leader_epoch=-1, fetch_error="") for r in br.replicas)
+    br = br._replace(status=bk.RESTARTING, replicas=reps, ctl_epoch=0, applied_epoch=0)
+    return control.broker_registered(m, _put(w, b, br), b)
+
+
+def purge(m, w, b):
+    """delete.topic.delay.ms elapses: the deleting/ directory is cleared (KIP-516
+    "Deletion", step 3)."""
+    br = w.brokers[b - 1]
+    if br.status == bk.DOWN or not br.deleting:
+        return None
+    return _put(w, b, br._replace(deleting=()))

@@ -1,0 +1,187 @@
+"""The data path: follower replication (Fetch), the producer and the consumer.
+
+A follower's Fetch is answered from the leader's state at the moment it is sent (its time
+in flight is folded into the response's, which may be delayed arbitrarily); the response
+is applied when delivered. Client requests are answered at once. An empty successful
+fetch is a long poll that returns nothing, and a fetch whose error the follower already
+holds changes nothing: both are "no step", so a settled cluster is not kept busy.
+
+Each public function is one action ``f(m, w, ...) -> World | None``; the docstring names
+the KIP section it models.
+"""
+from __future__ import annotations
+
+from model.kafka import broker as bk
+from model.kafka import store as zk
+from model.kafka.canon import replace_at, set_add, set_union
+from model.kafka.store import NO_LEADER, ZERO_ID
+from model.topics.state import TOPIC, FetchResponse, Meta
+
+
+def replica(br, p):
+    for r in br.replicas:
+        if r.partition == p:
+            return r
+    return None
+
+
+def serve(m, leader_id, lr, topic_id, epoch, offset):
+    """The leader's answer to a Fetch: (error, records). Checks in Kafka's order: topic ID
+    (KIP-516 "Fetch": "any request to stale partitions will not be successful"),
+    leadership, leader epoch (KIP-320), offset."""
+    if lr is None:
+        return ("UNKNOWN_TOPIC_ID" if topic_id else "UNKNOWN_TOPIC_OR_PARTITION"), ()
+    if topic_id and lr.topic_id != topic_id:
+        return "INCONSISTENT_TOPIC_ID", ()
+    if lr.leader != leader_id:
+        return "NOT_LEADER_OR_FOLLOWER", ()
+    if epoch < lr.leader_epoch:
+        return "FENCED_LEADER_EPOCH", ()
+    if epoch > lr.leader_epoch:
+        return "UNKNOWN_LEADER_EPOCH", ()
+    if offset > len(lr.log):
+        return "OFFSET_OUT_OF_RANGE", ()
+    return "", lr.log[offset:]
+
+
+def _reads(ghost, reader, asked, records):
+    return ghost._replace(reads=set_union(ghost.reads, {(reader, asked, g) for g in records}))
+
+
+# ---- replication ---------------------------------------------------------------------------
+def follower_fetch(m, w, b, p):
+    """A follower fetches from its leader (KIP-516 "Fetch" v13: by topic ID in kip516, by
+    name in legacy and in the no-fetch-id mutant)."""
+    br = w.brokers[b - 1]
+    r = replica(br, p)
+    if br.status != bk.UP or r is None or r.leader in (b, -1):
+        return None
+    lb = w.brokers[r.leader - 1]
+    if lb.status != bk.UP:
+        return None  # no connection: the follower waits for a new LeaderAndIsr
+    for x in m.net.messages(w.net):
+        if x.kind == "FetchResponse" and x.dst == b and x.partition == p:
+            return None  # one fetch in flight per follower partition
+    lr = replica(lb, p)
+    tid = r.topic_id if m.flags.fetch_topic_id else ZERO_ID
+    err, recs = serve(m, r.leader, lr, tid, r.leader_epoch, len(r.log))
+    if err == "" and not recs:
+        return None  # long poll: nothing to return
+    if err and err == r.fetch_error:
+        return None
+    msg = FetchResponse("FetchResponse", r.leader, b, p, tid, r.leader_epoch, len(r.log),
+                        recs, len(lr.log) if lr else 0, err or "NONE", r.inc)
+    ghost = w.ghost
+    if lr is not None:
+        ghost = ghost._replace(attempts=set_add(ghost.attempts, (r.inc, lr.inc)))
+    return w._replace(net=m.net.send(w.net, msg), ghost=ghost)
+
+
+def on_fetch_response(m, w, msg):
+    """The follower applies a FetchResponse if it still fetches that partition from that
+    leader at that leader epoch and offset, and (kip516) the topic ID matches its own
+    (KIP-516 "Fetch"). Records are appended after partition.metadata is flushed.
+    OFFSET_OUT_OF_RANGE truncates to the leader's end (divergence after an election)."""
+    b = msg.dst
+    br = w.brokers[b - 1]
+    net = m.net.deliver(w.net, msg)
+    r = replica(br, msg.partition)
+    if (r is None or r.leader != msg.src or r.leader_epoch != msg.leader_epoch
+            or len(r.log) != msg.offset
+            or (m.flags.fetch_topic_id and msg.topic_id != r.topic_id)):
+        return w._replace(net=net)  # discarded
+    ghost = w.ghost
+    if msg.error == "OFFSET_OUT_OF_RANGE":
+        r = r._replace(log=r.log[:msg.leader_end], fetch_error="")
+    elif msg.error != "NONE":
+        r = r._replace(fetch_error=msg.error)
+    else:
+        r = r._replace(log=r.log + msg.records, durable=True, fetch_error="")
+        ghost = _reads(ghost, b, r.inc, msg.records)
+    reps = tuple(r if x.partition == msg.partition else x for x in br.replicas)
+    return w._replace(net=net, ghost=ghost,
+                      brokers=replace_at(w.brokers, b - 1, br._replace(replicas=reps)))
+
+
+# ---- clients -------------------------------------------------------------------------------
+def snapshot(m, store, old):
+    """Client metadata from the store (brokers' metadata caches folded in: a client's view
+    is as old as its last refresh). A client cannot tell incarnations of a name apart
+    without topic IDs, so in legacy its believed incarnation sticks."""
+    rec = zk.topic(store, TOPIC)
+    if rec is None or zk.marked(store, TOPIC):
+        return old
+    inc = rec.incarnation
+    if old is not None and not m.flags.topic_ids:
+        inc = old.inc
+    return Meta(rec.topic_id, inc, tuple((p.leader, p.leader_epoch) for p in rec.partitions))
+
+
+def _leader(w, meta, p):
+    if meta is None:
+        return None, None
+    lid = meta.leaders[p][0]
+    if lid == NO_LEADER or w.brokers[lid - 1].status != bk.UP:
+        return None, None
+    return lid, replica(w.brokers[lid - 1], p)
+
+
+def producer_refresh(m, w):
+    meta = snapshot(m, w.store, w.producer.meta)
+    if meta == w.producer.meta:
+        return None
+    return w._replace(producer=w.producer._replace(meta=meta))
+
+
+def produce(m, w, p):
+    """Produce to partition ``p`` via the producer's metadata (KIP-516 "Produce" v9: by
+    topic ID; legacy by name). The leader appends after flushing partition.metadata."""
+    pr = w.producer
+    if pr.left <= 0:
+        return None
+    lid, lr = _leader(w, pr.meta, p)
+    if lr is None or lr.leader != lid:
+        return None  # UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER: the producer refreshes
+    if m.flags.topic_ids and lr.topic_id != pr.meta.topic_id:
+        return None  # UNKNOWN_TOPIC_ID
+    br = w.brokers[lid - 1]
+    lr2 = lr._replace(log=lr.log + (lr.inc,), durable=True)
+    reps = tuple(lr2 if x.partition == p else x for x in br.replicas)
+    ghost = w.ghost._replace(wrote=set_add(w.ghost.wrote, (pr.meta.inc, lr.inc)))
+    return w._replace(brokers=replace_at(w.brokers, lid - 1, br._replace(replicas=reps)),
+                      producer=pr._replace(left=pr.left - 1), ghost=ghost)
+
+
+def consumer_refresh(m, w):
+    c = w.consumer
+    meta = snapshot(m, w.store, c.meta)
+    if meta == c.meta:
+        return None
+    pos = c.positions
+    if c.meta is not None and meta.topic_id != c.meta.topic_id:
+        pos = (0,) * len(pos)  # a new topic ID: a new topic, read from the start
+    return w._replace(consumer=c._replace(meta=meta, positions=pos))
+
+
+def consumer_fetch(m, w, p):
+    """The consumer fetches from the leader in its metadata (KIP-516 "Fetch" v13 by topic
+    ID; legacy by name) with its leader epoch. OFFSET_OUT_OF_RANGE resets the position to
+    the start (auto.offset.reset=earliest)."""
+    c = w.consumer
+    lid, lr = _leader(w, c.meta, p)
+    if lid is None:
+        return None
+    tid = c.meta.topic_id if m.flags.fetch_topic_id else ZERO_ID
+    pos = c.positions[p]
+    err, recs = serve(m, lid, lr, tid, c.meta.leaders[p][1], pos)
+    ghost = w.ghost
+    if lr is not None:
+        ghost = ghost._replace(attempts=set_add(ghost.attempts, (c.meta.inc, lr.inc)))
+    if err == "OFFSET_OUT_OF_RANGE":
+        c = c._replace(positions=replace_at(c.positions, p, 0))
+    elif not err and recs:
+        ghost = _reads(ghost, 0, c.meta.inc, recs)
+        c = c._replace(positions=replace_at(c.positions, p, pos + len(recs)))
+    if c == w.consumer and ghost == w.ghost:
+        return None
+    return w._replace(consumer=c, ghost=ghost)

@@ -1,0 +1,235 @@
+"""TopicsModel: the topic lifecycle of KIP-516 as one composed state machine.
+
+Components (each an explicit state machine in its own module): the metadata store and the
+controller (``control``), brokers (``brokers``), replication and clients (``datapath``),
+the network (``model.kafka.network``). ``actions`` lists every candidate step in a fixed
+order; ``next_state`` dispatches to the module that owns it.
+
+Quiescence: ``is_fault`` marks every action the cluster does not take by itself — faults
+(crash, restart, failover, message loss) and environment inputs (admin and client
+requests). A state is settled when no internal step (delivery, retry, fetch, purge) is
+enabled, whatever the environment might still do.
+"""
+from __future__ import annotations
+
+from itertools import permutations
+
+from model.contract import Model
+from model.kafka import broker as bk
+from model.kafka import controller as kc
+from model.kafka import store as zk
+from model.kafka import symmetry as ksym
+from model.kafka.network import Network
+from model.topics import brokers, control, datapath, pictures
+from model.topics import symmetry as tsym
+from model.topics.state import (
+    TOPIC, Admin, Broker, Budget, Client, Ghost, Memory, Meta, Replica, World,
+)
+from model.topics.variants import flags as variant_flags
+
+#: actions the cluster does not take by itself (see module docstring)
+ENVIRONMENT = frozenset({"crash", "restart", "failover", "lose", "create", "delete",
+                         "reassign", "produce", "producer-refresh", "consumer-fetch",
+                         "consumer-refresh"})
+
+
+class TopicsModel(Model):
+    name = "topics"
+    has_symmetry = True
+
+    def __init__(self, variant: str, bounds):
+        self.variant = variant
+        self.flags = variant_flags(variant)
+        self.bounds = bounds
+        self.net = Network(ordered=not bounds.reorder)
+        self.broker_ids = tuple(bk.broker_ids(bounds.brokers))
+        self._maps = ksym.mappings(self.broker_ids)
+        self._deliver = {
+            "LeaderAndIsr": brokers.on_leader_and_isr,
+            "StopReplica": brokers.on_stop_replica,
+            "StopReplicaResponse": control.on_stop_replica_response,
+            "FetchResponse": datapath.on_fetch_response,
+        }
+        self._steps = {
+            "retry-stop": control.retry_stop, "create": control.create,
+            "delete": control.delete, "reassign": control.reassign,
+            "failover": control.failover, "crash": brokers.crash,
+            "restart": brokers.restart,
+            "purge": brokers.purge, "fetch": datapath.follower_fetch,
+            "produce": datapath.produce, "producer-refresh": datapath.producer_refresh,
+            "consumer-fetch": datapath.consumer_fetch,
+            "consumer-refresh": datapath.consumer_refresh,
+        }
+
+    # ---- initial state ------------------------------------------------------------------
+    def init_states(self):
+        """Incarnation 1 of the topic exists, fully replicated, with ``initial_records``
+        records; every broker is up; controller-1 is active with epoch 1."""
+        bd, ids = self.bounds, self.flags.topic_ids
+        first = tuple(range(1, bd.rf + 1))
+        layouts = [first[p % bd.rf:] + first[:p % bd.rf] for p in range(bd.partitions)]
+        store, rec = zk.new_topic(zk.Store(), TOPIC, layouts, ids)
+        ctl = kc.initial(2)
+        brs = []
+        for b in self.broker_ids:
+            reps = tuple(Replica(p, rec.topic_id, 1, part.leader, 0,
+                                 (1,) * bd.initial_records, True, "")
+                         for p, part in enumerate(rec.partitions) if b in part.replicas)
+            brs.append(Broker(bk.UP, reps, (), ctl.epoch, ctl.epoch))
+        meta = Meta(rec.topic_id, 1, tuple((p.leader, p.leader_epoch)
+                                           for p in rec.partitions))
+        admin = Admin("delete" if bd.deletes > 0 else "done", bd.incarnations - 1,
+                      bd.deletes, rec.topic_id, ())
+        producer = Client(meta if bd.records else None, bd.records, ())
+        consumer = Client(meta if bd.consumer else None, 0, (0,) * bd.partitions)
+        return [World(store, ctl, Memory(), tuple(brs), (), admin, producer, consumer,
+                      Budget(bd.crashes, bd.failovers, bd.reassign), Ghost())]
+
+    # ---- actions ------------------------------------------------------------------------
+    def actions(self, w):
+        bd, f = self.bounds, self.flags
+        out = []
+        for msg in self.net.deliverable(w.net):
+            out.append(("deliver", msg))
+            if bd.loss and msg.kind == "StopReplica":
+                out.append(("lose", msg))
+        stops, fetching = self._in_flight(w)
+        if f.retry_stop_replica:
+            out.extend(("retry-stop", w.ctl.active) + e for e in w.mem.pending
+                       if e[:3] not in stops)
+        for b, br in zip(self.broker_ids, w.brokers):
+            if br.status == bk.DOWN:
+                continue
+            for r in br.replicas:
+                if r.leader not in (b, -1) and (b, r.partition) not in fetching:
+                    out.append(("fetch", b, r.partition))
+            if br.deleting:
+                out.append(("purge", b))
+        out.extend(self._admin_actions(w))
+        if bd.records:
+            out.append(("producer-refresh",))
+            out.extend(("produce", p) for p in range(bd.partitions))
+        if bd.consumer:
+            out.append(("consumer-refresh",))
+            out.extend(("consumer-fetch", p) for p in range(bd.partitions))
+        for b, br in zip(self.broker_ids, w.brokers):
+            if br.status == bk.DOWN:
+                out.append(("restart", b))
+            elif w.budget.crashes > 0:
+                out.append(("crash", b))
+        if w.budget.failovers > 0:
+            out.extend(("failover", c) for c in kc.successors_of(w.ctl))
+        return out
+
+    def _in_flight(self, w):
+        """(broker, partition, topic ID) of the current controller's StopReplica requests
+        and responses in flight; (follower, partition) of fetches in flight. One pass over
+        the network, so the retry and fetch candidates are not re-scanned one by one."""
+        stops, fetching = set(), set()
+        ctl, ep = -w.ctl.active, w.ctl.epoch
+        for x in self.net.messages(w.net):
+            k = x.kind
+            if k == "StopReplica":
+                if x.src == ctl and x.epoch == ep:
+                    stops.add((x.dst, x.partition, x.topic_id))
+            elif k == "StopReplicaResponse":
+                if x.dst == ctl and x.epoch == ep:
+                    stops.add((x.src, x.partition, x.topic_id))
+            elif k == "FetchResponse":
+                fetching.add((x.dst, x.partition))
+        return stops, fetching
+
+    def _admin_actions(self, w):
+        a, out = w.admin, []
+        if a.next_op == "delete":
+            out.append(("delete", "name"))
+            if self.flags.topic_ids:
+                out.append(("delete", "id"))
+        elif a.next_op == "create":
+            live = bk.live_ids(w.brokers)
+            if zk.topic(w.store, TOPIC) is not None or len(live) < self.bounds.rf:
+                out.append(("create", ()))
+            else:
+                out.extend(("create", p) for p in permutations(live, self.bounds.rf))
+        if w.budget.reassign > 0:
+            rec = control.active_topic(w.store)
+            if rec is not None:
+                for p, part in enumerate(rec.partitions):
+                    if len(part.replicas) >= 2:
+                        out.extend(("reassign", p, b) for b in part.replicas
+                                   if w.brokers[b - 1].status == bk.DOWN)
+        return out
+
+    def next_state(self, w, action):
+        kind = action[0]
+        if kind == "deliver":
+            return self._deliver[action[1].kind](self, w, action[1])
+        if kind == "lose":
+            return w._replace(net=self.net.lose(w.net, action[1]))
+        return self._steps[kind](self, w, *action[1:])
+
+    # ---- contract extras ----------------------------------------------------------------
+    def properties(self):
+        from model.topics.properties import properties_for
+        return properties_for(self.bounds)
+
+    def is_fault(self, action) -> bool:
+        return action[0] in ENVIRONMENT
+
+    def representative(self, w):
+        return ksym.representative(w, self._maps, lambda s, mp: tsym.rename(self, s, mp))
+
+    def action_name(self, action) -> str:
+        return pictures.action_name(action)
+
+    def action_names(self):
+        """Action kinds this scenario's bounds make possible (coverage lists the ones that
+        never fired)."""
+        bd, f = self.bounds, self.flags
+        names = ["deliver-LeaderAndIsr", "deliver-StopReplica",
+                 "deliver-StopReplicaResponse", "delete"]
+        if bd.purge_delay:
+            names.append("purge")
+        if bd.rf > 1 and (bd.initial_records or bd.records):
+            names.append("deliver-FetchResponse")
+        if bd.rf > 1:
+            names.append("fetch")
+        if bd.incarnations > 1:
+            names.append("create")
+        if bd.loss:
+            names.append("lose-StopReplica")
+        if bd.loss and f.retry_stop_replica:
+            names.append("retry-stop")
+        if bd.crashes:
+            names += ["crash", "restart"]
+        if bd.failovers:
+            names.append("failover")
+        if bd.reassign:
+            names.append("reassign")
+        if bd.records:
+            names += ["produce", "producer-refresh"]
+        if bd.consumer:
+            names += ["consumer-fetch", "consumer-refresh"]
+        return sorted(names)
+
+    def format_action(self, action) -> str:
+        return pictures.format_action(action)
+
+    def format_state(self, w) -> str:
+        from model.topics.views import describe
+        return describe(w)
+
+    def action_actor(self, action) -> str:
+        return pictures.action_actor(action)
+
+    def action_message(self, action, state=None):
+        return pictures.action_message(action, state, self.flags)
+
+    def lanes(self):
+        out = [kc.lane(c) for c in (1, 2)] + ["store"]
+        out += [bk.lane(b) for b in self.broker_ids] + ["admin"]
+        if self.bounds.records:
+            out.append("producer")
+        if self.bounds.consumer:
+            out.append("consumer")
+        return out

@@ -1,0 +1,141 @@
+"""How actions look: text for traces, lanes and arrows for message-sequence pictures."""
+from __future__ import annotations
+
+from model.kafka.broker import lane as broker_lane
+from model.kafka.controller import lane as controller_lane
+
+
+def endpoint(x: int) -> str:
+    return broker_lane(x) if x > 0 else controller_lane(-x)
+
+
+def _tid(tid: int) -> str:
+    return f"id={tid}" if tid else "no-id"
+
+
+def message_label(msg) -> str:
+    k = msg.kind
+    if k == "LeaderAndIsr":
+        typ = f" {msg.lair_type}" if msg.lair_type else ""
+        parts = " ".join(f"[A-{p.partition} {_tid(p.topic_id)} leader={p.leader} "
+                         f"le={p.leader_epoch}]" for p in msg.parts) or "[]"
+        return f"LeaderAndIsr{typ} ce={msg.epoch} {parts}"
+    if k == "StopReplica":
+        return f"StopReplica delete A-{msg.partition} {_tid(msg.topic_id)} ce={msg.epoch}"
+    if k == "StopReplicaResponse":
+        return f"StopReplicaResponse A-{msg.partition} {_tid(msg.topic_id)} {msg.error}"
+    if k == "FetchResponse":
+        what = f"records={list(msg.records)}" if msg.error == "NONE" else msg.error
+        return f"FetchResponse A-{msg.partition} {_tid(msg.topic_id)} le={msg.leader_epoch} {what}"
+    return k
+
+
+def action_name(action) -> str:
+    kind = action[0]
+    if kind in ("deliver", "lose"):
+        return f"{kind}-{action[1].kind}"
+    return kind
+
+
+def format_action(action) -> str:
+    kind = action[0]
+    if kind in ("deliver", "lose"):
+        m = action[1]
+        verb = "deliver" if kind == "deliver" else "LOSE"
+        return f"{verb} {endpoint(m.src)}->{endpoint(m.dst)}: {message_label(m)}"
+    if kind == "create":
+        return f"admin CreateTopics A replicas={list(action[1])}"
+    if kind == "delete":
+        return f"admin DeleteTopics A by {action[1]}"
+    if kind == "reassign":
+        return f"admin reassign A-{action[1]} away from down broker-{action[2]}"
+    if kind == "retry-stop":
+        _, c, b, p, tid, _inc = action
+        return f"controller-{c} retries StopReplica A-{p} {_tid(tid)} to broker-{b}"
+    if kind == "fetch":
+        return f"broker-{action[1]} fetches A-{action[2]} from its leader"
+    if kind == "purge":
+        return f"broker-{action[1]} purges deleting/"
+    if kind in ("crash", "restart"):
+        return f"broker-{action[1]} {'crashes' if kind == 'crash' else 'restarts'}"
+    if kind == "failover":
+        return f"controller failover: controller-{action[1]} elected"
+    if kind in ("produce", "consumer-fetch"):
+        who = "producer produces to" if kind == "produce" else "consumer fetches"
+        return f"{who} A-{action[1]}"
+    return kind.replace("-", " ")
+
+
+def action_actor(action) -> str:
+    kind = action[0]
+    if kind == "deliver":
+        return endpoint(action[1].dst)
+    if kind == "lose":
+        return endpoint(action[1].src)
+    if kind in ("create", "delete", "reassign"):
+        return "admin"
+    if kind in ("fetch", "purge", "crash", "restart"):
+        return broker_lane(action[1])
+    if kind == "failover":
+        return controller_lane(action[1])
+    if kind in ("produce", "producer-refresh"):
+        return "producer"
+    if kind in ("consumer-fetch", "consumer-refresh"):
+        return "consumer"
+    if kind == "retry-stop":
+        return controller_lane(action[1])
+    return "system"
+
+
+def action_message(action, state, flags=None):
+    """(from lane, to lane, label) for sends and deliveries, else None. ``flags`` (the
+    variant) decides whether Fetch and Produce carry a topic ID."""
+    fetch_id = flags is None or flags.fetch_topic_id
+    produce_id = flags is None or flags.topic_ids
+    kind = action[0]
+    if kind in ("deliver", "lose"):
+        m = action[1]
+        label = message_label(m) + (" (lost)" if kind == "lose" else "")
+        return endpoint(m.src), endpoint(m.dst), label
+    if state is None:
+        return None
+    ctl = controller_lane(state.ctl.active)
+    if kind == "create":
+        return "admin", ctl, f"CreateTopics A replicas={list(action[1])}"
+    if kind == "delete":
+        return "admin", ctl, f"DeleteTopics A by {action[1]}"
+    if kind == "reassign":
+        return "admin", ctl, f"AlterPartitionReassignments A-{action[1]} -broker-{action[2]}"
+    if kind == "retry-stop":
+        _, _c, b, p, tid, _inc = action
+        return ctl, broker_lane(b), f"StopReplica delete A-{p} {_tid(tid)} (retry)"
+    if kind == "fetch":
+        b, p = action[1], action[2]
+        r = _replica(state, b, p)
+        if r is None or r.leader < 1:
+            return None
+        tid = r.topic_id if fetch_id else 0
+        return broker_lane(b), broker_lane(r.leader), \
+            f"Fetch A-{p} {_tid(tid)} le={r.leader_epoch} offset={len(r.log)}"
+    if kind in ("produce", "consumer-fetch"):
+        who = "producer" if kind == "produce" else "consumer"
+        meta = state.producer.meta if kind == "produce" else state.consumer.meta
+        if meta is None or meta.leaders[action[1]][0] < 1:
+            return None
+        lead, le = meta.leaders[action[1]]
+        if kind == "produce":
+            tid = meta.topic_id if produce_id else 0
+            return who, broker_lane(lead), f"Produce A-{action[1]} {_tid(tid)}"
+        tid = meta.topic_id if fetch_id else 0
+        pos = state.consumer.positions[action[1]]
+        return who, broker_lane(lead), f"Fetch A-{action[1]} {_tid(tid)} le={le} offset={pos}"
+    if kind in ("producer-refresh", "consumer-refresh"):
+        return "store", kind.split("-")[0], "Metadata A"
+    return None
+
+
+def _replica(state, b, p):
+    for r in state.brokers[b - 1].replicas:
+        if r.partition == p:
+            return r
+    return None

@@ -1,0 +1,128 @@
+"""The invariants of the topic lifecycle, each declared once as a first-order formula over
+the relational view (``model.topics.views``).
+
+always: NoStaleRead, NoStaleReplication, TopicIdUnique, NoWriteToDeletedTopic,
+ControllerEpochFencing, RecreateAfterDelete (KAFKA-6098).
+quiescent (settled: no internal step left): StaleReplicasCleaned, DeletionCompletes.
+sometimes (witnesses that make a scenario meaningful): NameRecreated,
+StaleFetchAttempted, FailoverMidDeletion, RestartWithStaleReplica — a scenario carries
+the witnesses its bounds make possible (``properties_for``).
+"""
+from __future__ import annotations
+
+from invariants.declare import declare
+from invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
+from model.kafka.store import SENTINEL_ID, ZERO_ID
+from model.topics.views import view
+
+Read = Rel("Read", 3, ("reader", "asked_inc", "record_inc"))
+Wrote = Rel("Wrote", 2, ("believed_inc", "landed_inc"))
+Attempt = Rel("Attempt", 2, ("asked_inc", "served_inc"))
+Record = Rel("Record", 4, ("broker", "partition", "serving_inc", "record_inc"))
+Holds = Rel("Holds", 3, ("broker", "partition", "inc"))
+Live = Rel("Live", 1, ("inc",))
+Znode = Rel("Znode", 3, ("inc", "topic_id", "version"))
+IdOf = Rel("IdOf", 2, ("inc", "topic_id"))
+Marker = Rel("Marker", 1, ("name",))
+Down = Rel("Down", 1, ("broker",))
+Restarting = Rel("Restarting", 1, ("broker",))
+Fence = Rel("Fence", 3, ("broker", "highest_epoch", "last_epoch"))
+CreateAfterDelete = Rel("CreateAfterDelete", 1, ("error",))
+Failover = Rel("Failover", 2, ("epoch", "deletion_pending"))
+
+r, a, g, b, p, s, i, j, t, v, d, d2, e, n = variables("r a g b p s i j t v d d2 e n")
+
+NO_STALE_READ = declare(
+    "always", "NoStaleRead",
+    forall((r, a, g), implies(Read(r, a, g), a == g)), view,
+    "a follower or the consumer never receives records of an incarnation other than the "
+    "one it believes it reads")
+
+NO_STALE_REPLICATION = declare(
+    "always", "NoStaleReplication",
+    forall((b, p, s, g), implies(Record(b, p, s, g), s == g)), view,
+    "every record in a replica's log belongs to the incarnation the replica serves")
+
+TOPIC_ID_UNIQUE = declare(
+    "always", "TopicIdUnique",
+    And(forall((i, t, v), implies(Znode(i, t, v),
+                                  And(t != SENTINEL_ID, Or(v < 3, t != ZERO_ID)))),
+        forall((i, j, t), implies(And(IdOf(i, t), IdOf(j, t)),
+                                  And(i == j, t != SENTINEL_ID)))),
+    view,
+    "a topic ID names one incarnation only, a version-3 znode never holds ZERO, and the "
+    "sentinel ID is never assigned")
+
+NO_WRITE_TO_DELETED_TOPIC = declare(
+    "always", "NoWriteToDeletedTopic",
+    forall((a, g), implies(Wrote(a, g), a == g)), view,
+    "a produced record lands in the incarnation the producer addressed: never in a "
+    "deleted topic's stale log, never in the successor of the topic it meant")
+
+CONTROLLER_EPOCH_FENCING = declare(
+    "always", "ControllerEpochFencing",
+    forall((b, s, e), implies(Fence(b, s, e), s <= e)), view,
+    "a broker never applies a request from an older controller epoch than one it applied")
+
+RECREATE_AFTER_DELETE = declare(
+    "always", "RecreateAfterDelete",
+    forall(e, implies(CreateAfterDelete(e), e != "TOPIC_ALREADY_EXISTS")), view,
+    "once DeleteTopics answered success, creating the name again is not refused with "
+    "TOPIC_ALREADY_EXISTS (KAFKA-6098)")
+
+STALE_REPLICAS_CLEANED = declare(
+    "quiescent", "StaleReplicasCleaned",
+    Or(exists(d, Down(d)),
+       And(forall((b, p, i), implies(Holds(b, p, i), Live(i))),
+           forall((b, p, s, g), implies(Record(b, p, s, g), Live(g))))),
+    view,
+    "settled with every broker up: no replica outside deleting/ serves or holds records "
+    "of a deleted incarnation")
+
+DELETION_COMPLETES = declare(
+    "quiescent", "DeletionCompletes",
+    Not(exists(n, Marker(n))), view,
+    "settled: no deletion is pending (no /admin/delete_topics marker)")
+
+NAME_RECREATED = declare(
+    "sometimes", "NameRecreated",
+    exists((i, t, v), And(Znode(i, t, v), 2 <= i)), view,
+    "the topic name is created again after a deletion")
+
+STALE_FETCH_ATTEMPTED = declare(
+    "sometimes", "StaleFetchAttempted",
+    exists((a, s), And(Attempt(a, s), a != s)), view,
+    "a fetch reaches a replica of another incarnation than the fetcher's")
+
+FAILOVER_MID_DELETION = declare(
+    "sometimes", "FailoverMidDeletion",
+    exists(e, Failover(e, 1)), view,
+    "the controller fails over while a deletion is pending")
+
+RESTART_WITH_STALE_REPLICA = declare(
+    "sometimes", "RestartWithStaleReplica",
+    exists((b, p, i), And(Restarting(b), Holds(b, p, i), Not(Live(i)))), view,
+    "a broker restarts holding a replica of a deleted incarnation")
+
+ALWAYS = (NO_STALE_READ, NO_STALE_REPLICATION, TOPIC_ID_UNIQUE, NO_WRITE_TO_DELETED_TOPIC,
+          CONTROLLER_EPOCH_FENCING, RECREATE_AFTER_DELETE)
+QUIESCENT = (STALE_REPLICAS_CLEANED, DELETION_COMPLETES)
+
+
+def witnesses_for(bounds) -> tuple:
+    """The witnesses a scenario's bounds make reachable in principle."""
+    out = []
+    recreate = bounds.incarnations >= 2 and bounds.deletes >= 1
+    if recreate:
+        out.append(NAME_RECREATED)
+    if recreate and (bounds.rf >= 2 or bounds.consumer):
+        out.append(STALE_FETCH_ATTEMPTED)
+    if bounds.failovers and bounds.deletes:
+        out.append(FAILOVER_MID_DELETION)
+    if bounds.crashes and bounds.deletes:
+        out.append(RESTART_WITH_STALE_REPLICA)
+    return tuple(out)
+
+
+def properties_for(bounds) -> tuple:
+    return ALWAYS + QUIESCENT + witnesses_for(bounds)

@@ -1,0 +1,98 @@
+"""Named scenarios of the topic-lifecycle model; every one runs with every variant.
+
+Each is a set of bounds (``state.Bounds``) chosen to make one KIP-516 story reachable in
+few states; ``-p`` overrides any bound.
+"""
+from __future__ import annotations
+
+from model.scenario import Param, Scenario
+from model.topics.model import TopicsModel
+from model.topics.state import Bounds
+from model.topics.variants import VARIANT_NAMES
+
+PARAM_HELP = {
+    "brokers": ("brokers", 1, 4),
+    "partitions": ("partitions of the topic", 1, 3),
+    "rf": ("replication factor", 1, 4),
+    "incarnations": ("creations of the name, the initial topic included", 1, 4),
+    "deletes": ("DeleteTopics requests the admin issues", 0, 3),
+    "records": ("records the producer may write (0: no producer)", 0, 3),
+    "consumer": ("a consumer reads the topic", None, None),
+    "initial_records": ("records already in the first incarnation", 0, 3),
+    "crashes": ("broker crashes (each may be followed by a restart)", 0, 3),
+    "failovers": ("controller failovers", 0, 3),
+    "reassign": ("reassignments away from a down broker", 0, 2),
+    "loss": ("StopReplica requests may be lost", None, None),
+    "reorder": ("messages between two endpoints may be reordered", None, None),
+    "purge_delay": ("deleting/ is purged by a later step (else at once)", None, None),
+}
+
+
+def _params(b: Bounds) -> tuple:
+    out = []
+    for name, (text, lo, hi) in PARAM_HELP.items():
+        out.append(Param(name, getattr(b, name), text, lo, hi))
+    return tuple(out)
+
+
+def _build(defaults: Bounds):
+    def build(variant, params):
+        bounds = defaults._replace(**params)
+        if bounds.rf > bounds.brokers:
+            from model.scenario import ScenarioError
+            raise ScenarioError(f"rf={bounds.rf} needs at least {bounds.rf} brokers: "
+                                f"use -p brokers={bounds.rf} or a smaller rf")
+        return TopicsModel(variant, bounds)
+    return build
+
+
+def _scenario(name, description, bounds, expectations):
+    return Scenario(name=name, description=description, build=_build(bounds),
+                    params=_params(bounds), variants=VARIANT_NAMES,
+                    default_variant="kip516", family="topics",
+                    expectations=expectations)
+
+
+SCENARIOS = [
+    _scenario(
+        "stale-read",
+        "KIP-516 'Stale reads': a follower of the recreated topic fetches from a broker "
+        "that still holds the deleted one",
+        Bounds(brokers=2, rf=2, incarnations=2, crashes=1, reassign=1),
+        {"legacy": "violates NoStaleRead (a replica reassigned away while down comes back "
+                   "and leads the recreated topic)",
+         "kip516": "holds", "kip516-no-fetch-id": "violates NoStaleRead"}),
+    _scenario(
+        "stale-state",
+        "KIP-516 'Stale state': a broker misses its StopReplica and later gets a "
+        "LeaderAndIsr for the recreated topic",
+        Bounds(brokers=2, rf=2, incarnations=2, crashes=1, reassign=1, loss=True),
+        {"legacy": "violates StaleReplicasCleaned", "kip516": "holds",
+         "kip516-incremental-ignores-id": "violates NoStaleReplication",
+         "kip516-no-stop-replica-retry": "violates StaleReplicasCleaned"}),
+    _scenario(
+        "offline-delete",
+        "KIP-516 'Motivation': delete while a replica's broker is down, then recreate",
+        Bounds(brokers=2, rf=1, incarnations=2, crashes=1),
+        {"legacy": "violates DeletionCompletes and RecreateAfterDelete", "kip516": "holds"}),
+    _scenario(
+        "failover-mid-delete",
+        "the controller fails over and a broker dies in the middle of a deletion",
+        Bounds(brokers=2, rf=2, incarnations=1, crashes=1, failovers=1),
+        {"legacy": "violates DeletionCompletes (KAFKA-10548)", "kip516": "holds",
+         "kip516-failover-incremental": "violates StaleReplicasCleaned",
+         "kip516-no-epoch-fencing": "violates ControllerEpochFencing"}),
+    _scenario(
+        "recreate-race",
+        "KAFKA-6098: delete and immediately recreate while a producer writes and a "
+        "consumer reads",
+        Bounds(brokers=2, rf=1, incarnations=2, records=1, consumer=True, initial_records=0),
+        {"legacy": "violates RecreateAfterDelete, NoWriteToDeletedTopic and NoStaleRead",
+         "kip516": "holds", "kip516-no-fetch-id": "violates NoStaleRead"}),
+    _scenario(
+        "lifecycle-large",
+        "3 brokers, 2 incarnations, a broker crash and a controller failover (325k states "
+        "in kip516: worth a Spark run)",
+        Bounds(brokers=3, rf=2, incarnations=2, crashes=1, failovers=1),
+        {"legacy": "violates DeletionCompletes and RecreateAfterDelete", "kip516": "holds"}),
+]

@@ -1,0 +1,192 @@
+"""State types of the topic-lifecycle model. All immutable NamedTuples of ints/strs/tuples.
+
+One topic name (``TOPIC``) is modelled; its successive creations are *incarnations*
+1, 2, ... (ghost numbers that every record, replica and client belief carries, so the
+invariants can say "another incarnation"). In kip516 the topic ID of incarnation i is
+``FIRST_ID + i - 1``; in legacy it is ``ZERO_ID`` (no ID).
+
+Endpoints in messages: brokers are 1..n, controller candidate c is ``-c``.
+
+Every state type uses the plain tuple ``repr`` (a C function): the canonical encoding
+(``model.encoding``) is ``repr``, and the generated NamedTuple ``repr`` is Python code
+that dominated fingerprinting. The encoding stays canonical: a field's type is fixed by
+its position, and message types differ in their first field (the kind).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from model.kafka.controller import ControllerState
+from model.kafka.store import Store
+
+TOPIC = "A"
+NO_ROLE = -1  # Replica.leader before the first LeaderAndIsr after a restart
+
+
+class Bounds(NamedTuple):
+    """A scenario's bounds and options (the ``-p`` parameters)."""
+    brokers: int = 2
+    partitions: int = 1
+    rf: int = 2               # replication factor of every incarnation
+    incarnations: int = 2     # creations of the name, the initial topic included
+    deletes: int = 1          # DeleteTopics the admin issues
+    records: int = 0          # records the producer may write (0: no producer)
+    consumer: bool = False    # a consumer reads the topic
+    initial_records: int = 1  # records already in incarnation 1's log
+    crashes: int = 0          # broker crashes (each may be followed by a restart)
+    failovers: int = 0        # controller failovers
+    reassign: int = 0         # reassignments away from a down broker
+    loss: bool = False        # StopReplica requests may be lost
+    reorder: bool = False     # messages between two endpoints may be reordered
+    purge_delay: bool = False  # deleting/ is purged by a later step (else at once)
+
+
+class Replica(NamedTuple):
+    partition: int
+    topic_id: int      # ZERO_ID: unknown (legacy, or partition.metadata never flushed)
+    inc: int           # ghost: the incarnation this replica serves
+    leader: int        # leader as last told by LeaderAndIsr; NO_ROLE after a restart
+    leader_epoch: int  # -1 after a restart until the first LeaderAndIsr
+    log: tuple         # records, each the ghost incarnation it was produced into
+    durable: bool      # partition.metadata flushed (before the first append)
+    fetch_error: str   # error of the last fetch response ("" none): no busy re-fetching
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class Broker(NamedTuple):
+    status: str          # model.kafka.broker UP / DOWN / RESTARTING
+    replicas: tuple      # Replica sorted by partition (the one topic name)
+    deleting: tuple      # staged in log.dir/deleting/: sorted (partition, topic_id, inc)
+    ctl_epoch: int       # highest controller epoch applied
+    applied_epoch: int   # ghost: controller epoch of the last applied request
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class Memory(NamedTuple):
+    """The active controller's in-memory state (lost on failover)."""
+    pending: tuple = ()  # StopReplica awaiting success: sorted (broker, partition, tid, inc)
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class Admin(NamedTuple):
+    next_op: str     # "delete" | "create" | "done": create after a successful delete
+    creates: int     # CreateTopics left
+    deletes: int     # DeleteTopics left
+    known_id: int    # topic ID from the last CreateTopics response (kip516)
+    outcome: tuple   # (op, error) of the last response; () before any
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class Meta(NamedTuple):
+    """A client's metadata for the topic."""
+    topic_id: int
+    inc: int       # ghost: the incarnation the client believes it uses
+    leaders: tuple  # per partition: (leader, leader_epoch)
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class Client(NamedTuple):
+    meta: object      # Meta, or None before the first refresh / after the topic vanished
+    left: int         # producer: records it may still write
+    positions: tuple  # consumer: next offset per partition
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class Ghost(NamedTuple):
+    reads: tuple = ()      # sorted (reader, asked_inc, record_inc); reader 0 = consumer
+    attempts: tuple = ()   # sorted (asked_inc, served_inc) of fetches that reached a broker
+    wrote: tuple = ()      # sorted (believed_inc, landed_inc) of appended producer records
+    failovers: tuple = ()  # (new controller epoch, 1 if a deletion was pending else 0)
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class Budget(NamedTuple):
+    crashes: int
+    failovers: int
+    reassign: int
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class World(NamedTuple):
+    store: Store
+    ctl: ControllerState
+    mem: Memory
+    brokers: tuple  # Broker, index = broker id - 1
+    net: tuple      # model.kafka.network value
+    admin: Admin
+    producer: Client
+    consumer: Client
+    budget: Budget
+    ghost: Ghost
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+# ---- messages (first field: kind; src/dst endpoints) ------------------------------------
+
+class PartState(NamedTuple):
+    """One partition in a LeaderAndIsr request."""
+    partition: int
+    topic_id: int
+    inc: int  # ghost
+    leader: int
+    leader_epoch: int
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class LeaderAndIsr(NamedTuple):
+    kind: str  # "LeaderAndIsr"
+    src: int
+    dst: int
+    epoch: int  # controller epoch
+    lair_type: str  # "FULL" | "INCREMENTAL" (KIP-516 v5); "" in legacy (no type field)
+    parts: tuple  # PartState
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class StopReplica(NamedTuple):
+    kind: str  # "StopReplica" (delete_partitions = true)
+    src: int
+    dst: int
+    epoch: int
+    partition: int
+    topic_id: int
+    inc: int  # ghost
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class StopReplicaResponse(NamedTuple):
+    kind: str  # "StopReplicaResponse"
+    src: int
+    dst: int
+    epoch: int
+    partition: int
+    topic_id: int
+    inc: int
+    error: str
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class FetchResponse(NamedTuple):
+    kind: str  # "FetchResponse"
+    src: int   # the leader
+    dst: int   # the follower
+    partition: int
+    topic_id: int      # ZERO_ID when Fetch carries no ID
+    leader_epoch: int  # the epoch the follower sent
+    offset: int        # the fetch offset the follower sent
+    records: tuple
+    leader_end: int    # the leader's log end offset (for OFFSET_OUT_OF_RANGE truncation)
+    error: str
+    asked_inc: int     # ghost: the incarnation the follower believed it fetched
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+FULL, INCREMENTAL = "FULL", "INCREMENTAL"
+
+
+def lair(src, dst, epoch, lair_type, parts) -> LeaderAndIsr:
+    return LeaderAndIsr("LeaderAndIsr", src, dst, epoch, lair_type, tuple(parts))
+
+
+def stop_replica(src, dst, epoch, partition, topic_id, inc) -> StopReplica:
+    return StopReplica("StopReplica", src, dst, epoch, partition, topic_id, inc)

@@ -1,0 +1,63 @@
+"""Protocol variants as data: one ``Flags`` value per variant, chosen in one place.
+
+``legacy`` is ZooKeeper-era Kafka before KIP-516 (names only, deletion finishes when every
+replica acknowledged StopReplica). ``kip516`` is the accepted KIP. Each mutant is
+``kip516`` with exactly one guard removed; the regression suite proves each is caught.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Flags(NamedTuple):
+    #: topic IDs in the znode, LeaderAndIsr, StopReplica, Produce; partition.metadata file
+    topic_ids: bool
+    #: KIP-516 "DeleteTopics": the znode is removed at once and the request answered;
+    #: otherwise the legacy /admin/delete_topics marker waits for every replica
+    immediate_delete: bool
+    #: brokers reconcile a FULL LeaderAndIsr: stage partitions absent or with another ID
+    full_reconcile: bool
+    #: the new controller's first LeaderAndIsr after a failover is FULL
+    failover_sends_full: bool
+    #: an INCREMENTAL LeaderAndIsr with a topic-ID mismatch stages the local partition
+    incremental_id_check: bool
+    #: follower and consumer Fetch carry the topic ID; the leader and the follower check it
+    fetch_topic_id: bool
+    #: unsuccessful StopReplica requests are retried
+    retry_stop_replica: bool
+    #: brokers reject requests from an older controller epoch
+    epoch_fencing: bool
+
+
+KIP516 = Flags(topic_ids=True, immediate_delete=True, full_reconcile=True,
+               failover_sends_full=True, incremental_id_check=True, fetch_topic_id=True,
+               retry_stop_replica=True, epoch_fencing=True)
+
+LEGACY = Flags(topic_ids=False, immediate_delete=False, full_reconcile=False,
+               failover_sends_full=False, incremental_id_check=False, fetch_topic_id=False,
+               retry_stop_replica=True, epoch_fencing=True)
+
+#: variant name -> (flags, one-line description)
+VARIANTS: dict[str, tuple[Flags, str]] = {
+    "legacy": (LEGACY, "names only; deletion waits for every replica's StopReplica"),
+    "kip516": (KIP516, "topic IDs, immediate deletion, FULL/INCREMENTAL reconciliation"),
+    "kip516-no-fetch-id": (KIP516._replace(fetch_topic_id=False),
+                           "mutant: Fetch carries no topic ID"),
+    "kip516-incremental-ignores-id": (KIP516._replace(incremental_id_check=False),
+                                      "mutant: INCREMENTAL LeaderAndIsr ignores a topic-ID "
+                                      "mismatch"),
+    "kip516-failover-incremental": (KIP516._replace(failover_sends_full=False),
+                                    "mutant: the new controller sends INCREMENTAL, not FULL"),
+    "kip516-no-stop-replica-retry": (KIP516._replace(retry_stop_replica=False),
+                                     "mutant: a failed StopReplica is never retried"),
+    "kip516-no-epoch-fencing": (KIP516._replace(epoch_fencing=False),
+                                "mutant: brokers accept requests from an older controller "
+                                "epoch"),
+}
+
+VARIANT_NAMES = tuple(VARIANTS)
+MUTANTS = tuple(n for n in VARIANTS if n.startswith("kip516-"))
+
+
+def flags(variant: str) -> Flags:
+    return VARIANTS[variant][0]

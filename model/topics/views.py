@@ -1,0 +1,113 @@
+"""The relational view of a state: the facts the invariants are stated over.
+
+``view(w)`` maps relation names to sets of tuples of ints/strs:
+
+- ``Read(reader, asked_inc, record_inc)``: a read delivered to a follower (reader = broker
+  id) or the consumer (reader 0), of a record of ``record_inc``, by a reader that believed
+  it read ``asked_inc``.
+- ``Wrote(believed_inc, landed_inc)``: a producer record appended to a log of
+  ``landed_inc`` by a producer that believed it wrote to ``believed_inc``.
+- ``Attempt(asked_inc, served_inc)``: a fetch that reached a replica of ``served_inc``.
+- ``Record(broker, partition, serving_inc, record_inc)``: a log (on disk, outside
+  deleting/) holds a record of ``record_inc`` in a replica serving ``serving_inc``.
+- ``Holds(broker, partition, inc)``: a replica outside deleting/.
+- ``Live(inc)``: the incarnation's znode exists and is not marked for deletion.
+- ``Znode(inc, topic_id, schema_version)``, ``IdOf(inc, topic_id)`` (every place an ID
+  occurs: znodes, replicas, deleting/, requests), ``Marker(name)``.
+- ``Down(broker)`` (not up: down or restarting), ``Restarting(broker)``.
+- ``Fence(broker, highest_epoch_applied, last_epoch_applied)``.
+- ``CreateAfterDelete(error)``: the answer to the admin's last CreateTopics, which it
+  issues only after its DeleteTopics succeeded.
+- ``Failover(new_epoch, deletion_pending)``.
+
+The last state's view is memoised (every property of a state is checked in a row); the
+memo is one (state, view) tuple replaced atomically, so threads never see a torn pair.
+"""
+from __future__ import annotations
+
+from model.kafka import broker as bk
+
+class _Memo:
+    last: tuple = (None, None)
+
+
+def _messages(net):
+    """Messages of either network shape (a view is a function of the state alone): a bag
+    holds messages, FIFO channels hold (channel, messages) pairs."""
+    if net and not hasattr(net[0], "kind"):
+        for _ch, msgs in net:
+            yield from msgs
+    else:
+        yield from net
+
+
+def view(w) -> dict:
+    last = _Memo.last
+    if last[0] is w:
+        return last[1]
+    rec, hold, ids, down, restarting, fence = set(), set(), set(), set(), set(), set()
+    for i, br in enumerate(w.brokers):
+        b = i + 1
+        if br.status != bk.UP:
+            down.add((b,))
+            if br.status == bk.RESTARTING:
+                restarting.add((b,))
+        fence.add((b, br.ctl_epoch, br.applied_epoch))
+        for r in br.replicas:
+            hold.add((b, r.partition, r.inc))
+            if r.topic_id:
+                ids.add((r.inc, r.topic_id))
+            for g in set(r.log):
+                rec.add((b, r.partition, r.inc, g))
+        for _p, tid, inc in br.deleting:
+            if tid:
+                ids.add((inc, tid))
+    live, znode, marker = set(), set(), set()
+    for t in w.store.topics:
+        znode.add((t.incarnation, t.topic_id, t.version))
+        ids.add((t.incarnation, t.topic_id))
+        if t.name in w.store.delete_markers:
+            marker.add((t.name,))
+        else:
+            live.add((t.incarnation,))
+    for m in _messages(w.net):
+        if m.kind == "LeaderAndIsr":
+            ids.update((p.inc, p.topic_id) for p in m.parts if p.topic_id)
+        elif m.kind in ("StopReplica", "StopReplicaResponse") and m.topic_id:
+            ids.add((m.inc, m.topic_id))
+    out = w.admin.outcome
+    v = {
+        "Read": set(w.ghost.reads), "Wrote": set(w.ghost.wrote),
+        "Attempt": set(w.ghost.attempts), "Record": rec, "Holds": hold, "Live": live,
+        "Znode": znode, "IdOf": {x for x in ids if x[1]}, "Marker": marker,
+        "Down": down, "Restarting": restarting, "Fence": fence,
+        "CreateAfterDelete": {(out[1],)} if out and out[0] == "create" else set(),
+        "Failover": set(w.ghost.failovers),
+    }
+    _Memo.last = (w, v)
+    return v
+
+
+def describe(w) -> str:
+    """One state as compact text for counterexample listings."""
+    parts = []
+    for t in w.store.topics:
+        ps = " ".join(f"p{i}:r={list(p.replicas)},L={p.leader},le={p.leader_epoch}"
+                      for i, p in enumerate(t.partitions))
+        mark = " DELETING" if t.name in w.store.delete_markers else ""
+        parts.append(f"zk {t.name}#{t.incarnation} id={t.topic_id}{mark} {ps}")
+    if not w.store.topics:
+        parts.append("zk: no topic")
+    parts.append(f"controller-{w.ctl.active} ce={w.ctl.epoch} pending={list(w.mem.pending)}")
+    for i, br in enumerate(w.brokers):
+        reps = " ".join(f"A-{r.partition}(#{r.inc} id={r.topic_id}{'' if r.durable else '*'}"
+                        f" L={r.leader} le={r.leader_epoch} log={list(r.log)})"
+                        for r in br.replicas)
+        dl = f" deleting={list(br.deleting)}" if br.deleting else ""
+        parts.append(f"b{i + 1} {br.status} ce={br.ctl_epoch} {reps or '-'}{dl}")
+    n = sum(1 for _ in _messages(w.net))
+    parts.append(f"net={n} admin={w.admin.next_op}{list(w.admin.outcome)}")
+    g = w.ghost
+    if g.reads or g.wrote:
+        parts.append(f"reads={list(g.reads)} wrote={list(g.wrote)}")
+    return " | ".join(parts)

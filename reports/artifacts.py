@@ -1,0 +1,67 @@
+"""Every picture and export of one trace document, written next to each other:
+
+    graph-P.dot / .graphml / .json / .png / .svg   the counterexample graph
+    sequence-P.png / .svg                          the message-sequence picture
+    states-P.png / .svg                            the explored state graph (needs the model)
+    replay-P.py                                    the runnable replay snippet
+"""
+from __future__ import annotations
+
+import os
+
+from reports.graph import draw_trace_graph, trace_graph, write_dot, write_graphml, \
+    write_node_link
+from reports.sequence import draw_sequence
+from reports.snippet import python_snippet
+
+#: state graphs are drawn whole up to this many states, else cut to the neighbourhood
+STATE_GRAPH_LIMIT = 60
+
+
+def slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+
+
+def write_artifacts(doc: dict, out_dir: str, *, model=None, trace_path=None) -> dict:
+    """Write the files above for ``doc``; returns kind -> path (kinds: dot, graphml,
+    node_link, graph_png, graph_svg, sequence_png, sequence_svg, snippet, and with a
+    model states_png, states_svg)."""
+    os.makedirs(out_dir, exist_ok=True)
+    s = slug(doc["property"])
+    out = {}
+    g = trace_graph(doc)
+    out["dot"] = write_dot(g, os.path.join(out_dir, f"graph-{s}.dot"))
+    out["graphml"] = write_graphml(g, os.path.join(out_dir, f"graph-{s}.graphml"))
+    out["node_link"] = write_node_link(g, os.path.join(out_dir, f"graph-{s}.json"))
+    for fmt, path in draw_trace_graph(g, os.path.join(out_dir, f"graph-{s}")).items():
+        out[f"graph_{fmt}"] = path
+    for fmt, path in draw_sequence(doc, os.path.join(out_dir, f"sequence-{s}")).items():
+        out[f"sequence_{fmt}"] = path
+    snippet = os.path.join(out_dir, f"replay-{s}.py")
+    with open(snippet, "w") as f:
+        f.write(python_snippet(doc))
+    out["snippet"] = snippet
+    if model is not None:
+        out.update(write_state_graph(doc, model, out_dir))
+    return out
+
+
+def write_state_graph(doc: dict, model, out_dir: str) -> dict:
+    """The explored graph around the trace; {} when the trace no longer replays."""
+    from model.trace import ReplayError, Trace
+    from reports.statedraw import draw_state_graph
+    from reports.statespace import state_graph
+
+    try:
+        trace = Trace.from_dict(model, doc)
+    except ReplayError:
+        return {}
+    prop = doc["property"]
+    g = state_graph(model, trace.states, limit=STATE_GRAPH_LIMIT,
+                    prop=None if doc.get("kind") == "sometimes" else prop)
+    title = f"{doc['scenario']} [{doc['variant']}]: {prop}"
+    params = " ".join(f"{k}={v}" for k, v in (doc.get("params") or {}).items())
+    stem = os.path.join(out_dir, f"states-{slug(prop)}")
+    pics = draw_state_graph(g, stem, title=title, subtitle=params, prop=prop,
+                            format_state=model.format_state)
+    return {f"states_{fmt}": p for fmt, p in pics.items()}

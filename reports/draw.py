@@ -1,0 +1,59 @@
+"""Shared matplotlib plumbing for the pictures: no pyplot (so no global state and no
+display needed), text kept as text in SVG (searchable, and testable), one palette."""
+from __future__ import annotations
+
+import textwrap
+
+import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+# one palette for every picture
+INK = "#222222"
+MUTED = "#777777"
+LANE = "#b8c2cc"
+ACCENT = "#1f5fa8"  # messages, counterexample path
+FAULT = "#c0392b"  # crashes, failovers, violations
+VIOLATION_BG = "#fde2e0"
+INIT = "#2e8b57"
+BOX = "#f4f6f8"
+
+RC = {"svg.fonttype": "none", "font.family": "DejaVu Sans", "font.size": 9,
+      "svg.hashsalt": "kmc"}  # fixed salt: identical SVG bytes on every run
+
+
+def figure(width_in: float, height_in: float) -> Figure:
+    fig = Figure(figsize=(width_in, height_in))
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def save(fig: Figure, stem: str, formats=("png", "svg"), dpi: int = 110) -> dict:
+    """Write ``stem.png`` / ``stem.svg``; returns format -> path."""
+    out = {}
+    with matplotlib.rc_context(RC):
+        for fmt in formats:
+            path = f"{stem}.{fmt}"
+            # no bbox_inches="tight": every picture sizes its figure to its content in
+            # inches, and "tight" would draw each figure twice
+            fig.savefig(path, format=fmt, dpi=dpi, metadata=_metadata(fmt))
+            out[fmt] = path
+    return out
+
+
+def _metadata(fmt):
+    # no creation dates: the same trace gives the same file
+    if fmt == "svg":
+        return {"Date": None}
+    if fmt == "png":
+        return {"Software": None}
+    return None
+
+
+def wrap(text: str, width: int) -> str:
+    return "\n".join(textwrap.wrap(text, width=max(8, width), break_long_words=True,
+                                   break_on_hyphens=False)) or text
+
+
+def clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"

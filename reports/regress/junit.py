@@ -1,0 +1,51 @@
+"""JUnit XML: one <testcase> per entry, the differences as the <failure> message.
+
+The shape is the common JUnit schema CI services read (Jenkins, GitLab, GitHub actions
+such as publish-unit-test-result-action): <testsuites> / <testsuite> / <testcase> with
+<failure> for a mismatch and <error> for a run that crashed.
+"""
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+
+from reports.regress.markdown import details
+from reports.regress.runner import ERROR, FAIL, NEW
+from reports.regress.text import expected_text, got_text, totals
+
+
+def junit_tree(outcomes, suite_name: str, wall_s: float) -> ET.ElementTree:
+    c = totals(outcomes)
+    failures, errors = c[FAIL] + c[NEW], c[ERROR]
+    counts = {"tests": str(len(outcomes)), "failures": str(failures),
+              "errors": str(errors), "time": f"{wall_s:.3f}"}
+    root = ET.Element("testsuites", name="kmc regress", **counts)
+    suite = ET.SubElement(root, "testsuite", name=suite_name, skipped="0", **counts)
+    for o in outcomes:
+        e = o.entry
+        family = os.path.basename(e.scenario).removesuffix(".toml")  # a name or a file
+        case = ET.SubElement(suite, "testcase", classname=f"kmc.regress.{family}",
+                             name=e.id, time=f"{o.elapsed_s:.3f}")
+        text = "\n".join(details(o))
+        if o.status in (FAIL, NEW):
+            first = text.splitlines()[0] if text else "mismatch"
+            f = ET.SubElement(case, "failure", message=first, type="RegressionMismatch")
+            f.text = text
+        elif o.status == ERROR:
+            err = ET.SubElement(case, "error", message=o.error, type="RunError")
+            err.text = text
+        out = ET.SubElement(case, "system-out")
+        out.text = (f"{e.scenario} [{o.variant or e.variant or 'default'}] "
+                    f"params={e.params} explorer={e.explorer}\n"
+                    f"expected: {expected_text(o)}\ngot: {got_text(o)}\n"
+                    f"states: {o.got.states if o.got else '-'}\n")
+    ET.indent(root)
+    return ET.ElementTree(root)
+
+
+def write_junit(path: str, outcomes, suite_name: str, wall_s: float) -> None:
+    tree = junit_tree(outcomes, suite_name, wall_s)
+    d = os.path.dirname(path)
+    if d:
+        os.makedirs(d, exist_ok=True)
+    tree.write(path, encoding="UTF-8", xml_declaration=True)

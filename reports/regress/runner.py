@@ -1,0 +1,123 @@
+"""Running suite entries: one entry per task, a process pool bounded by the core count,
+outcomes delivered in entry order whatever order the workers finish in.
+
+The check itself is passed in (``kmc.api.check``) so that this package, like the rest of
+reports/, never imports the front door: data flows kmc -> ... -> reports.
+"""
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable
+
+from reports.regress.expect import Expectation, Observation, compare, observe
+from reports.regress.stored import check_stored, slug, trace_documents
+from reports.regress.suite import Entry
+
+PASS, FAIL, ERROR, NEW = "pass", "fail", "error", "new"
+
+
+@dataclass
+class Job:
+    index: int
+    entry: Entry
+    traces_dir: str
+    check: Callable  # kmc.api.check (picklable: a module-level function)
+    update: bool = False
+    out_dir: str | None = None
+
+
+@dataclass
+class Outcome:
+    index: int
+    entry: Entry
+    status: str  # pass | fail | error | new (no expectation recorded yet)
+    got: Observation | None = None
+    differences: list = field(default_factory=list)
+    elapsed_s: float = 0.0  # wall time: the check plus the replays
+    variant: str | None = None  # resolved (the scenario's default when the entry has none)
+    error: str = ""
+    traces: dict = field(default_factory=dict)  # update mode: property -> trace document
+    report_dir: str | None = None
+
+    @property
+    def expected(self) -> Expectation | None:
+        return self.entry.expect
+
+    @property
+    def ok(self) -> bool:
+        return self.status == PASS
+
+
+def run_entry(job: Job) -> Outcome:
+    """Run one entry and compare it with its expectation. Never raises: a crash becomes
+    an ``error`` outcome, so one broken model cannot hide the other entries."""
+    e = job.entry
+    t0 = time.perf_counter()
+    out = Outcome(job.index, e, ERROR, variant=e.variant)
+    try:
+        result = job.check(e.scenario, e.variant, e.params, explorer=e.explorer,
+                           **e.bounds, **e.options)
+        out.variant = result.extra.get("variant", e.variant)
+        out.got = observe(result)
+        model = result.extra["model"]
+        if e.expect is None:
+            out.status = NEW
+        else:
+            out.differences = compare(e.expect, out.got) + check_stored(
+                job.traces_dir, e.id, e.expect.violated, model)
+            out.status = FAIL if out.differences else PASS
+        if job.update:
+            out.traces = trace_documents(result, sorted(out.got.violated))
+        out.elapsed_s = time.perf_counter() - t0  # the report below is not the run's time
+        if job.out_dir and out.status != PASS:
+            out.report_dir = _failure_report(job.out_dir, e, result, out.differences)
+    except Exception as ex:  # reported per entry; the run goes on
+        out.status = ERROR
+        out.error = f"{type(ex).__name__}: {ex}"
+        out.elapsed_s = out.elapsed_s or time.perf_counter() - t0
+    return out
+
+
+def run_entries(jobs: list[Job], workers: int, on_outcome: Callable | None = None) -> list:
+    """Run ``jobs`` on up to ``workers`` processes (capped by the core count); call
+    ``on_outcome`` in entry order as soon as each outcome and all before it are known."""
+    workers = max(1, min(workers, os.cpu_count() or 1, len(jobs)))
+    outcomes = []
+
+    def deliver(o):
+        outcomes.append(o)
+        if on_outcome is not None:
+            on_outcome(o)
+
+    if workers == 1:  # in-process: no pickling, and tracebacks stay debuggable
+        for j in jobs:
+            deliver(run_entry(j))
+        return outcomes
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for o in pool.map(run_entry, jobs):  # map yields in submission (entry) order
+            deliver(o)
+    return outcomes
+
+
+def _failure_report(out_dir: str, e: Entry, result, differences) -> str:
+    """What a reviewer needs to look at a failing entry: traces, summary.json, the HTML
+    report when reports.html exists, and the differences as text."""
+    from reports.summary import write_summary, write_traces
+
+    d = os.path.join(out_dir, slug(e.id))
+    os.makedirs(d, exist_ok=True)
+    traces = write_traces(result, d)
+    write_summary(result, d, traces)
+    try:
+        from reports.html import write_report
+    except ImportError:  # the HTML report is optional
+        pass
+    else:
+        write_report(result, d, traces)
+    with open(os.path.join(d, "regress.txt"), "w") as f:
+        f.write(f"entry {e.id}\n")
+        f.writelines(f"- {line}\n" for line in differences or ["no expectation recorded"])
+    return d

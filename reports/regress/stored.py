@@ -1,0 +1,131 @@
+"""Stored counterexamples: the trace JSON of every expected violation, kept beside the
+suite (``regressions/<entry id>/<property>.json``) and replayed on every run.
+
+A replay goes through the Model contract only (``model.trace.Trace.replay``): the stored
+initial-state index and action indices must still be enabled, step by step, and the
+property must still fail on the last state. A model change that closes the hole, or that
+changes the actions a trace relies on, is reported even when the fresh run happens to
+find another counterexample of the same length.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+
+from invariants.properties import DEADLOCK, QUIESCENT
+from model.trace import ReplayError, Trace
+
+
+def slug(name: str) -> str:
+    """A file-name-safe form of an entry id or a property name."""
+    return "".join(c if c.isalnum() or c in "-_.=" else "_" for c in name).strip(".") or "_"
+
+
+def entry_dir(traces_dir: str, entry_id: str) -> str:
+    return os.path.join(traces_dir, slug(entry_id))
+
+
+def trace_path(traces_dir: str, entry_id: str, prop: str) -> str:
+    return os.path.join(entry_dir(traces_dir, entry_id), slug(prop) + ".json")
+
+
+def check_stored(traces_dir: str, entry_id: str, violated: dict, model) -> list[str]:
+    """Replay the stored counterexample of each expected violation; one sentence per
+    trace that is missing or no longer reproduces."""
+    out = []
+    for prop, length in sorted(violated.items()):
+        path = trace_path(traces_dir, entry_id, prop)
+        rel = os.path.relpath(path)
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except FileNotFoundError:
+            out.append(f"stored counterexample for {prop} is missing ({rel}): run "
+                       "`kmc regress --update` to record it")
+            continue
+        except (OSError, ValueError) as e:
+            out.append(f"stored counterexample {rel} is unreadable ({e}): run "
+                       "`kmc regress --update` to rewrite it")
+            continue
+        problem = reproduce(model, doc, prop, length)
+        if problem:
+            out.append(f"stored counterexample for {prop} no longer reproduces ({rel}): "
+                       f"{problem}")
+    return out
+
+
+def reproduce(model, doc: dict, prop: str, length: int | None = None) -> str | None:
+    """None when the trace document still drives ``model`` into a state that violates
+    ``prop``; otherwise why not."""
+    if not isinstance(doc, dict):
+        return "not a trace document"
+    if doc.get("property", prop) != prop:
+        return f"the file is the trace of {doc.get('property')!r}, not of {prop}"
+    init, actions = doc.get("init_index"), doc.get("action_indices")
+    if not isinstance(init, int) or not isinstance(actions, list) or \
+            not all(isinstance(a, int) for a in actions):
+        return "it has no init_index / action_indices (not a kmc trace file)"
+    try:
+        trace = Trace.replay(model, init, actions)
+    except ReplayError as e:
+        return str(e)
+    if length is not None and len(trace) != length:
+        return (f"it has {len(trace)} states but the expectation says {length}: run "
+                "`kmc regress --update` to re-record it")
+    last = trace.last
+    succs = [(a, t) for a, t in model.successors(last) if model.within_boundary(t)]
+    if prop == DEADLOCK:
+        return None if not succs else "its last state is no longer a deadlock"
+    p = next((p for p in model.properties() if p.name == prop), None)
+    if p is None:
+        return f"the model no longer declares {prop}"
+    if p.kind == QUIESCENT and any(not model.is_fault(a) for a, _t in succs):
+        return "its last state is no longer quiescent (a protocol step is enabled)"
+    if p.check(last):
+        return f"{prop} now holds on its last state"
+    return None
+
+
+def trace_documents(result, props) -> dict:
+    """property -> trace document (the format of ``reports.summary.write_traces``, so
+    stored traces are the files `kmc check --out` writes and `kmc replay` reads)."""
+    from reports.summary import write_traces
+
+    if not props:
+        return {}
+    sub = dataclasses.replace(result, discoveries={p: result.discoveries[p] for p in props})
+    docs = {}
+    with tempfile.TemporaryDirectory(prefix="kmc-regress-") as tmp:
+        for p, path in write_traces(sub, tmp).items():
+            with open(path) as f:
+                docs[p] = json.load(f)
+    return docs
+
+
+def store(traces_dir: str, entry_id: str, docs: dict) -> tuple[list, list]:
+    """Write ``docs`` as the entry's stored counterexamples and delete the ones no longer
+    expected. Returns (written paths, removed paths)."""
+    d = entry_dir(traces_dir, entry_id)
+    keep = {trace_path(traces_dir, entry_id, p) for p in docs}
+    removed = []
+    if os.path.isdir(d):
+        for name in sorted(os.listdir(d)):
+            path = os.path.join(d, name)
+            if name.endswith(".json") and path not in keep:
+                os.remove(path)
+                removed.append(path)
+    written = []
+    for p, doc in sorted(docs.items()):
+        path = trace_path(traces_dir, entry_id, p)
+        os.makedirs(d, exist_ok=True)
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=1, default=str)
+            f.write("\n")
+        os.replace(tmp, path)  # never leave a half-written trace
+        written.append(path)
+    if os.path.isdir(d) and not os.listdir(d):
+        os.rmdir(d)
+    return written, removed

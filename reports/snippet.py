@@ -1,0 +1,47 @@
+"""A counterexample as a short runnable Python program (as Hypothesis prints failures):
+it rebuilds the model through the public API, takes each recorded action by index,
+checks that the index still names the recorded action, and asserts the verdict."""
+from __future__ import annotations
+
+from invariants.properties import DEADLOCK
+from reports.tracefile import describe
+
+
+def python_snippet(doc: dict) -> str:
+    prop, kind = doc["property"], doc.get("kind", "always")
+    steps = doc["steps"]
+    rows = []
+    for st, ai in zip(steps[1:], doc["action_indices"]):
+        who = f", {st['actor']}" if st.get("actor") else ""
+        rows.append(f"    ({ai}, {st.get('action')!r}),  # step {st['index']}{who}")
+    if prop == DEADLOCK:
+        verdict = ["assert not model.successors(state), \"an action is enabled: the model "
+                   "changed\""]
+    else:
+        want = "" if kind == "sometimes" else "not "
+        holds = "does not hold" if kind == "sometimes" else "holds"
+        verdict = [f"prop = next(p for p in model.properties() if p.name == {prop!r})",
+                   f"assert {want}prop.check(state), \"{prop} {holds} here: the model "
+                   "changed\""]
+    what = "witness for" if kind == "sometimes" else "counterexample to"
+    lines = [
+        f'"""Rebuilds the {what} {prop} in {describe(doc)}.',
+        "Needs kmc importable: pip install -e . in the checkout, or PYTHONPATH=CHECKOUT."
+        '"""',
+        "from kmc.api import build",
+        "",
+        f"model = build({doc['scenario']!r}, {doc['variant']!r}, {dict(doc['params'])!r})",
+        f"state = model.init_states()[{doc['init_index']}]",
+        "for index, expected in [",
+        *rows,
+        "]:",
+        "    action = list(model.actions(state))[index]",
+        "    assert model.format_action(action) == expected, "
+        "(model.format_action(action), expected)",
+        "    state = model.next_state(state, action)",
+        "",
+        "print(model.format_state(state))",
+        *verdict,
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,97 @@
+"""Trace files: write, read and validate the versioned JSON of docs/trace-format.md.
+
+Everything that renders a counterexample (``kmc show``, pictures, the HTML report) reads
+this document, so a trace file alone is enough to look at a counterexample; ``kmc
+replay`` additionally rebuilds the model from the scenario, variant and params it names.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+from model.trace import TRACE_FORMAT, TRACE_VERSION
+
+#: versions this code reads (version 1 files lack fingerprints, messages and changes)
+READABLE_VERSIONS = (1, TRACE_VERSION)
+
+
+class TraceFileError(ValueError):
+    """A trace file cannot be used. One line: what is wrong and the fix."""
+
+
+def trace_document(model, trace, **meta) -> dict:
+    """The document for one counterexample or witness (``meta``: scenario, variant,
+    params, property, kind, detail...)."""
+    return trace.to_dict(model, **meta)
+
+
+def write_trace(path: str, doc: dict) -> str:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1, default=str)
+    os.replace(tmp, path)  # never leave a half-written file
+    return path
+
+
+def load_trace(path: str) -> dict:
+    """Read and validate a trace file; raises TraceFileError."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        raise TraceFileError(f"trace file {path} does not exist: check the path "
+                             "(`kmc check ... --out DIR` writes DIR/trace-*.json)") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise TraceFileError(f"cannot read trace file {path}: {e}") from None
+    except json.JSONDecodeError as e:
+        raise TraceFileError(f"{path} is not valid JSON (line {e.lineno}): it is not a "
+                             "kmc trace file, or it was truncated") from None
+    validate(doc, path)
+    return doc
+
+
+def validate(doc, where: str = "trace") -> None:
+    """Raise TraceFileError naming the first field that is missing or malformed."""
+    if not isinstance(doc, dict) or doc.get("format") != TRACE_FORMAT:
+        raise TraceFileError(f"{where} is not a kmc trace file (expected \"format\": "
+                             f"\"{TRACE_FORMAT}\"): pass a trace-*.json written by kmc check")
+    v = doc.get("version")
+    if v not in READABLE_VERSIONS:
+        raise TraceFileError(f"{where} has trace format version {v!r}; this kmc reads "
+                             f"versions {', '.join(map(str, READABLE_VERSIONS))}: "
+                             "regenerate it with this kmc's `kmc check --out`")
+    need = {"scenario": str, "variant": str, "params": dict, "property": str,
+            "init_index": int, "action_indices": list, "steps": list}
+    for key, typ in need.items():
+        val = doc.get(key)
+        if not isinstance(val, typ) or isinstance(val, bool):
+            raise TraceFileError(f"{where}: field {key!r} is missing or not a "
+                                 f"{typ.__name__}: the file was edited or truncated")
+    if doc["init_index"] < 0 or not all(isinstance(i, int) and not isinstance(i, bool)
+                                        and i >= 0 for i in doc["action_indices"]):
+        raise TraceFileError(f"{where}: init_index and action_indices must be whole "
+                             "numbers >= 0")
+    steps = doc["steps"]
+    if len(steps) != len(doc["action_indices"]) + 1:
+        raise TraceFileError(f"{where}: {len(steps)} steps for "
+                             f"{len(doc['action_indices'])} actions (expected one more "
+                             "step than actions): the file was edited or truncated")
+    for i, st in enumerate(steps):
+        if not isinstance(st, dict) or "state" not in st:
+            raise TraceFileError(f"{where}: step {i} has no state")
+
+
+def describe(doc: dict) -> str:
+    """``twophase [broken-commit] rm=3``"""
+    head = f"{doc.get('scenario')} [{doc.get('variant')}]"
+    params = doc.get("params") or {}
+    if params:
+        head += " " + " ".join(f"{k}={v}" for k, v in params.items())
+    return head
+
+
+def verdict_word(doc: dict) -> str:
+    kind = doc.get("kind")
+    if kind == "sometimes":
+        return "witness found"
+    return "violated"

@@ -1,0 +1,91 @@
+"""The Spark explorer gives BFS's answers: unique and generated counts, depth, how the run
+ended, every verdict and every counterexample length — on each pinned validation model and
+on every scenario x variant in kmc.catalog (Kafka scenarios included, whatever they are when
+the test runs). One embedded local[2] SparkContext serves the whole module.
+
+Per-case cost is kept small: validation models run every level on Spark; a scenario larger
+than BUDGET states is compared on a depth bound (both engines stop at the same level, so the
+comparison stays exact), and its driver threshold is set so that the widest level and the
+ones after it run on Spark.
+"""
+from __future__ import annotations
+
+import pytest
+
+from explorers.bfs import bfs
+from explorers.core import Core
+from explorers.spark import spark_bfs
+from explorers.spark.explore import explore
+from explorers.spark.frontier import DriverFrontier
+from explorers.spark.run import Run
+from kmc import catalog
+from model.validation.diehard import DieHard
+from model.validation.tcommit import TCommit
+from model.validation.twophase import TwoPhase
+
+pytestmark = pytest.mark.slow
+
+BUDGET = 1500  # states per scenario case (a depth bound keeps bigger ones comparable)
+
+PINNED = {
+    "twophase-rm3": lambda: TwoPhase(3), "twophase-rm4": lambda: TwoPhase(4),
+    "twophase-rm5": lambda: TwoPhase(5), "twophase-broken-commit": lambda: TwoPhase(3, True),
+    "tcommit-rm3": lambda: TCommit(3), "diehard": DieHard,
+}
+
+
+def _scenario_cases():
+    return [(name, v) for name, sc in sorted(catalog.scenarios().items())
+            if sc.family != "validation" for v in sc.variants]
+
+
+@pytest.fixture(scope="module")
+def sc():
+    from explorers.spark.session import spark_context
+
+    with spark_context(None, 2) as context:
+        yield context
+
+
+def summary(r):
+    return {"unique": r.unique_states, "generated": r.generated_states,
+            "depth": r.max_depth, "stopped_by": r.stopped_by, "verdicts": r.verdicts(),
+            "trace_lengths": {n: len(d.trace) for n, d in r.discoveries.items()}}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_pinned_models_every_level_on_spark(sc, name):
+    want = bfs(PINNED[name]())
+    got = spark_bfs(PINNED[name](), partitions=3, driver_level_max=0)
+    assert summary(got) == summary(want)
+    assert got.coverage == want.coverage
+    assert {lv["mode"] for lv in got.extra["levels"]} == {"spark"}
+
+
+def test_pinned_model_with_symmetry_and_bounds(sc):
+    for opts in ({"symmetry": True}, {"max_depth": 6}, {"stop_on_violation": True}):
+        want = bfs(TwoPhase(4, broken=True), **opts)
+        got = spark_bfs(TwoPhase(4, broken=True), driver_level_max=0, **opts)
+        assert summary(got) == summary(want), opts
+
+
+@pytest.mark.parametrize("name,variant", _scenario_cases())
+def test_catalog_scenario(sc, name, variant):
+    scenario = catalog.scenarios()[name]
+    model, _v, _p = scenario.make(variant, {})
+    deadlock = scenario.options.get("deadlock", False)
+    probe = bfs(model, max_states=BUDGET, deadlock=deadlock)
+    max_depth = None if probe.complete else max(1, probe.max_depth - 1)
+    want = bfs(model, max_depth=max_depth, deadlock=deadlock)
+    got = spark_bfs(scenario.make(variant, {})[0], max_depth=max_depth, deadlock=deadlock,
+                    driver_level_max=_widest_level(model, max_depth, deadlock) - 1)
+    assert summary(got) == summary(want)
+    assert "spark" in {lv["mode"] for lv in got.extra["levels"]}
+
+
+def _widest_level(model, max_depth, deadlock) -> int:
+    """The widest frontier of the run (found without Spark): a threshold just below it
+    puts that level, and the ones after it, on Spark."""
+    run = Run(Core(model, deadlock=deadlock), 0, False, None, max_depth, None)
+    r = explore(run, run.start(DriverFrontier))
+    return max([1] + [lv["new"] for lv in r.extra["levels"]])

@@ -1,0 +1,145 @@
+"""The KIP-253 verdict table (the issue's "Expected verdicts"), pinned from BFS runs.
+
+`modulo` violates InOrderKeyedDelivery on expansion (the KIP's motivation), the two
+one-guard-off variants violate it too, and `kip253` holds everything through expansion,
+deletion, expansion after deletion and a controller failover between any two steps, with
+every witness found. BFS gives shortest counterexamples, so their lengths are pinned; so are
+the unique-state counts (they change only when the model does). Numbers come from running
+the model (docs/model-partition-changes.md has the same table with timings).
+"""
+import pytest
+
+from explorers.bfs import bfs
+from kmc.api import check
+from model.partitions.config import Config
+from model.partitions.model import PartitionModel
+from model.partitions.variants import flags_for
+
+IN_ORDER = "InOrderKeyedDelivery"
+
+#: (scenario, variant, unique states, violated property -> counterexample length)
+TABLE = [
+    ("expand", "modulo", 3899, {IN_ORDER: 15}),
+    ("expand", "linear-no-blocking", 2001, {IN_ORDER: 15}),
+    ("expand", "linear-no-fencing", 5179, {IN_ORDER: 16}),
+    ("expand", "kip253", 2344, {}),
+    ("expand-failover", "modulo", 3708, {IN_ORDER: 15}),
+    ("expand-failover", "linear-no-blocking", 1958, {IN_ORDER: 15}),
+    ("expand-failover", "linear-no-fencing", 4451, {IN_ORDER: 16}),
+    ("expand-failover", "kip253", 2255, {}),
+    ("shrink", "modulo", 72, {}),
+    ("shrink", "linear-no-blocking", 5750, {IN_ORDER: 13}),
+    ("shrink", "linear-no-fencing", 17466, {IN_ORDER: 15, "NoLostMessage": 16}),
+    ("shrink", "kip253", 13954, {}),
+    ("shrink-then-expand", "modulo", 30, {}),
+    ("shrink-then-expand", "linear-no-blocking", 2836, {IN_ORDER: 13}),
+    ("shrink-then-expand", "linear-no-fencing", 11474, {IN_ORDER: 15, "NoLostMessage": 18}),
+    ("shrink-then-expand", "kip253", 7003, {}),
+]
+
+
+@pytest.fixture(scope="module")
+def results():
+    return {}
+
+
+def run(results, scenario, variant):
+    key = (scenario, variant)
+    if key not in results:
+        results[key] = check(scenario, variant)
+    return results[key]
+
+
+@pytest.mark.parametrize("scenario,variant,states,violated", TABLE,
+                         ids=[f"{s}-{v}" for s, v, _n, _x in TABLE])
+def test_verdict_table(results, scenario, variant, states, violated):
+    r = run(results, scenario, variant)
+    assert r.complete and r.unique_states == states
+    got = {n: len(r.discoveries[n].trace) for n, v in r.verdicts().items() if v == "violated"}
+    assert got == violated
+    # every other property holds and every witness of the scenario is found
+    assert all(v in ("holds", "witness_found") for n, v in r.verdicts().items()
+               if n not in violated)
+    assert r.exit_code() == (1 if violated else 0)
+
+
+def _actions(trace):
+    return [a[0] for a in trace.actions]
+
+
+def test_modulo_counterexample_is_the_kips_motivation(results):
+    """The key's second message, produced to the new partition with the new count, is
+    delivered while its first message still waits in partition 0."""
+    r = run(results, "expand", "modulo")
+    d = r.discoveries[IN_ORDER]
+    assert (d.detail["q2"], d.detail["s1"], d.detail["s2"]) == (2, 0, 1)
+    acts = _actions(d.trace)
+    assert acts[-1] == "Deliver" and "Unblock" not in acts
+    last = d.trace.last
+    assert [rec[2] for rec in last.broker.logs[0].records] == [0]
+
+
+def test_linear_no_fencing_counterexample_is_a_stale_count_produce(results):
+    """Without the count check the message with the old count lands in the parent after
+    the split offset, so the child's blocking does not wait for it."""
+    r = run(results, "expand", "linear-no-fencing")
+    t = r.discoveries[IN_ORDER].trace
+    m = r.extra["model"]
+    stale = [w for a, w in zip(t.actions, t.states) if a[0] == "Produce"
+             and w.producers[a[1]].count != w.broker.count]
+    assert stale, "the counterexample must contain a produce with a stale count"
+    assert "Unblock" in _actions(t)
+    assert m.action_message(t.actions[-1], t.states[-2])[0] == "broker-1"
+
+
+def test_kip253_delivers_the_moved_key_through_the_blocking_rule(results):
+    r = run(results, "expand", "kip253")
+    t = r.discoveries["ChildDeliveredAfterParent"].trace
+    acts = _actions(t)
+    assert "ReportPosition" in acts and "Unblock" in acts
+    assert acts.index("Unblock") > acts.index("ReportPosition")
+
+
+def test_failover_witnesses_in_kip253(results):
+    assert run(results, "expand-failover", "kip253").verdict("FailoverMidExpansion") \
+        == "witness_found"
+    assert run(results, "shrink", "kip253").verdict("FailoverMidShrink") == "witness_found"
+
+
+# ---- findings: single guards of our reading of the KIP switched off (not named variants) --
+def run_flags(variant, start, ops, failovers, **flags):
+    cfg = Config(flags_for(variant, **flags), 2, start, ops, ((2, 2),), 2, failovers, ())
+    r = bfs(PartitionModel(cfg))
+    return r.unique_states, {n: len(r.discoveries[n].trace)
+                             for n, v in r.verdicts().items() if v == "violated"}
+
+
+def test_literal_recovery_loses_the_epoch_bump():
+    """KIP-253 §3 guards the bump with "if leaderEpochBeforeDeletion is empty": a new
+    controller that follows it literally after a failover between writing the map and
+    bumping the epochs lets the survivor take the merged keys under the recorded epoch."""
+    assert run_flags("kip253", 3, (2,), 1, recovery_rebump=False) == (10481, {IN_ORDER: 13})
+    assert run_flags("kip253", 3, (2,), 1) == (13954, {})
+
+
+def test_a_group_that_misses_a_whole_shrink_treats_the_new_partition_as_old():
+    """If the group's parked Fetch is not fenced by the count change, it can sleep through
+    shrink-remove-expand, keep 'partition 2 started' and skip step 4 for the new one."""
+    assert run_flags("kip253", 3, (2, 3), 0, parked_fetch_fenced=False) == \
+        (3226, {IN_ORDER: 27})
+    assert run_flags("kip253", 3, (2, 3), 0) == (3184, {})
+
+
+def test_modulo_hashing_gives_a_new_partition_two_parents():
+    """NewPartitionHasOneParent is linear hashing's promise: with modulo hashing and the
+    blocking rule on, partition 2 of 3 receives keys from both 0 and 1."""
+    assert run_flags("modulo", 2, (3,), 0, consumer_blocking=True, produce_fencing=True,
+                     fetch_fencing=True) == (119, {"NewPartitionHasOneParent": 11})
+
+
+@pytest.mark.slow
+def test_the_spark_sized_scenario_holds_for_kip253():
+    r = check("split-merge-spark", "kip253")
+    assert r.complete and r.unique_states == 210411
+    r.assert_properties()
+    assert len(r.properties) == 12

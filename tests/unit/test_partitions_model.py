@@ -1,0 +1,134 @@
+"""Structure of the KIP-253 partition model: scenarios, errors, failover placement, the
+sequence-picture contract (model/partitions)."""
+import pytest
+
+from kmc.api import build, check
+from kmc.errors import UsageError
+from model.contract import validate_model
+from model.partitions import SCENARIOS
+from model.partitions.config import Config
+from model.partitions.model import ACTION_NAMES, PartitionModel
+from model.partitions.variants import NAMES, flags_for
+from model.scenario import ScenarioError
+
+REQUIRED = {"expand", "shrink", "expand-failover", "shrink-then-expand"}
+
+
+def reachable(model, limit=None):
+    frontier = list(model.init_states())
+    seen = set(frontier)
+    while frontier:
+        nxt = []
+        for s in frontier:
+            for _a, t in model.successors(s):
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier = nxt
+        if limit and len(seen) >= limit:
+            break
+    return seen
+
+
+def test_scenario_names_and_variants():
+    names = {sc.name for sc in SCENARIOS}
+    assert REQUIRED <= names and len(names) == 5
+    for sc in SCENARIOS:
+        assert sc.variants == ("modulo", "linear-no-blocking", "linear-no-fencing", "kip253")
+    assert NAMES == SCENARIOS[0].variants
+
+
+@pytest.mark.parametrize("name", sorted(REQUIRED | {"split-merge-spark"}))
+@pytest.mark.parametrize("variant", NAMES)
+def test_every_scenario_builds_a_valid_model_in_every_variant(name, variant):
+    validate_model(build(name, variant))
+
+
+def test_bad_input_is_one_clear_error():
+    with pytest.raises(UsageError, match="has no variant 'legacy'"):
+        check("expand", "legacy")
+    with pytest.raises(UsageError, match="members=1 is out of range"):
+        check("expand", "kip253", {"members": 1})
+    with pytest.raises(ScenarioError, match="unknown partition-model variant"):
+        flags_for("nope")
+    with pytest.raises(ScenarioError, match="1 <= initial"):
+        Config(flags_for("kip253"), 3, 2, (3,), ((2,),), 2, 0, ())
+
+
+def test_the_initial_topic_is_settled():
+    m = build("shrink", "kip253")
+    (w,) = m.init_states()
+    assert (w.store.total, w.store.undeleted) == (3, 3)
+    assert w.store.znodes[2].after == ((0, 0), (1, 0))  # an old split of 0 and 1
+    assert w.broker.meta == (3, 3) and w.broker.count == 3
+    assert [[x.p for x in parts] for parts in w.group.members] == [[0, 1], [2]]
+    assert all(x.started for parts in w.group.members for x in parts)
+    assert w.net == () and w.ctrl.phase == "idle"
+
+
+EXPAND_PHASES = {"idle", "expand-bump", "expand-lair", "expand-create", "expand-online"}
+SHRINK_PHASES = {"idle", "shrink-bump", "shrink-lair", "shrink-um", "remove-assignment",
+                 "remove-znode"}
+
+
+@pytest.mark.parametrize("name,phases", [("expand-failover", EXPAND_PHASES),
+                                         ("shrink", SHRINK_PHASES)])
+def test_a_failover_can_fall_between_any_two_controller_steps(name, phases):
+    """The issue's demand: every step is its own action, so the failover (a fault) is
+    enabled in every phase of the procedure, and the new controller recovers."""
+    m = build(name, "kip253")
+    hit, recovered_to = set(), set()
+    for w in reachable(m):
+        acts = [a[0] for a in m.actions(w)]
+        if "ControllerFailover" in acts:
+            hit.add(w.ctrl.phase)
+        if w.ctrl.phase == "recover":
+            recovered_to |= {t.ctrl.phase for a, t in m.successors(w) if a[0] == "CtrlRecover"}
+    assert phases <= hit
+    assert "idle" in recovered_to and len(recovered_to) >= 2
+
+
+def test_action_names_and_sequence_picture_contract():
+    m = build("expand-failover", "kip253")
+    lanes = m.lanes()
+    assert lanes[:4] == ["admin", "controller-1", "controller-2", "zookeeper"]
+    fired = set()
+    for w in reachable(m):
+        for a, _t in m.successors(w):
+            fired.add(m.action_name(a))
+            assert isinstance(m.format_action(a), str)
+            assert m.action_actor(a) in lanes
+            msg = m.action_message(a, w)
+            if msg is not None:
+                src, dst, label = msg
+                assert src in lanes and dst in lanes and label, (a, msg)
+    assert fired <= set(ACTION_NAMES)
+    assert {"CtrlExpandBump", "CtrlRecover", "Unblock", "ReportPosition"} <= fired
+
+
+def test_message_labels_carry_counts_and_epochs():
+    m = build("expand", "kip253")
+    w = m.init_states()[0]
+    for name in ("AdminAlter", "CtrlExpandCount", "CtrlExpandBump",
+                 "CtrlExpandLeaderAndIsr"):
+        a = next(a for a in m.actions(w) if a[0] == name)
+        label = m.action_message(a, w)[2]
+        w = m.next_state(w, a)
+    assert "undeleted_partition_count=3" in label and "leader_epochs={p0:1, p1:1}" in label
+    text = m.format_state(w)
+    assert "phase=expand-create" in text and "LeaderAndIsr(ctrl_epoch=1" in text
+
+
+def test_runs_are_deterministic():
+    a = check("expand", "linear-no-fencing")
+    b = check("expand", "linear-no-fencing")
+    assert (a.unique_states, a.max_depth) == (b.unique_states, b.max_depth)
+    ta = a.discoveries["InOrderKeyedDelivery"].trace
+    tb = b.discoveries["InOrderKeyedDelivery"].trace
+    assert ta.action_indices == tb.action_indices
+
+
+def test_unknown_witness_is_refused():
+    cfg = Config(flags_for("kip253"), 2, 2, (3,), ((2,),), 2, 0, ("NoSuchWitness",))
+    with pytest.raises(ValueError, match="unknown witness"):
+        PartitionModel(cfg).properties()

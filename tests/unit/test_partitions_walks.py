@@ -1,0 +1,87 @@
+"""Random action sequences through the KIP-253 model: after every step the state keeps its
+structural type invariants, and the Model contract stays consistent (actions() vs
+successors(), next_state, canonical encoding). Seeded (derandomize) so every run is the same."""
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kmc.api import build
+from model.encoding import check_canonical, fingerprint
+from model.partitions.messages import (
+    BROKER, LeaderAndIsr, LeaderAndIsrResponse, StopReplica, UpdateMetadata,
+)
+from model.partitions.state import Log, Znode
+
+CASES = [("split-merge-spark", "kip253"), ("split-merge-spark", "linear-no-fencing"),
+         ("shrink", "linear-no-blocking"), ("expand-failover", "modulo")]
+MODELS = {case: build(*case) for case in CASES}
+
+
+def check_structure(m, w):
+    cfg = m.cfg
+    check_canonical(w)
+    assert fingerprint(w) == fingerprint(type(w)(*w))
+    st_, b, g = w.store, w.broker, w.group
+    pmax = cfg.pmax
+    # metadata store
+    assert cfg.N <= st_.undeleted <= st_.total <= pmax
+    assert len(st_.znodes) == pmax
+    for p, z in enumerate(st_.znodes):
+        assert z is None or (isinstance(z, Znode) and z.epoch >= 0)
+        if z is not None and p >= st_.total:  # an orphan only mid-removal
+            assert w.ctrl.phase in ("remove-znode", "recover")
+        if z is not None and z.after:
+            assert [q for q, _e in z.after] == list(range(len(z.after)))
+    # broker
+    assert len(b.logs) == pmax and b.count >= cfg.N
+    for log in b.logs:
+        if log is None:
+            continue
+        assert isinstance(log, Log) and 0 <= log.start <= len(log.records)
+        for key, prod, seq, epoch in log.records:
+            assert key in cfg.keys and 0 <= prod < len(cfg.scripts)
+            assert 0 <= seq < w.producers[prod].sent and 0 <= epoch <= log.epoch
+    # network: only controller <-> broker traffic of the four kinds
+    for (src, dst), msgs in w.net:
+        for msg in msgs:
+            assert (msg.src, msg.dst) == (src, dst)
+            if isinstance(msg, LeaderAndIsrResponse):
+                assert src == BROKER and dst < 0
+            else:
+                assert isinstance(msg, (LeaderAndIsr, UpdateMetadata, StopReplica))
+                assert src < 0 and dst == BROKER
+                assert msg.ctrl_epoch <= w.controller.epoch
+    # producers
+    for i, pr in enumerate(w.producers):
+        assert 0 <= pr.sent <= len(cfg.scripts[i]) and pr.count >= cfg.N
+    # group: each partition owned at most once, positions within the logs
+    owned = [x.p for parts in g.members for x in parts]
+    assert len(g.members) == cfg.members and len(owned) == len(set(owned))
+    assert all(p < g.basis[1] for p in owned)
+    for p in range(pmax):
+        assert 0 <= g.reported[p] <= g.committed[p]
+        if b.logs[p] is not None:
+            assert b.logs[p].start <= g.committed[p] <= len(b.logs[p].records)
+    # ghost: each acknowledged message delivered at most once
+    for prod, per_key in enumerate(w.ghost.delivered):
+        seqs = [seq for key_log in per_key for seq, _p in key_log]
+        assert len(seqs) == len(set(seqs)) and all(s < w.producers[prod].sent for s in seqs)
+
+
+@pytest.mark.parametrize("case", CASES, ids=["-".join(c) for c in CASES])
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(choices=st.lists(st.integers(min_value=0, max_value=1000), min_size=1, max_size=60))
+def test_random_walks_keep_the_structure(case, choices):
+    m = MODELS[case]
+    w = m.init_states()[0]
+    check_structure(m, w)
+    for c in choices:
+        succ = m.successors(w)
+        assert [a for a, _t in succ] == m.actions(w)
+        if not succ:
+            break
+        a, t = succ[c % len(succ)]
+        assert m.next_state(w, a) == t
+        w = t
+        check_structure(m, w)

@@ -1,0 +1,192 @@
+"""Pictures and graph exports: structure, not pixels."""
+import json
+import struct
+import xml.etree.ElementTree as ET
+from typing import NamedTuple
+
+import networkx as nx
+import pytest
+
+from explorers.bfs import bfs
+from invariants.properties import always
+from kmc import api
+from model.contract import Model
+from reports.artifacts import write_artifacts
+from reports.graph import trace_graph, write_dot, write_graphml, write_node_link
+from reports.statespace import FULL, NEIGHBOURHOOD, state_graph
+
+
+class Net(NamedTuple):
+    epoch: int  # the controller's leader epoch
+    up: bool
+    restarted: bool
+    broker_epoch: int
+    inflight: tuple
+    fetched: int
+
+
+class Ping(Model):
+    """A tiny protocol with lanes, messages and faults: a broker that crashes and serves a
+    Fetch before it applied the controller's LeaderAndIsr is stale."""
+    name = "ping"
+
+    def init_states(self):
+        return [Net(0, True, False, 0, (), 0)]
+
+    def actions(self, s):
+        acts = []
+        if s.epoch < 1:
+            acts.append("SendLeaderAndIsr")
+        if s.inflight and s.up:
+            acts.append("HandleLeaderAndIsr")
+        acts.append("Crash" if s.up else "Restart")
+        if s.up and s.restarted and not s.fetched:
+            acts.append("Fetch")
+        return acts
+
+    def next_state(self, s, a):
+        if a == "SendLeaderAndIsr":
+            return s._replace(epoch=s.epoch + 1, inflight=(s.epoch + 1,))
+        if a == "HandleLeaderAndIsr":
+            return s._replace(broker_epoch=s.inflight[0], inflight=())
+        if a == "Crash":
+            return s._replace(up=False)
+        if a == "Restart":
+            return s._replace(up=True, restarted=True)
+        return s._replace(fetched=s.fetched + 1)
+
+    def properties(self):
+        return [always("NoStaleFetch", lambda s: not (s.fetched and s.broker_epoch != s.epoch))]
+
+    def is_fault(self, a):
+        return a in ("Crash", "Restart")
+
+    def lanes(self):
+        return ["controller", "broker0", "client"]
+
+    def action_actor(self, a):
+        return {"SendLeaderAndIsr": "controller", "Fetch": "client"}.get(a, "broker0")
+
+    def action_message(self, a, s=None):
+        if a == "SendLeaderAndIsr":
+            return ("controller", "broker0", f"LeaderAndIsr FULL epoch={s.epoch + 1}")
+        if a == "Fetch":
+            return ("client", "broker0", f"Fetch epoch={s.broker_epoch}")
+        return None
+
+
+@pytest.fixture(scope="module")
+def ping(tmp_path_factory):
+    model = Ping()
+    r = bfs(model)
+    trace = r.discoveries["NoStaleFetch"].trace
+    doc = json.loads(json.dumps(trace.to_dict(model, scenario="ping", variant="test",
+                                              params={}, property="NoStaleFetch",
+                                              kind="always")))
+    out = tmp_path_factory.mktemp("ping")
+    return model, trace, doc, write_artifacts(doc, str(out), model=model)
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    assert head[12:16] == b"IHDR"
+    return struct.unpack(">II", head[16:24])
+
+
+def svg_texts(path):
+    root = ET.parse(path).getroot()
+    return {"".join(el.itertext()).strip() for el in root.iter()
+            if el.tag.endswith("}text") or el.tag == "text"}
+
+
+def test_the_fixture_trace_has_messages_and_faults(ping):
+    _m, _t, doc, _files = ping
+    assert any(st["message"] for st in doc["steps"][1:])
+    assert any(st["fault"] for st in doc["steps"][1:])
+
+
+def test_trace_graph_has_one_node_per_state_and_labelled_edges(ping):
+    _m, trace, doc, _files = ping
+    g = trace_graph(doc)
+    assert g.number_of_nodes() == len(trace)
+    assert sorted(g.edges) == [(i, i + 1) for i in range(len(trace) - 1)]
+    for i, (u, v, d) in enumerate(sorted(g.edges(data=True))):
+        assert d["label"] == doc["steps"][v]["action"] and d["actor"]
+    assert g.nodes[0]["initial"] and g.nodes[len(trace) - 1]["violating"]
+    for i in range(1, len(trace)):
+        for c in doc["steps"][i]["changed"]:
+            assert c["path"] in g.nodes[i]["label"]
+
+
+def test_graph_exports_read_back(ping, tmp_path):
+    _m, _t, doc, _files = ping
+    g = trace_graph(doc)
+    back = nx.read_graphml(write_graphml(g, str(tmp_path / "g.graphml")))
+    assert back.number_of_nodes() == g.number_of_nodes()
+    assert back.number_of_edges() == g.number_of_edges()
+    with open(write_node_link(g, str(tmp_path / "g.json"))) as f:
+        nl = nx.node_link_graph(json.load(f), edges="edges")
+    assert sorted(nl.edges) == sorted(g.edges)
+    assert nl.edges[0, 1]["label"] == g.edges[0, 1]["label"]
+    dot = open(write_dot(g, str(tmp_path / "g.dot"))).read()
+    assert dot.startswith("digraph") and dot.rstrip().endswith("}")
+    for u, v in g.edges:
+        assert f"  {u} -> {v} [label=" in dot
+
+
+def test_sequence_svg_names_every_lane_and_message(ping):
+    model, _t, doc, files = ping
+    texts = svg_texts(files["sequence_svg"])
+    for lane in model.lanes():
+        assert lane in texts
+    labels = [st["message"]["label"] for st in doc["steps"][1:] if st["message"]]
+    assert labels and all(label in texts for label in labels)
+
+
+def test_pngs_are_images_of_sensible_size(ping):
+    _m, _t, _doc, files = ping
+    for key in ("graph_png", "sequence_png", "states_png"):
+        w, h = png_size(files[key])
+        assert 150 <= w <= 8000 and 100 <= h <= 8000, (key, w, h)
+
+
+def test_small_state_graph_is_drawn_whole(ping):
+    model, trace, _doc, _files = ping
+    g = state_graph(model, trace.states, limit=60)
+    assert g.graph["mode"] == FULL
+    assert [n for n in g if g.nodes[n]["initial"]] == model.init_states()
+    path = sorted((d["step"], n) for n, d in g.nodes(data=True) if d["on_path"])
+    assert [n for _k, n in path] == trace.states
+    assert all(g.edges[a, b]["on_path"] for a, b in zip(trace.states, trace.states[1:]))
+    assert g.nodes[trace.last]["violating"]
+    # whole means whole: every successor of every node is in the graph
+    assert all(t in g for s in g for _a, t in model.successors(s))
+
+
+def test_large_state_graph_is_cut_to_the_counterexample_neighbourhood():
+    r = api.check("twophase", "broken-commit", {"rm": 3})
+    model, trace = r.extra["model"], r.discoveries["TCConsistent"].trace
+    g = state_graph(model, trace.states, limit=20)
+    assert g.graph["mode"] == NEIGHBOURHOOD
+    assert g.number_of_nodes() <= 20
+    assert all(s in g and g.nodes[s]["on_path"] for s in trace.states)
+    assert g.graph["omitted"] > 0  # the limit cut something, and says so
+    near = {t for s in trace.states for _a, t in model.successors(s)}
+    assert all(n in near for n in g if not g.nodes[n]["on_path"])
+
+
+def test_state_graph_svg_and_png(ping):
+    _m, _t, _doc, files = ping
+    assert "initial state" in svg_texts(files["states_svg"])
+    assert files["states_png"].endswith(".png")
+
+
+def test_pictures_are_deterministic(ping, tmp_path):
+    """The same trace gives byte-identical files (no dates, fixed SVG ids)."""
+    model, _t, doc, files = ping
+    again = write_artifacts(doc, str(tmp_path), model=model)
+    for key in ("sequence_svg", "graph_svg", "states_svg", "sequence_png", "dot", "snippet"):
+        with open(files[key], "rb") as a, open(again[key], "rb") as b:
+            assert a.read() == b.read(), key
