@@ -8,7 +8,7 @@ KIP-253, section "5) Changes in how producer constructs ProduceRequest":
     "Producer should determine the partition for both keyed and unkeyed message using Linear
     Hashing (see https://en.wikipedia.org/wiki/Linear_hashing), where N =
     initial_partition_count, L is the largest integer that satisfies N*2^L <=
-    undeleted_partition_count, and S can similariy be derived using N, L and
+    undeleted_partition_count, and S can similariy [sic] be derived using N, L and
     undeleted_partition_count."
 
 With n = undeleted_partition_count the split pointer is S = n - N*2^L (partitions below S have

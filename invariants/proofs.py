@@ -90,6 +90,9 @@ def split_pointer(sp, twin=False):
     slow = z3_split_pointer_partition(h, N, n, sp.lmax)
     out.append(Obligation("same function", sp.counts() + [fast != slow],
                           {"N": N, "n": n, "hash": h, "formula": fast, "split_pointer": slow}))
+    if not twin:  # (c) and it names an existing partition: 0 <= p_n(h) < n
+        out.append(Obligation("in range", sp.counts() + [z3.UGE(fast, n)],
+                              {"N": N, "n": n, "hash": h, "partition": fast}))
     return out
 
 
@@ -198,7 +201,7 @@ def log_bound(sp, twin=False):
 def key_classes(sp, twin=False, mult=None, extra_count=0, part=None):
     mult = modulus_tight(sp.b) // 2 if twin else (mult or modulus_sound(sp.b))
     part = part or (lambda x: sp.lin(x, n))
-    # h mod N*mult, written as the residue c0 proves equal to URem (8-15x faster here)
+    # h mod N*mult, written as the residue c0 proves equal to URem (~10x faster here)
     r = z3_mod_level(h, sp.N, mult.bit_length() - 1, sp.lmax)
     cs = sp.counts(hi_n=sp.N * sp.b.growth + extra_count) + [part(h) != part(r)]
     return [Obligation("all", cs, {"N": sp.N, "n": n, "hash": h, "class": r,
@@ -254,7 +257,7 @@ THEOREMS = [
        "the partitioner proved about is KIP-253's linear hashing with split pointer "
        "S = n - N*2^L, and its residues are z3's own h mod N*2^k",
        "h mod N2^k == N*((h div N) mod 2^k) + h mod N;  (b if b < n else a) == "
-       "(b if a < S else a), a = h mod N2^L, b = h mod N2^(L+1)", split_pointer, uses=()),
+       "(b if a < S else a) < n, a = h mod N2^L, b = h mod N2^(L+1)", split_pointer, uses=()),
     _t("c1-expand", PROVED,
        "linear hashing, expansion n -> n+1: a key stays, or moves from the single parent "
        "n - N*2^L into the new partition n; no key moves between existing partitions",
@@ -378,8 +381,8 @@ def selection(ids=None) -> list:
         if t not in want:
             want.append(t)
             todo.extend(t.uses)
-    order = THEOREMS + TWINS
-    return sorted(want, key=order.index)
+    order = [t.id for t in THEOREMS + TWINS]
+    return sorted(want, key=lambda t: order.index(t.id))
 
 
 def run_all(ids=None, bounds: Bounds = FULL, on_result=None) -> list:

@@ -175,7 +175,8 @@ def _store_changes(st0, st1) -> list:
 
 
 def format_state(w) -> str:
-    """A readable multi-line summary (``repr`` is the compact canonical encoding)."""
+    """One state as compact readable text, parts joined by " | " (``repr`` is the canonical
+    encoding the fingerprint hashes)."""
     st, b, g = w.store, w.broker, w.group
     zn = " ".join(f"p{p}:e{z.epoch}" + (f" after={_epochs(z.after)}" if z.after else "")
                   + (f" before={_epochs(z.before)}" if z.before else "")
@@ -188,12 +189,13 @@ def format_state(w) -> str:
                          else f" waits {_epochs(x.waits)}")
             + (f" feeders {_epochs(x.feeders)}" if x.feeders else "") for x in parts)
         for c, parts in enumerate(g.members))
-    return "\n".join([
+    return " | ".join([
         f"store: partitions={st.total} undeleted_partition_count={st.undeleted} {zn}",
         f"controller: {controller_lane(w.controller.active)} epoch={w.controller.epoch} "
         f"phase={w.ctrl.phase}",
         f"broker: ctrl_epoch={b.ctrl_epoch} count={b.count} metadata={b.meta} {logs}",
-        "in flight: " + "; ".join(request_label(m) for _ch, msgs in w.net for m in msgs),
+        "in flight: " + ("; ".join(request_label(m) for _ch, msgs in w.net for m in msgs)
+                         or "-"),
         "producers: " + ", ".join(f"count={p.count} sent={p.sent}" + (" stale" if p.stale
                                                                        else "")
                                   for p in w.producers),

@@ -5,6 +5,7 @@ few states; ``-p`` overrides any bound.
 """
 from __future__ import annotations
 
+from model.contract import ModelError
 from model.scenario import Param, Scenario
 from model.topics.model import TopicsModel
 from model.topics.state import Bounds
@@ -38,10 +39,9 @@ def _params(b: Bounds) -> tuple:
 def _build(defaults: Bounds):
     def build(variant, params):
         bounds = defaults._replace(**params)
-        if bounds.rf > bounds.brokers:
-            from model.scenario import ScenarioError
-            raise ScenarioError(f"rf={bounds.rf} needs at least {bounds.rf} brokers: "
-                                f"use -p brokers={bounds.rf} or a smaller rf")
+        if bounds.rf > bounds.brokers:  # ModelError: the API reports it as bad input
+            raise ModelError(f"rf={bounds.rf} needs at least {bounds.rf} brokers: "
+                             f"use -p brokers={bounds.rf} or a smaller rf")
         return TopicsModel(variant, bounds)
     return build
 

@@ -244,3 +244,11 @@ def test_full_prove_run_meets_every_expected_verdict(capsys):
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["ok"] and out["quick"] is False
     assert len(out["theorems"]) == len(proofs.THEOREMS)
+
+
+def test_an_unmet_expectation_exits_1(capsys, monkeypatch):
+    import dataclasses
+    wrong = dataclasses.replace(proofs.BY_ID["c4-modulo-expand"], expected=proofs.PROVED)
+    monkeypatch.setitem(proofs.BY_ID, wrong.id, wrong)
+    assert prove.run(_args(["--only", wrong.id])) == 1
+    assert "[FAIL] c4-modulo-expand: refuted" in capsys.readouterr().out

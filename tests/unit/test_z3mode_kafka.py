@@ -9,13 +9,17 @@ import importlib
 
 import pytest
 
+from invariants.compile import compile_python
 from invariants.logic import Quant
 from invariants.z3mode import deciders, z3_properties
 from test_z3mode import assert_violation  # pytest puts this directory on sys.path
 
 #: a scenario with more reachable states than this is checked on its first LIMIT states
-#: in BFS order (the default scenarios are smaller)
+#: in BFS order (the Spark-sized ones: lifecycle-large, split-merge-spark)
 LIMIT = 20_000
+
+# ~45 s of CPU for all cases together; each case stays under ~10 s
+pytestmark = pytest.mark.slow
 
 
 def kafka_scenarios():
@@ -57,19 +61,20 @@ def test_z3_and_fast_mode_agree_on_every_state(sc, variant):
     model = sc.build(*sc.resolve(variant, {}))
     fast = {p.name: p for p in model.properties() if p.formula is not None}
     assert fast, f"{sc.name}: no property is declared through a formula"
-    states = reachable(model)
-    for d in deciders(z3_properties(fast.values())):
-        p = fast[d.name]
-        verdict_of_key = {}
-        violating = None
-        for s in states:
+    # fast mode is what ``declare`` builds: the compiled formula applied to the view
+    checks = [(fast[d.name], compile_python(d.formula), d, {})
+              for d in deciders(z3_properties(fast.values()))]
+    violating = {}
+    for s in reachable(model):  # states outside, properties inside: views are cached per state
+        for p, fast_fn, d, verdict_of_key in checks:
             view = p.view(s)
             key = d.key(view)
             if key not in verdict_of_key:
                 verdict_of_key[key] = d.decide(view)  # z3, once per distinct view
             got = verdict_of_key[key]
-            assert got == p.check(s), (sc.name, variant, p.name, model.format_state(s))
-            if not got and violating is None:
-                violating = view
-        if violating is not None and isinstance(p.formula, Quant) and p.formula.op == "forall":
-            assert_violation(p.formula, violating, d.explain_view(violating))
+            assert got == fast_fn(view), (sc.name, variant, p.name, model.format_state(s))
+            if not got:
+                violating.setdefault(p.name, view)
+    for p, _fast, d, _ in checks:
+        if p.name in violating and isinstance(p.formula, Quant) and p.formula.op == "forall":
+            assert_violation(p.formula, violating[p.name], d.explain_view(violating[p.name]))
