@@ -3,6 +3,7 @@
     python bench/z3_bench.py                 # every Kafka scenario, default parameters
     python bench/z3_bench.py expand shrink   # only these scenarios
     python bench/z3_bench.py --repeat 5 --cli
+    python bench/z3_bench.py lifecycle-large --variant kip516 --repeat 1   # the big one
 
 For each scenario and variant it explores the whole state space twice with the BFS
 explorer — properties decided by the compiled evaluator (fast mode), then by z3 — and
@@ -65,6 +66,8 @@ def cli_seconds(name: str, variant: str, z3: bool) -> float:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("scenarios", nargs="*", help="scenario names (default: every Kafka one)")
+    ap.add_argument("--variant", action="append", default=[], metavar="V",
+                    help="only these variants (repeatable; default: every variant)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per mode; the best counts")
     ap.add_argument("--cli", action="store_true", help="also time the `kmc check` command")
     args = ap.parse_args(argv)
@@ -81,7 +84,7 @@ def main(argv=None) -> int:
     print(head)
     worst = 0.0
     for sc in scs:
-        for variant in sc.variants:
+        for variant in [v for v in sc.variants if not args.variant or v in args.variant]:
             fast = min((run(sc.name, variant, False) for _ in range(args.repeat)),
                        key=lambda x: x[0])
             slow = min((run(sc.name, variant, True) for _ in range(args.repeat)),

@@ -2,28 +2,29 @@
 
 The problem is "the view's facts and the *negated* formula": unsat means the formula holds
 on the view, sat means it is violated and z3's model names the offending binding.
+Semantics are fast mode's (``invariants.compile``):
+- values are integers: ints and bools are themselves (Python's ``True == 1``); any other
+  value (str, None, enum member, tuple) gets a code above every integer an arithmetic term
+  of the formula can reach on this view, so a code never equals an integer result; codes
+  follow Python's order within a type, so ``<`` on two strings agrees with Python (``<``
+  across types is a TypeError in fast mode, and unspecified here);
+- a relation is exactly the view's tuples (closed world): an atom whose arguments are not
+  all known becomes the disjunction of the tuples that agree with the known ones;
+- quantified variables range over the view's active domain, as in fast mode;
+- the negation is pushed inward; an existential quantifier no universal one encloses
+  becomes free constants (exact: each keeps its domain guard in place), so the model of a
+  violated ``forall x, y. ...`` is the offending ``x, y``; inner quantifiers are
+  instantiated over the tuples of their guard atoms, or over the domain (as fast mode's
+  loops do), up to a limit beyond which z3's own quantifier engine takes them.
 
-Encoding (the same semantics as fast mode, ``invariants.compile``):
-- every value is an integer: ints and bools are themselves (Python's ``True == 1``), every
-  other value (str, None, enum member, tuple, ...) gets a code above any integer an
-  arithmetic term of the formula can reach on this view, so a code never equals an
-  integer result; codes follow Python's order within a type, so ``<`` on two strings
-  agrees with Python (``<`` across types raises TypeError in fast mode and is left
-  unspecified here);
-- each relation R is ``(define-fun R (Int ... Int) Bool ...)`` whose extension is exactly
-  the view's tuples (closed world); ``D`` is the active domain;
-- every quantified variable ranges over ``D`` (as in fast mode, where quantifiers range
-  over the view's active domain; guarded loops over a relation are the same thing);
-- the negation is pushed inward, and the existential quantifiers that are not under a
-  universal one become free constants (exact: each keeps its ``D`` guard in place), so
-  the model of a violated ``forall x, y. ...`` is the offending ``x, y``.
-
-The text is built in Python and parsed by z3's C parser: far cheaper than building the
-terms one Python call at a time.
+The text is built in Python and parsed by z3's C parser: far cheaper than building terms
+one Python call at a time. Measured: ``define-fun`` relations made parsing ~5x slower
+than writing their extension inline.
 """
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 from invariants.compile import active_domain
 from invariants.logic import Arith, Atom, BoolOp, C, Cmp, Const, Quant, V
@@ -47,7 +48,6 @@ class Encoding:
         self._terms: list[tuple[int, int]] = []  # (variable count, |constants| sum) per term
         self._scan(formula, frozenset())
         self.relations = tuple(sorted(self.arity))
-        self._smt_rel = {r: f"R{i}" for i, r in enumerate(self.relations)}
         #: True when some quantified variable is not bound by a positive guard atom, so the
         #: verdict depends on values of relations the formula does not mention
         self.domain_dependent = not _guarded(formula)
@@ -55,9 +55,7 @@ class Encoding:
     # ---- analysis -----------------------------------------------------------------------
     def _scan(self, f, scope):
         if isinstance(f, Atom):
-            n = len(f.args)
-            if n == 0:
-                raise Z3ModeError(f"relation {f.rel} has no arguments: give it at least one")
+            n = len(f.args)  # 0 only in a sliced formula: "the relation is not empty"
             if self.arity.setdefault(f.rel, n) != n:
                 raise Z3ModeError(f"relation {f.rel} is used with {self.arity[f.rel]} and "
                                   f"{n} arguments: use one arity")
@@ -114,42 +112,17 @@ class Encoding:
         facts = {r: [tuple(codes.of(v) for v in t) for t in view.get(r, ())
                      if len(t) == self.arity[r]]  # another arity can never match an atom
                  for r in self.relations}
-        out = []
-        for r in self.relations:
-            params = " ".join(f"(x{i} Int)" for i in range(self.arity[r]))
-            rows = ["(and " + " ".join(f"(= x{i} {_lit(v)})" for i, v in enumerate(t)) + ")"
-                    for t in facts[r]]
-            out.append(f"(define-fun {self._smt_rel[r]} ({params}) Bool {_or(rows)})")
-        dom_codes = sorted({codes.of(v) for v in dom})
-        out.append("(define-fun D ((x0 Int)) Bool "
-                   f"{_or([f'(= x0 {_lit(c)})' for c in dom_codes])})")
-        w = _Writer(self._smt_rel, codes, facts, dom_codes, ground_limit)
+        w = _Writer(codes, facts, sorted({codes.of(v) for v in dom}), ground_limit)
         goal = w.formula(self.formula, False, {}, True)
-        out[:0] = [f"(declare-const {s} Int)" for s, _name in w.skolems]
-        out.append(f"(assert {goal})")
-        return Query("\n".join(out), w.skolems, codes)
+        decls = "".join(f"(declare-const {s} Int)" for s, _name in w.skolems)
+        return Query(f"{decls}(assert {goal})", w.skolems, codes)
 
 
-class Query:
-    """An SMT-LIB text, its free constants (smt name, variable name), and the value codes."""
-
-    def __init__(self, text, skolems, codes):
-        self.text, self.skolems, self.codes = text, skolems, codes
-
-    def binding(self, model, ctx) -> dict:
-        """z3's model as {variable: view value}; a repeated name gets a #2 suffix."""
-        import z3
-        out = {}
-        for smt, name in self.skolems:
-            val = model.get_interp(z3.Int(smt, ctx))
-            if val is None:
-                continue  # a branch of a disjunction the model did not need
-            key, n = name, 1
-            while key in out:
-                n += 1
-                key = f"{name}#{n}"
-            out[key] = self.codes.decode(val.as_long())
-        return out
+class Query(NamedTuple):
+    """An SMT-LIB text, its free constants (smt name, variable name), the value codes."""
+    text: str
+    skolems: list
+    codes: "Codes"
 
 
 class Codes:
@@ -187,12 +160,13 @@ class _Writer:
     whose values are all known are decided while writing, with the same integer
     semantics z3 would apply, so the text stays small."""
 
-    def __init__(self, rel_names, codes, facts, dom, ground_limit):
-        self.rel, self.codes, self.facts, self.dom = rel_names, codes, facts, dom
+    def __init__(self, codes, facts, dom, ground_limit):
+        self.codes, self.facts, self.dom = codes, facts, dom
         self.fact_sets = {r: set(ts) for r, ts in facts.items()}
         self.limit = ground_limit
         self.skolems: list[tuple[str, str]] = []
         self.n = 0
+        self.assumed: frozenset = frozenset()  # ids of atoms an instance makes true
 
     def formula(self, f, pos, scope, outer) -> str:
         """Text equivalent to ``f`` when ``pos``, to ``not f`` otherwise. ``outer``: no
@@ -216,57 +190,59 @@ class _Writer:
         raise Z3ModeError(f"not a formula: {f!r}")
 
     def quant(self, f, pos, scope, outer) -> str:
+        if not f.vars:  # a sliced formula can quantify over nothing
+            return self.formula(f.body, pos, scope, outer)
         is_exists = (f.op == "exists") == pos
         if is_exists and outer:  # a free constant per variable; z3's model gives its value
             inner = dict(scope)
-            names = []
             for v in f.vars:
                 self.n += 1
                 inner[v.name] = f"s{self.n}"
-                names.append(f"s{self.n}")
                 self.skolems.append((f"s{self.n}", v.name))
+            # a variable a guard atom binds is in the domain already
+            free = [inner[v.name] for v in f.vars if v.name not in _guard_vars(f)]
             body = self.formula(f.body, pos, inner, True)
-            return _and([f"(D {s})" for s in names] + [body])
+            return _and([self.in_domain(c) for c in free] + [body])
         instances = self.instances(f, scope)
         if instances is None:  # too many: z3's own quantifier instantiation
             inner = dict(scope)
-            names = []
             for v in f.vars:
                 self.n += 1
                 inner[v.name] = f"q{self.n}"
-                names.append(f"q{self.n}")
-            binders = " ".join(f"({s} Int)" for s in names)
-            guard = _and([f"(D {s})" for s in names])
+            names = [inner[v.name] for v in f.vars]
+            binders = " ".join(f"({q} Int)" for q in names)
+            guard = _and([self.in_domain(q) for q in names])
             body = self.formula(f.body, pos, inner, False)
             if is_exists:
                 return f"(exists ({binders}) {_and([guard, body])})"
-            return f"(forall ({binders}) (=> {guard} {body}))"
+            return f"(forall ({binders}) {_or([_not(guard), body])})"
         parts = []
-        for sc, conds in instances:
+        saved = self.assumed
+        for sc, conds, used in instances:
+            self.assumed = saved | used
             body = self.formula(f.body, pos, sc, False)
             parts.append(_and(conds + [body]) if is_exists
                          else _or([_not(c) for c in conds] + [body]))
+        self.assumed = saved
         return _or(parts) if is_exists else _and(parts)
+
+    def in_domain(self, x: str) -> str:
+        return _or([f"(= {x} {_lit(c)})" for c in self.dom])
 
     def instances(self, f, scope):
         """Every binding of f's variables that can make its guard true, as (scope,
-        remaining symbolic conditions): guard atoms bind variables to the columns of their
-        relation's tuples (as fast mode's loops do), the rest range over the domain.
-        None when there would be more than the limit."""
-        want = [v.name for v in f.vars]
-        body = f.body
-        if f.op == "forall":
-            guard = body.parts[0] if isinstance(body, BoolOp) and body.op == "implies" else None
-        else:
-            guard = body
+        remaining symbolic conditions, ids of the guard atoms the binding makes true):
+        guard atoms bind variables to the columns of their relation's tuples (as fast
+        mode's loops do), the rest range over the domain. None when over the limit."""
+        want = {v.name for v in f.vars}
         bindings = [({}, [])]
         bound: set = set()
-        for atom in _conjuncts(guard) if guard is not None else ():
-            if not isinstance(atom, Atom):
-                continue
+        used = set()
+        for atom in guard_atoms(f):
             new = {a.name for a in atom.args if isinstance(a, V) and a.name in want} - bound
             if not new:
                 continue
+            used.add(id(atom))
             nxt = []
             for vals, conds in bindings:
                 for t in self.facts[atom.rel]:
@@ -281,13 +257,13 @@ class _Writer:
             bound |= new
             if len(bindings) > self.limit:
                 return None
-        for name in want:
-            if name not in bound:
-                bindings = [({**vals, name: d}, conds) for vals, conds in bindings
+        for v in f.vars:
+            if v.name not in bound:
+                bindings = [({**vals, v.name: d}, conds) for vals, conds in bindings
                             for d in self.dom]
                 if len(bindings) > self.limit:
                     return None
-        out, seen = [], set()
+        out, seen, used = [], set(), frozenset(used)
         for vals, conds in bindings:
             sc = {**scope, **vals}
             texts = []
@@ -302,15 +278,30 @@ class _Writer:
                 key = (tuple(sorted(vals.items())), tuple(texts))
                 if key not in seen:
                     seen.add(key)
-                    out.append((sc, texts))
+                    out.append((sc, texts, used))
         return out
 
     def atom(self, f, scope) -> str:
         if isinstance(f, Atom):
+            if id(f) in self.assumed:
+                return "true"
             args = [self.value(a, scope) for a in f.args]
             if all(isinstance(a, int) for a in args):
                 return _tf(tuple(args) in self.fact_sets[f.rel])
-            return f"({self.rel[f.rel]} " + " ".join(map(_text, args)) + ")"
+            # the relation's closed-world extension, restricted to the tuples that agree
+            # with the arguments already known
+            rows = []
+            for t in self.facts[f.rel]:
+                eqs = []
+                for a, x in zip(args, t):
+                    if isinstance(a, int):
+                        if a != x:
+                            break
+                    else:
+                        eqs.append(f"(= {a} {_lit(x)})")
+                else:
+                    rows.append(_and(eqs))
+            return _or(rows)
         a, b = self.value(f.a, scope), self.value(f.b, scope)
         if isinstance(a, int) and isinstance(b, int):
             return _tf({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b}[f.op])
@@ -347,21 +338,22 @@ def _not(t: str) -> str:
 
 
 def _and(parts) -> str:
-    parts = [p for p in parts if p != "true"]
-    if "false" in parts:
-        return "false"
-    return parts[0] if len(parts) == 1 else (f"(and {' '.join(parts)})" if parts else "true")
+    return _join("and", parts, "true", "false")
 
 
 def _or(parts) -> str:
-    parts = [p for p in parts if p != "false"]
-    if "true" in parts:
-        return "true"
-    return parts[0] if len(parts) == 1 else (f"(or {' '.join(parts)})" if parts else "false")
+    return _join("or", parts, "false", "true")
+
+
+def _join(op, parts, unit, zero) -> str:
+    parts = [p for p in parts if p != unit]
+    if zero in parts:
+        return zero
+    return parts[0] if len(parts) == 1 else (f"({op} {' '.join(parts)})" if parts else unit)
 
 
 def _is_int(v) -> bool:
-    if isinstance(v, numbers.Integral):
+    if type(v) is int or isinstance(v, numbers.Integral):
         return True
     if isinstance(v, float):
         if v.is_integer():
@@ -379,26 +371,29 @@ def _ordered(values) -> list:
         return sorted(values, key=lambda v: (type(v).__name__, repr(v)))
 
 
+def guard_atoms(f) -> list:
+    """The positive atoms of a quantifier's guard: the antecedent of ``forall xs. G => phi``,
+    the body of ``exists xs. G`` (its conjuncts)."""
+    body = f.body
+    if f.op == "forall":
+        if not (isinstance(body, BoolOp) and body.op == "implies"):
+            return []
+        body = body.parts[0]
+    return [c for c in _conjuncts(body) if isinstance(c, Atom)]
+
+
+def _guard_vars(f) -> set:
+    return {a.name for atom in guard_atoms(f) for a in atom.args if isinstance(a, V)}
+
+
 def _guarded(f) -> bool:
-    """Every quantified variable is bound by a positive atom of its quantifier's guard
-    (``forall xs. A(..) and .. => phi`` / ``exists xs. A(..) and ..``): such a formula
-    only looks at the values of the relations it mentions."""
+    """Every quantified variable is bound by a positive atom of its quantifier's guard:
+    such a formula only looks at the values of the relations it mentions."""
     if isinstance(f, BoolOp):
         return all(_guarded(p) for p in f.parts)
     if not isinstance(f, Quant):
         return True
-    body = f.body
-    if f.op == "forall":
-        if not (isinstance(body, BoolOp) and body.op == "implies"):
-            return False
-        guard = body.parts[0]
-    else:
-        guard = body
-    bound = set()
-    for c in _conjuncts(guard):
-        if isinstance(c, Atom):
-            bound |= {a.name for a in c.args if isinstance(a, V)}
-    return {v.name for v in f.vars} <= bound and _guarded(body)
+    return {v.name for v in f.vars} <= _guard_vars(f) and _guarded(f.body)
 
 
 def _conjuncts(f):

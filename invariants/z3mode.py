@@ -20,8 +20,9 @@ from __future__ import annotations
 import time
 
 from invariants.compile import active_domain
+from invariants.logic import Arith, Atom, BoolOp, Cmp, Quant, V
 from invariants.properties import Property
-from invariants.z3encode import Encoding, Z3ModeError
+from invariants.z3encode import Encoding, Z3ModeError, guard_atoms
 
 __all__ = ["Z3Decider", "Z3ModeError", "z3_properties", "z3_stats"]
 
@@ -44,9 +45,14 @@ class Z3Decider:
         self.max_memo = max_memo
         self.ground_limit = ground_limit
         self.session = session or Z3Session()
-        self.encoding = Encoding(formula)
+        self.encoding = Encoding(formula)  # the whole formula: explain() names every variable
+        if self.encoding.domain_dependent:
+            self.sliced, self.columns = self.encoding, None
+        else:
+            sliced, self.columns = slice_formula(formula)
+            self.sliced = Encoding(sliced)
         #: view -> memo key (a canonical frozen form of what the formula can see)
-        self.key = _freezer(self.encoding)
+        self.key = _freezer(self.encoding, self.columns)
         self.memo: dict = {}
         self.checks = self.hits = self.solver_calls = self.violating_views = 0
         self.evictions = 0
@@ -86,13 +92,15 @@ class Z3Decider:
             return None
         if r != z3.sat:
             raise self._unknown(s)
-        return q.binding(s.model(), ctx)
+        return _binding(q, s.model(), ctx)
 
     # ---- z3 -----------------------------------------------------------------------------
     def decide(self, view) -> bool:
         """Ask z3, without the memo: is ``not formula`` unsatisfiable on this view?"""
         import z3
-        q = self.encoding.query(view, self.ground_limit)
+        if self.columns is not None:  # the sliced formula, on the sliced view
+            view = dict(zip(self.sliced.relations, self.key(view)))
+        q = self.sliced.query(view, self.ground_limit)
         s, ctx = self.session.solver(), self.session.context()
         t0 = time.perf_counter()
         s.push()
@@ -120,7 +128,8 @@ class Z3Decider:
                 "solver_calls": self.solver_calls, "violating_views": self.violating_views,
                 "solver_s": round(self.solver_s, 4), "distinct_views": len(self.memo),
                 "memo_evictions": self.evictions,
-                "view_relations": list(self.encoding.relations),
+                "view_columns": {r: list(c) for r, c in self.columns.items()}
+                if self.columns is not None else None,
                 "whole_domain_in_key": self.encoding.domain_dependent}
 
     # ---- shipping to another process (Spark executors) ----------------------------------
@@ -132,6 +141,22 @@ class Z3Decider:
 
     def __setstate__(self, d):
         self.__init__(**d)
+
+
+def _binding(q, model, ctx) -> dict:
+    """z3's model as {variable: view value}; a repeated name gets a #2 suffix."""
+    import z3
+    out = {}
+    for smt, name in q.skolems:
+        val = model.get_interp(z3.Int(smt, ctx))
+        if val is None:
+            continue  # a branch of a disjunction the model did not need
+        key, n = name, 1
+        while key in out:
+            n += 1
+            key = f"{name}#{n}"
+        out[key] = q.codes.decode(val.as_long())
+    return out
 
 
 class Z3Session:
@@ -161,17 +186,85 @@ class Z3Session:
         self._ctx = self._solver = None
 
 
-def _freezer(enc: Encoding):
+def _freezer(enc: Encoding, columns):
     """view -> hashable key; equal keys have equal verdicts. Only the relations the formula
-    mentions, each as a frozenset (a frozenset view value is reused, not copied)."""
+    mentions, and of those only the columns it reads (``columns``), each as a frozenset
+    (a frozenset view value is reused, not copied)."""
     rels = enc.relations
-    if enc.domain_dependent:
+    if columns is None:  # unguarded quantifiers: every value of the view matters
         return lambda view: (tuple(frozenset(view.get(r, ())) for r in rels),
                              frozenset(active_domain(view)))
-    if len(rels) == 1:
+    parts = []
+    for r in rels:
+        keep, n = columns[r], enc.arity[r]
+        if len(keep) == n:
+            parts.append(lambda ts: frozenset(ts))
+        elif not keep:
+            parts.append(lambda ts, n=n: frozenset([()]) if any(len(t) == n for t in ts)
+                         else frozenset())
+        else:
+            parts.append(lambda ts, n=n, keep=keep: frozenset(
+                tuple(t[j] for j in keep) for t in ts if len(t) == n))
+    if len(rels) == 1 and len(columns[rels[0]]) == enc.arity[rels[0]]:
         (r,) = rels
-        return lambda view: frozenset(view.get(r, ()))
-    return lambda view: tuple(frozenset(view.get(r, ())) for r in rels)
+        return lambda view: (frozenset(view.get(r, ())),)
+    pairs = tuple(zip(rels, parts))
+    return lambda view: tuple(part(view.get(r, ())) for r, part in pairs)
+
+
+def slice_formula(f):
+    """(sliced formula, columns kept per relation): a column is dropped when, in every
+    atom of its relation, it holds a variable that occurs nowhere else and whose
+    quantifier's guard is that atom. Then ``Q xs, y. R(.., y, ..) & G => phi`` is
+    ``Q xs. R'(..) & G => phi`` with R' the projection of R: the same verdict on a smaller
+    view, which more states share. Only for guarded formulas (see Encoding)."""
+    uses: dict = {}  # (quantifier id, variable) -> occurrences
+    atoms = []  # (atom, binder of each argument or None, ids of the quantifiers it guards)
+
+    def term(t, scope):
+        if isinstance(t, V):
+            uses[scope[t.name]] = uses.get(scope[t.name], 0) + 1
+        elif isinstance(t, Arith):
+            term(t.a, scope)
+            term(t.b, scope)
+
+    def walk(g, scope, guards):
+        if isinstance(g, Atom):
+            for a in g.args:
+                term(a, scope)
+            atoms.append((g, [scope[a.name] if isinstance(a, V) else None for a in g.args],
+                          {q for q, ids in guards.items() if id(g) in ids}))
+        elif isinstance(g, Cmp):
+            term(g.a, scope)
+            term(g.b, scope)
+        elif isinstance(g, BoolOp):
+            for p in g.parts:
+                walk(p, scope, guards)
+        elif isinstance(g, Quant):
+            inner = {**scope, **{v.name: (id(g), v.name) for v in g.vars}}
+            walk(g.body, inner, {**guards, id(g): {id(a) for a in guard_atoms(g)}})
+
+    walk(f, {}, {})
+    droppable: dict = {}
+    for atom, binders, guarded_by in atoms:
+        flags = [b is not None and uses[b] == 1 and b[0] in guarded_by for b in binders]
+        old = droppable.get(atom.rel, [True] * len(flags))
+        droppable[atom.rel] = [x and y for x, y in zip(old, flags)]
+    columns = {r: tuple(j for j, d in enumerate(flags) if not d)
+               for r, flags in droppable.items()}
+    gone = {b for atom, binders, _ in atoms for j, b in enumerate(binders)
+            if j not in columns[atom.rel]}
+
+    def rebuild(g):
+        if isinstance(g, Atom):
+            return Atom(g.rel, tuple(g.args[j] for j in columns[g.rel]))
+        if isinstance(g, BoolOp):
+            return BoolOp(g.op, tuple(rebuild(p) for p in g.parts))
+        if isinstance(g, Quant):
+            return Quant(g.op, tuple(v for v in g.vars if (id(g), v.name) not in gone),
+                         rebuild(g.body))
+        return g
+    return rebuild(f), columns
 
 
 def z3_properties(props) -> list:

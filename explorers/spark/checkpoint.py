@@ -107,8 +107,10 @@ def identity(core, nparts: int) -> dict:
     a sample of its reachable keys), the properties, the options that change the state
     space, and the partition count (the owner of a key depends on it)."""
     m = core.model
+    # the model's scalar attributes are its parameters (generated source code is not)
     params = {k: v for k, v in sorted(vars(m).items())
-              if not k.startswith("_") and isinstance(v, (int, str, bool, float, type(None)))}
+              if not k.startswith("_") and isinstance(v, (int, bool, float, type(None)))
+              or isinstance(v, str) and len(v) <= 80 and "\n" not in v}
     sample = []
     frontier = [s for _i, s in core.initial()]
     while frontier and len(sample) < 256:
@@ -136,30 +138,55 @@ def describe(ident: dict) -> str:
 def open_store(sc, path: str, ident: dict, resume: bool) -> tuple[CheckpointStore, int | None]:
     """Check the directory against this run; returns (store, level to resume from)."""
     store = CheckpointStore(sc, path)
-    has = store.exists("identity.pkl")
+    levels = store.completed_levels()
+    _validate(path, ident, resume, store.exists("identity.pkl"),
+              lambda: store.read("identity.pkl"), levels)
     if not resume:
-        if has and store.completed_levels():
-            raise ExplorerError(f"checkpoint dir {path} already holds a run of "
-                                f"{describe(store.read('identity.pkl'))}: add --resume to "
-                                "continue it, or choose an empty directory")
         store.write("identity.pkl", ident)
         return store, None
-    if not has:
+    return store, levels[-1]
+
+
+def precheck(path: str, ident: dict, resume: bool) -> None:
+    """The same checks before Spark starts, when the directory is a local path: a wrong
+    directory is reported in a second, not after the JVM's start-up."""
+    url = to_url(path)
+    if not url.startswith("file://"):
+        return
+    local = url[len("file://"):]
+    ident_file = os.path.join(local, "identity.pkl")
+    names = os.listdir(os.path.join(local, "levels")) if \
+        os.path.isdir(os.path.join(local, "levels")) else []
+    levels = sorted(int(n[:-4]) for n in names if n.endswith(".pkl") and n[:-4].isdigit())
+
+    def read():
+        with open(ident_file, "rb") as f:
+            return pickle.load(f)
+    _validate(path, ident, resume, os.path.exists(ident_file), read, levels)
+
+
+def _validate(path, ident, resume, has_identity, read_identity, levels) -> None:
+    if not resume:
+        if has_identity and levels:
+            raise ExplorerError(f"checkpoint dir {path} already holds a run of "
+                                f"{describe(read_identity())}: add --resume to continue it, "
+                                "or choose an empty directory")
+        return
+    if not has_identity:
         raise ExplorerError(f"--resume: {path} holds no checkpoint: run once with "
                             f"--checkpoint-dir {path} (without --resume) first")
-    saved = store.read("identity.pkl")
+    saved = read_identity()
     if saved.get("format") != FORMAT:
-        raise ExplorerError(f"checkpoint dir {path} has format {saved.get('format')}, this kmc "
-                            f"writes {FORMAT}: start a new run in an empty directory")
+        raise ExplorerError(f"checkpoint dir {path} has format {saved.get('format')}, this "
+                            f"kmc writes {FORMAT}: start a new run in an empty directory")
     mine = {k: v for k, v in ident.items() if k != "partitions"}
     theirs = {k: v for k, v in saved.items() if k != "partitions"}
     if mine != theirs:
         diff = sorted(k for k in mine if mine.get(k) != theirs.get(k))
         raise ExplorerError(f"checkpoint dir {path} is from a different scenario "
                             f"({describe(saved)}, not {describe(ident)}; differs in "
-                            f"{', '.join(diff)}): use another --checkpoint-dir or drop --resume")
-    levels = store.completed_levels()
+                            f"{', '.join(diff)}): use another --checkpoint-dir or drop "
+                            "--resume")
     if not levels:
         raise ExplorerError(f"--resume: {path} has no completed level yet: run again "
                             "without --resume")
-    return store, levels[-1]

@@ -28,7 +28,7 @@ DRIVER_LEVEL_MAX = int(os.environ.get("KMC_SPARK_DRIVER_LEVEL", "20000"))
 #: keys (8 bytes each): beyond it, visited stays distributed
 DRIVER_VISITED_MAX = int(os.environ.get("KMC_SPARK_DRIVER_VISITED", "4000000"))
 #: cut the RDD lineage (a reliable Spark checkpoint) every this many Spark levels
-LINEAGE_EVERY = 5
+LINEAGE_EVERY = 10
 
 
 def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint_dir=None,
@@ -46,13 +46,17 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
         raise ExplorerError("--resume needs --checkpoint-dir DIR: the directory of the "
                             "interrupted run")
     core = core or Core(model, symmetry=symmetry, deadlock=deadlock, properties=properties)
-    from explorers.spark.session import probe_executors, spark_context
+    if checkpoint_dir:
+        ckpt.precheck(checkpoint_dir, ckpt.identity(core, 0), resume)
+    from explorers.spark.session import (explain_failure, from_spark, is_local,
+                                         probe_executors, spark_context)
 
     limit = DRIVER_LEVEL_MAX if driver_level_max is None else driver_level_max
     with spark_context(master, executors) as sc:
         nparts = partitions or max(1, sc.defaultParallelism)
         core_bc = sc.broadcast(_cloudpickle(_shippable(core)))
-        probe_executors(sc, core_bc, min(nparts, 2))
+        if not is_local(sc.master):
+            probe_executors(sc, core_bc, min(nparts, 2))
         store = start = None
         if checkpoint_dir:
             ident = ckpt.identity(core, nparts)
@@ -78,12 +82,16 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
             else:
                 frontier = _restore(sc, core_bc, nparts, store, start, run)
             result = explore(run, frontier, to_spark, store, nparts, time_limit)
-            result.extra.update(partitions=nparts, master=sc.master)
+            result.extra["spark"].update(partitions=nparts, master=sc.master)
             return result
         except KeyboardInterrupt:
             if store is not None and store.completed_levels():
                 print(f"kmc: spark: levels up to {store.completed_levels()[-1]} are saved in "
                       f"{checkpoint_dir}: rerun with --resume to continue", file=sys.stderr)
+            raise
+        except Exception as e:
+            if from_spark(e):
+                raise explain_failure(e) from None
             raise
         finally:
             core_bc.unpersist()

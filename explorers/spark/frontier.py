@@ -112,7 +112,9 @@ class SparkFrontier:
 
         rdd = sc.parallelize(records, nparts).partitionBy(nparts, owner_of)
         rdd.persist(StorageLevel.MEMORY_AND_DISK)
-        return cls(sc, core_bc, nparts, rdd, size, lineage_every)
+        f = cls(sc, core_bc, nparts, rdd, size, lineage_every)
+        f._visited_bytes = sum(int(rec[1].nbytes) for _p, rec in records)
+        return f
 
     @property
     def size(self) -> int:
@@ -139,7 +141,9 @@ class SparkFrontier:
         summaries = self._collect(out.mapPartitions(level_tasks.results), deadline)
         outcome = LevelOutcome()
         keys, parents = [], []
-        for _tag, stats, nk, npar, found in summaries:
+        visited_bytes = 0
+        for _tag, stats, nk, npar, found, vbytes in summaries:
+            visited_bytes += vbytes
             for gen, cov, settled in stats:
                 outcome.generated += gen
                 outcome.coverage.update(cov)
@@ -152,6 +156,7 @@ class SparkFrontier:
         if commit:
             self.state = out
             self._size = int(outcome.new_keys.size)
+            self._visited_bytes = visited_bytes
             prev.unpersist(blocking=False)
         else:
             out.unpersist(blocking=False)
@@ -196,10 +201,7 @@ class SparkFrontier:
 
     @property
     def visited_bytes(self) -> int:
-        """Total size of the visited arrays (one small job; called once, at the end)."""
-        if not self._visited_bytes:
-            self._visited_bytes = int(self.state.mapPartitions(
-                lambda it: [sum(int(r[1][1].nbytes) for r in it if r[1][0] == "B")]).sum())
+        """Total size of the visited arrays after the last committed level."""
         return self._visited_bytes
 
     def release(self):

@@ -102,7 +102,7 @@ def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
     """Merge candidate batches owned by this partition, drop the visited ones, check the
     new states. Returns (visited', new keys, new parents, new states, discoveries); new keys
     ascend. With ``commit`` False (the depth bound) nothing is checked or added."""
-    packed = all(b[2] is None for b in batches)
+    packed = core.packed
     if batches:
         keys = np.concatenate([b[0] for b in batches])
         parents = np.concatenate([b[1] for b in batches])

@@ -7,6 +7,7 @@ ride along to the owner stage so one collect returns everything the driver needs
 """
 from __future__ import annotations
 
+import gc
 import pickle
 
 from explorers.spark import level
@@ -25,6 +26,9 @@ def core_of(core_bc):
         while len(_CORES) >= 4:  # one context may serve many checks (tests, notebooks)
             _CORES.pop(next(iter(_CORES)))
         c = _CORES[ident] = pickle.loads(core_bc.value)
+        # a reused Python worker runs gc.collect() after every task; freezing the
+        # long-lived objects (modules, the model) cuts that from ~25 ms to ~1 ms
+        gc.freeze()
     return c
 
 
@@ -63,7 +67,7 @@ def dedup_task(core_bc, decided, commit):
         visited, nk, np_, ns, disc = level.dedup(core, decided, visited, batches, commit)
         if commit:
             yield pid, ("B", visited, nk, ns)
-        yield pid, ("R", stats, nk, np_, disc)
+        yield pid, ("R", stats, nk, np_, disc, int(visited.nbytes))
     return run
 
 

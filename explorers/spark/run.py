@@ -28,8 +28,9 @@ class Run:
         self.level_keys: list[np.ndarray] = []  # per level, ascending
         self.level_parents: list[np.ndarray] = []  # aligned with level_keys
         self.init_index: dict = {}  # level-0 key -> index in model.init_states()
-        self.levels: list[dict] = []  # per-level figures (result.extra["levels"])
+        self.levels: list[dict] = []  # per-level figures (extra["spark"]["levels"])
         self.frontier_size = 0
+        self.resumed_at = None  # depth of the checkpoint a resumed run started from
 
     # ---- the first level ------------------------------------------------------------
     def start(self, driver_frontier_cls):
@@ -76,6 +77,7 @@ class Run:
         expanded = self.frontier_size
         if self.at_bound():
             self.stopped_by = "max_depth" if keys.size else ""
+            self._log(frontier.mode, expanded, 0, seconds)
             return False
         if self.max_states is not None and self.unique + keys.size > self.max_states:
             # keep the `need` smallest keys: a choice independent of the partitioning
@@ -94,14 +96,19 @@ class Run:
         self.unique += int(keys.size)
         self.depth += 1
         self.frontier_size = int(keys.size)
-        elapsed = self.elapsed()
-        self.levels.append({"level": self.depth, "mode": frontier.mode, "expanded": expanded,
-                            "new": int(keys.size), "total": self.unique,
-                            "generated": self.generated, "seconds": round(seconds, 4),
-                            "elapsed": round(elapsed, 3)})
+        elapsed = self._log(frontier.mode, expanded, int(keys.size), seconds)
         if self.progress is not None:
             self.progress(self.unique, self.generated, self.depth, self.frontier_size, elapsed)
         return True
+
+    def _log(self, mode, expanded, new, seconds) -> float:
+        """One entry of extra["spark"]["levels"]: what a level did, where, how fast (a
+        level expanded at the depth bound is logged with new=0 and does not count)."""
+        elapsed = self.elapsed()
+        self.levels.append({"level": self.depth, "mode": mode, "expanded": expanded,
+                            "new": new, "total": self.unique, "generated": self.generated,
+                            "seconds": round(seconds, 4), "elapsed": round(elapsed, 3)})
+        return elapsed
 
     def _merge(self, parts, lvl) -> None:
         """Per property, the discovery with the least key wins (the partitioning does not
@@ -143,6 +150,7 @@ class Run:
         self.frontier_size = last["frontier"]
         self.prior_elapsed = last["elapsed"]
         self.levels = list(last["levels"])
+        self.resumed_at = self.depth
 
     # ---- the result -----------------------------------------------------------------
     def result(self, frontier):
@@ -155,7 +163,7 @@ class Run:
         r.visited_bytes = frontier.visited_bytes
         r.extra["trace_bytes"] = int(sum(k.nbytes + p.nbytes for k, p in
                                          zip(self.level_keys, self.level_parents)))
-        r.extra["levels"] = self.levels
+        r.extra["spark"] = {"levels": self.levels, "resumed_at_level": self.resumed_at}
         return self.core.finish(r, self.coverage, self.trace_for)
 
     def trace_for(self, loc):

@@ -261,27 +261,37 @@ def _ship(sc) -> None:
 
 def probe_executors(sc, core_bc, tasks: int) -> None:
     """One tiny job: each task imports kmc and loads the shared Core (which imports the
-    model's modules). Turns an import failure on an executor into one line with the fix."""
+    model's modules), so a cluster that cannot run the model fails before any work."""
     from explorers.spark import level_tasks
 
     try:
         sc.parallelize(range(tasks), tasks).mapPartitions(level_tasks.probe(core_bc)).collect()
     except Exception as e:
-        text = str(e)
-        m = re.search(r"(ModuleNotFoundError|ImportError): ([^\n]*)", text)
-        if m:
-            raise ExplorerError(f"Spark executors cannot import the model ({m.group(2)}): "
-                                "install kafka-model-checker and the model's package on every "
-                                "worker, or run kmc from its source tree so it ships them") \
-                from None
-        m = re.search(r"PYTHON_VERSION_MISMATCH[^\n]*|Python in worker has different "
-                      r"version[^\n]*", text)
-        if m:
-            raise ExplorerError(f"Spark executors run another Python version ({m.group(0)}): "
-                                "set PYSPARK_PYTHON to the same Python on every worker") \
-                from None
-        raise ExplorerError(f"a first Spark job failed ({_first_line(e)}): check the "
-                            "executors' logs") from None
+        raise explain_failure(e) from None
+
+
+def from_spark(e: BaseException) -> bool:
+    """An error raised by a Spark job (as opposed to the driver's own code)."""
+    names = {c.__name__ for c in type(e).__mro__}
+    return bool(names & {"Py4JJavaError", "Py4JError", "PySparkException"})
+
+
+def explain_failure(e: BaseException) -> Exception:
+    """A failed Spark job as one line: ExplorerError when the setup is at fault (the
+    executors cannot import the model, another Python version), else RuntimeError."""
+    text = str(e)
+    m = re.search(r"(ModuleNotFoundError|ImportError): ([^\n]*)", text)
+    if m:
+        return ExplorerError(f"Spark executors cannot import the model ({m.group(2).strip()}): "
+                             "install kafka-model-checker and the model's package on every "
+                             "worker, or run kmc from its source tree so it ships them")
+    m = re.search(r"PYTHON_VERSION_MISMATCH[^\n]*|Python in worker has different "
+                  r"version[^\n]*", text)
+    if m:
+        return ExplorerError(f"Spark executors run another Python version ({m.group(0)}): "
+                             "set PYSPARK_PYTHON to the same Python on every worker")
+    return RuntimeError(f"a Spark job failed: {_first_line(e)} (KMC_SPARK_LOG=warn and "
+                        f"{log_path()} have the details)")
 
 
 def _first_line(e: BaseException) -> str:

@@ -36,6 +36,7 @@ _PHASE_STEPS = {
     "resync-um": ("CtrlResyncUpdateMetadata",),
 }
 
+
 def _as_candidate(step):
     """Controller actions name the candidate that takes them (its lane in pictures)."""
     def run(cfg, w, candidate):

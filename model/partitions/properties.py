@@ -179,9 +179,32 @@ def view(cfg, w, names=None) -> dict:
     return {n: RELATIONS[n](cfg, w) for n in names}
 
 
+#: relations that depend on a small part of the state only: memoized on that part (many
+#: states share it), which keeps the always-checks off the hot path
+_MEMO_KEY = {
+    "Produced": lambda w: tuple(p.sent for p in w.producers),
+    "Delivered": lambda w: w.ghost.delivered,
+}
+_MEMO_LIMIT = 1 << 16
+
+
+def _memoized(cfg, name):
+    fn, key_of, cache = RELATIONS[name], _MEMO_KEY[name], {}
+
+    def relation(cfg_, w):
+        key = key_of(w)
+        facts = cache.get(key)
+        if facts is None:
+            if len(cache) >= _MEMO_LIMIT:
+                cache.clear()
+            facts = cache[key] = frozenset(fn(cfg, w))
+        return facts
+    return relation
+
+
 def _view_fn(cfg, formula):
     names = tuple(sorted(relations_of(formula)))
-    fns = tuple((n, RELATIONS[n]) for n in names)
+    fns = tuple((n, _memoized(cfg, n) if n in _MEMO_KEY else RELATIONS[n]) for n in names)
     return lambda w: {n: fn(cfg, w) for n, fn in fns}
 
 

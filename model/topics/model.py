@@ -22,10 +22,12 @@ from model.kafka import symmetry as ksym
 from model.kafka.network import Network
 from model.topics import brokers, control, datapath, pictures
 from model.topics import symmetry as tsym
+from model.topics.properties import properties_for
 from model.topics.state import (
     TOPIC, Admin, Broker, Budget, Client, Ghost, Memory, Meta, Replica, World,
 )
 from model.topics.variants import flags as variant_flags
+from model.topics.views import describe
 
 #: actions the cluster does not take by itself (see module docstring)
 ENVIRONMENT = frozenset({"crash", "restart", "failover", "lose", "create", "delete",
@@ -170,7 +172,6 @@ class TopicsModel(Model):
 
     # ---- contract extras ----------------------------------------------------------------
     def properties(self):
-        from model.topics.properties import properties_for
         return properties_for(self.bounds)
 
     def is_fault(self, action) -> bool:
@@ -186,8 +187,9 @@ class TopicsModel(Model):
         """Action kinds this scenario's bounds make possible (coverage lists the ones that
         never fired)."""
         bd, f = self.bounds, self.flags
-        names = ["deliver-LeaderAndIsr", "deliver-StopReplica",
-                 "deliver-StopReplicaResponse", "delete"]
+        names = ["deliver-LeaderAndIsr"]
+        if bd.deletes:
+            names += ["delete", "deliver-StopReplica", "deliver-StopReplicaResponse"]
         if bd.purge_delay:
             names.append("purge")
         if bd.rf > 1 and (bd.initial_records or bd.records):
@@ -216,7 +218,6 @@ class TopicsModel(Model):
         return pictures.format_action(action)
 
     def format_state(self, w) -> str:
-        from model.topics.views import describe
         return describe(w)
 
     def action_actor(self, action) -> str:

@@ -27,14 +27,17 @@ def states_text(o) -> str:
     return f"{o.got.states:,}" if o.got is not None else "-"
 
 
+MAX_ID, MAX_VERDICT = 60, 40  # wider verdicts are cut (…) and given in full below
+
+
 class Table:
     """Fixed column widths, worked out from the entries before any of them runs."""
 
     def __init__(self, entries, update: bool = False):
         self.update = update  # --update lists the changes afterwards, not per line
-        self.w_id = max([len("entry")] + [len(e.id) for e in entries])
-        self.w_exp = max([len("expected")] + [len(e.expect.describe()) if e.expect else 14
-                                              for e in entries])
+        self.w_id = min(MAX_ID, max([len("entry")] + [len(e.id) for e in entries]))
+        self.w_exp = min(MAX_VERDICT, max([len("expected")] + [
+            len(e.expect.describe()) if e.expect else 14 for e in entries]))
         self.w_got = self.w_exp + 8  # room for a [bounded: ...] note
 
     def header(self) -> str:
@@ -43,11 +46,17 @@ class Table:
 
     def line(self, o) -> str:
         row = (f"  {MARKS[o.status]:<5} {o.entry.id:<{self.w_id}}  "
-               f"{expected_text(o):<{self.w_exp}}  {got_text(o):<{self.w_got}}  "
+               f"{_cut(expected_text(o), self.w_exp):<{self.w_exp}}  "
+               f"{_cut(got_text(o), self.w_got):<{self.w_got}}  "
                f"{states_text(o):>11}  {o.elapsed_s:>7.2f}s")
         if self.update and o.status != ERROR:
             return row
         details = list(o.differences)
+        if o.status != PASS and len(expected_text(o)) > self.w_exp:
+            details.insert(0, f"expected: {expected_text(o)}")
+        if o.status != PASS and len(got_text(o)) > self.w_got:
+            details.insert(1 if details and details[0].startswith("expected") else 0,
+                           f"got: {got_text(o)}")
         if o.status == ERROR:
             details.append(f"the run failed: {o.error}")
         if o.status == NEW:
@@ -55,6 +64,10 @@ class Table:
         if o.report_dir:
             details.append(f"report: {o.report_dir}")
         return "\n".join([row] + [f"          - {d}" for d in details])
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def totals(outcomes) -> dict:

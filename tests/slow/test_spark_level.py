@@ -222,6 +222,6 @@ def test_levels_move_to_partitions_and_back():
     below half of it, levels return to the driver — with the same answers."""
     want = bfs(TwoPhase(4))
     got = run_levels(TwoPhase(4), 3, limit=100)
-    modes = [lv["mode"] for lv in got.extra["levels"]]
+    modes = [lv["mode"] for lv in got.extra["spark"]["levels"]]
     assert modes[0] == "driver" and "spark" in modes and modes[-1] == "driver"
     assert summary(got) == summary(want)

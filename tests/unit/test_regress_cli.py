@@ -76,6 +76,9 @@ PAIRS = flip_pairs()
 
 def test_the_shipped_suite_has_a_guard_to_flip():
     assert "twophase" in PAIRS  # standard vs broken-commit: the validation pair
+    # and a Kafka one: kip516 against one of its mutants (one guard removed)
+    assert any(h.variant == "kip516" and b.variant.startswith("kip516-")
+               for h, b in PAIRS.values())
 
 
 @pytest.mark.parametrize("scenario", sorted(PAIRS))
@@ -255,3 +258,23 @@ def test_the_shipped_suite_covers_every_scenario_and_variant():
     expected_dirs = {e.id for e in suite.entries if e.expect and e.expect.violated}
     stored = {d for d in os.listdir(suite.traces_dir)}
     assert stored == expected_dirs, "orphaned or missing stored counterexamples"
+
+
+def crashing_check(*_args, **_kwargs):
+    raise RuntimeError("model exploded")
+
+
+def test_a_crashing_run_is_an_error_case_not_a_crash_of_regress(tmp_path):
+    from reports.regress.junit import write_junit
+    from reports.regress.runner import ERROR, Job, run_entries
+    from reports.regress.suite import parse_suite
+
+    suite = parse_suite('[[entry]]\nscenario = "diehard"\n\n[[entry]]\nscenario = "x"\n',
+                        str(tmp_path / "s.toml"))
+    jobs = [Job(i, e, suite.traces_dir, crashing_check) for i, e in enumerate(suite.entries)]
+    outcomes = run_entries(jobs, 1)
+    assert [o.status for o in outcomes] == [ERROR, ERROR]
+    assert outcomes[0].error == "RuntimeError: model exploded"
+    write_junit(str(tmp_path / "j.xml"), outcomes, "s.toml", 0.0)
+    assert_junit_shape(tmp_path / "j.xml", 2)
+    assert ET.parse(tmp_path / "j.xml").getroot().find("testsuite").get("errors") == "2"

@@ -184,6 +184,25 @@ def test_memo_is_keyed_by_the_relations_the_formula_mentions():
     assert st["hit_rate"] == 0.6 and st["distinct_views"] == 2 and st["violating_views"] == 1
 
 
+def test_memo_ignores_columns_the_formula_does_not_read():
+    # the partition a record was delivered from is bound but never read: sliced away
+    Deliv = Rel("Deliv", 5, ("key", "producer", "seq", "pos", "partition"))
+    k, p, s1, q1, x1, s2, q2, x2 = variables("k p s1 q1 x1 s2 q2 x2")
+    f = forall((k, p, s1, q1, x1, s2, q2, x2),
+               implies(Deliv(k, p, s1, q1, x1) & Deliv(k, p, s2, q2, x2) & (s1 < s2), q1 < q2))
+    d = Z3Decider("InOrder", f, state_view)
+    assert d.columns == {"Deliv": (0, 1, 2, 3)}
+    from_p0 = frozen(Deliv={("k", 0, 0, 0, "p0"), ("k", 0, 1, 1, "p0")})
+    from_p1 = frozen(Deliv={("k", 0, 0, 0, "p1"), ("k", 0, 1, 1, "p0")})
+    assert (d.check(from_p0), d.check(from_p1)) == (True, True)
+    assert (d.solver_calls, d.hits) == (1, 1)
+    swapped = frozen(Deliv={("k", 0, 0, 1, "p0"), ("k", 0, 1, 0, "p1")})
+    assert d.check(swapped) is False
+    # the counterexample comes from the whole formula: it names the partitions too
+    assert d.explain(swapped) == {"k": "k", "p": 0, "s1": 0, "q1": 1, "x1": "p0",
+                                  "s2": 1, "q2": 0, "x2": "p1"}
+
+
 def test_memo_is_bounded():
     d = Z3Decider("NoStaleRead", NO_STALE_READ, state_view, max_memo=2)
     for n in range(5):
@@ -217,6 +236,19 @@ def test_decider_pickles_for_other_processes():
     copy = pickle.loads(pickle.dumps(d))
     assert copy.checks == 0 and not copy.memo  # runtime state stays behind
     assert copy.check(frozen(Read={("c", 1, 2)})) is False
+
+
+def test_properties_survive_cloudpickle_as_spark_ships_them():
+    cloudpickle = pytest.importorskip("pyspark.cloudpickle")
+    props = z3_properties([declare("always", "NoStaleRead", NO_STALE_READ, lambda s: s),
+                           declare("always", "InOrder", IN_ORDER, lambda s: s)])
+    props[0].check(frozen(Read={("c", 1, 1)}))  # a live solver must not travel
+    shipped = cloudpickle.loads(cloudpickle.dumps(props))
+    a, b = (p.check.__self__ for p in shipped)
+    assert a.session is b.session  # still one z3 context per process
+    stale = frozen(Read={("c", 1, 2)})
+    assert shipped[0].check(stale) is False
+    assert shipped[0].explain(stale) == {"r": "c", "a": 1, "b": 2}
 
 
 # ---- bad formulas and views --------------------------------------------------------------

@@ -1,0 +1,142 @@
+"""--checkpoint-dir / --resume: a run interrupted by SIGINT, then one whose driver is
+killed outright, then a resume, ends with exactly the counts of an uninterrupted run; a
+checkpoint directory is checked against the scenario that wrote it."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from explorers.bfs import bfs
+from explorers.errors import ExplorerError
+from explorers.spark import spark_bfs
+from model.validation.twophase import TwoPhase
+
+pytestmark = pytest.mark.slow
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RM = 6  # 20 BFS levels: room to interrupt a run in the middle
+
+
+@pytest.fixture(scope="module")
+def sc():
+    from explorers.spark.session import spark_context
+
+    with spark_context(None, 2) as context:
+        yield context
+
+
+def _start_check(ckpt, *extra):
+    """`kmc check twophase -p rm=RM --explorer spark` in a child process, every level on
+    Spark (KMC_SPARK_DRIVER_LEVEL=0) so that each level is checkpointed slowly enough."""
+    env = {**os.environ, "KMC_SPARK_DRIVER_LEVEL": "0",
+           "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "kmc", "check", "twophase", "-p", f"rm={RM}", "--explorer",
+           "spark", "--quiet", "--json", "--checkpoint-dir", str(ckpt), *extra]
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_level(proc, ckpt, level, timeout=180.0):
+    marker = os.path.join(str(ckpt), "levels", f"{level}.pkl")
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(marker):
+        if proc.poll() is not None:
+            pytest.fail(f"kmc exited ({proc.returncode}) before level {level}: "
+                        f"{proc.stderr.read()[-2000:]}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"level {level} was not checkpointed within {timeout:.0f} s")
+        time.sleep(0.05)
+
+
+def _completed(ckpt):
+    return sorted(int(n[:-4]) for n in os.listdir(os.path.join(str(ckpt), "levels"))
+                  if n.endswith(".pkl"))
+
+
+def test_interrupt_kill_and_resume_give_the_uninterrupted_counts(sc, tmp_path):
+    want = bfs(TwoPhase(RM))
+    ckpt = tmp_path / "ckpt"
+    # 1. SIGINT (Ctrl-C) in the middle: exit 130, with a hint to resume
+    proc = _start_check(ckpt)
+    try:
+        _wait_for_level(proc, ckpt, 4)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    assert "--resume" in err
+    first = _completed(ckpt)[-1]
+    assert 4 <= first < want.max_depth - 1
+    # 2. resume, and kill the driver (SIGKILL: no chance to clean up) a few levels later
+    proc = _start_check(ckpt, "--resume")
+    try:
+        _wait_for_level(proc, ckpt, first + 3)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    second = _completed(ckpt)[-1]
+    assert second >= first + 3
+    # 3. resume to the end, in this process
+    got = spark_bfs(TwoPhase(RM), checkpoint_dir=str(ckpt), resume=True, driver_level_max=0)
+    assert got.extra["spark"]["resumed_at_level"] == second + 1
+    assert (got.unique_states, got.generated_states, got.max_depth, got.verdicts()) == \
+        (want.unique_states, want.generated_states, want.max_depth, want.verdicts())
+    assert got.coverage == want.coverage
+    assert {n: len(d.trace) for n, d in got.discoveries.items()} == \
+        {n: len(d.trace) for n, d in want.discoveries.items()}
+
+
+def test_resume_from_a_driver_level_and_with_a_discovery(sc, tmp_path):
+    """Checkpoints written while levels ran on the driver resume too, and a violation
+    found before the interruption keeps its (replayable) counterexample."""
+    model = lambda: TwoPhase(4, broken=True)  # noqa: E731
+    want = bfs(model())
+    stop_at = 4
+
+    def interrupt(_u, _g, depth, _q, _e):
+        if depth == stop_at:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        spark_bfs(model(), checkpoint_dir=str(tmp_path), progress=interrupt)
+    assert _completed(tmp_path)[-1] == stop_at - 2
+    got = spark_bfs(model(), checkpoint_dir=str(tmp_path), resume=True)
+    assert (got.unique_states, got.generated_states, got.max_depth, got.verdicts()) == \
+        (want.unique_states, want.generated_states, want.max_depth, want.verdicts())
+    trace = got.discoveries["TCConsistent"].trace
+    assert len(trace) == len(want.discoveries["TCConsistent"].trace)
+    assert not model().properties()[0].check(trace.last)
+
+
+def test_checkpoint_dir_must_match_the_scenario(sc, tmp_path):
+    spark_bfs(TwoPhase(3), checkpoint_dir=str(tmp_path), max_depth=3)
+    with pytest.raises(ExplorerError, match="different scenario.*rm=3"):
+        spark_bfs(TwoPhase(4), checkpoint_dir=str(tmp_path), resume=True)
+    with pytest.raises(ExplorerError, match="already holds a run.*--resume"):
+        spark_bfs(TwoPhase(3), checkpoint_dir=str(tmp_path))
+    with pytest.raises(ExplorerError, match="written with 2 partitions"):
+        spark_bfs(TwoPhase(3), checkpoint_dir=str(tmp_path), resume=True, partitions=5)
+    with pytest.raises(ExplorerError, match="holds no checkpoint"):
+        spark_bfs(TwoPhase(3), checkpoint_dir=str(tmp_path / "empty"), resume=True)
+    with pytest.raises(ExplorerError, match="needs --checkpoint-dir"):
+        spark_bfs(TwoPhase(3), resume=True)
+    # the same scenario resumes (bounds may change between runs)
+    r = spark_bfs(TwoPhase(3), checkpoint_dir=str(tmp_path), resume=True)
+    assert r.complete and r.unique_states == 288
+
+
+def test_cli_reports_checkpoint_errors_in_one_line(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "kmc", "check", "twophase", "--explorer",
+                        "spark", "--resume", "--checkpoint-dir", str(tmp_path / "none")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": ROOT})
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "holds no checkpoint" in lines[0], r.stderr
