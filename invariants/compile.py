@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 
-from invariants.logic import Arith, Atom, BoolOp, C, Cmp, Const, Quant, V
+from invariants.logic import And, Arith, Atom, BoolOp, C, Cmp, Const, Quant, V
 
 _counter = itertools.count()
 
@@ -42,6 +42,8 @@ class _Gen:
                 return f"(not {parts[0]})"
             if f.op == "implies":
                 return f"(not {parts[0]} or {parts[1]})"
+            if not parts:  # an empty conjunction is true, an empty disjunction false
+                return "True" if f.op == "and" else "False"
             return "(" + f" {f.op} ".join(parts) + ")"
         if isinstance(f, Quant):
             clauses, guard, body, newly = self.quant(f, bound)
@@ -65,34 +67,58 @@ class _Gen:
             guard, conclusion = None, body
         conj = _conjuncts(guard) if guard is not None else []
         want = {v.name for v in f.vars}
-        have = set(bound)
+        # the quantifier's variables are fresh here, even if an outer scope bound the name
+        have = set(bound) - want
         clauses, used = [], []
-        for atom in conj:
-            if not isinstance(atom, Atom) or not (want - have) & _vars(atom):
-                continue
-            names, checks = [], []
-            for a in atom.args:
-                if isinstance(a, V) and a.name in want and a.name not in have:
-                    names.append(f"v_{a.name}")
-                    have.add(a.name)
-                else:
-                    tmp = f"_t{next(_counter)}"
-                    names.append(tmp)
-                    checks.append((tmp, a))
-            clause = f"for ({', '.join(names)},) in view.get({atom.rel!r}, ())"
-            for tmp, a in checks:
-                clause += f" if {tmp} == {self.term(a, have)}"
-            clauses.append(clause)
-            used.append(atom)
+        progress = True
+        while progress:  # bind through atoms whose other arguments are already bound
+            progress = False
+            for atom in conj:
+                if any(atom is u for u in used) or not isinstance(atom, Atom) or \
+                        not (want - have) & _vars(atom):
+                    continue
+                binds = {a.name for a in atom.args if isinstance(a, V) and a.name in want
+                         and a.name not in have}
+                needs = set().union(*(_term_vars(a) for a in atom.args
+                                      if not (isinstance(a, V) and a.name in binds)))
+                if not needs <= have | binds:
+                    continue
+                clauses.append(self._atom_clause(atom, want, have))
+                used.append(atom)
+                progress = True
         for v in f.vars:
             if v.name not in have:
                 self.uses_dom = True
                 clauses.append(f"for v_{v.name} in _dom")
                 have.add(v.name)
         rest = [c for c in conj if not any(c is u for u in used)]
-        from invariants.logic import And
         g = (And(*rest) if len(rest) > 1 else rest[0]) if rest else None
         return " ".join(clauses), g, conclusion, {v.name for v in f.vars}
+
+    def _atom_clause(self, atom, want, have) -> str:
+        """``for (...) in view[R] if ...``: binds the atom's new variables (adding them to
+        ``have``) and checks its other arguments against what is bound."""
+        names, checks = [], []
+        for a in atom.args:
+            if isinstance(a, V) and a.name in want and a.name not in have:
+                names.append(f"v_{a.name}")
+                have.add(a.name)
+            else:
+                tmp = f"_t{next(_counter)}"
+                names.append(tmp)
+                checks.append((tmp, a))
+        clause = f"for ({', '.join(names)},) in view.get({atom.rel!r}, ())"
+        for tmp, a in checks:
+            clause += f" if {tmp} == {self.term(a, have)}"
+        return clause
+
+
+def _term_vars(t) -> set:
+    if isinstance(t, V):
+        return {t.name}
+    if isinstance(t, Arith):
+        return _term_vars(t.a) | _term_vars(t.b)
+    return set()
 
 
 def _conjuncts(f):

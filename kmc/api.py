@@ -55,4 +55,7 @@ def check(scenario: str, variant: str | None = None, params: dict | None = None,
         raise UsageError(str(e)) from None
     result.extra.update(scenario=sc.name, variant=info["variant"], params=info["params"],
                         model=model, z3=z3)
+    if z3:  # which properties z3 decided, the memo hit rate, solver calls (driver side)
+        from invariants.z3mode import z3_stats
+        result.extra["z3_stats"] = z3_stats(properties)
     return result

@@ -27,7 +27,7 @@ def summary(result: CheckResult, trace_files: dict | None = None) -> dict:
         "properties": props, "coverage": result.coverage, "never_fired": result.never_fired,
         "collision_probability": result.collision_probability,
         "exit_code": result.exit_code(),
-        **{k: v for k, v in x.items() if k in ("seed", "walks", "walk_length", "spark")},
+        **{k: v for k, v in x.items() if k in ("seed", "walks", "walk_length", "spark", "z3_stats")},
     }
 
 
@@ -52,7 +52,7 @@ def trace_meta(result: CheckResult, name: str) -> dict:
             "explorer": result.explorer}
     if d.detail is not None:
         meta["detail"] = _jsonable(d.detail)
-    if result.extra.get("z3"):
+    if name in (result.extra.get("z3_stats") or {}).get("decided_by_z3", ()):
         meta["decided_by"] = "z3"
     return meta
 
@@ -83,6 +83,14 @@ def render_text(result: CheckResult, trace_files: dict | None = None) -> str:
         if p["trace_file"]:
             line += f" -> {p['trace_file']}"
         lines.append(line)
+    z = s.get("z3_stats")
+    if z:
+        rate = "-" if z["hit_rate"] is None else f"{100 * z['hit_rate']:.1f}%"
+        lines.append(f"  decided by z3: {', '.join(z['decided_by_z3']) or 'none'} (memo hit "
+                     f"rate {rate}, {z['solver_calls']} solver calls, {z['solver_s']:.2f}s)")
+        if z["passed_through"]:
+            lines.append(f"  not declared by formula, decided as declared: "
+                         f"{', '.join(z['passed_through'])}")
     if s["never_fired"]:
         lines.append(f"  never fired: {', '.join(s['never_fired'])}")
     for name, d in sorted(result.discoveries.items()):

@@ -48,8 +48,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     core = core or Core(model, symmetry=symmetry, deadlock=deadlock, properties=properties)
     if checkpoint_dir:
         ckpt.precheck(checkpoint_dir, ckpt.identity(core, 0), resume)
-    from explorers.spark.session import (explain_failure, from_spark, is_local,
-                                         probe_executors, spark_context)
+    from explorers.spark.preflight import explain_failure, from_spark
+    from explorers.spark.session import is_local, probe_executors, spark_context
 
     limit = DRIVER_LEVEL_MAX if driver_level_max is None else driver_level_max
     with spark_context(master, executors) as sc:

@@ -26,6 +26,8 @@ class LevelOutcome:
     found: list = field(default_factory=list)  # discoveries on the new states
     new_keys: np.ndarray = None  # ascending within each partition's slice
     new_parents: np.ndarray = None
+    #: slowest task per phase, seconds (Spark levels): expand, read (inputs), dedup
+    timings: dict = field(default_factory=dict)
 
 
 class LevelCancelled(Exception):
@@ -100,11 +102,12 @@ class SparkFrontier:
 
     def __init__(self, sc, core_bc, nparts, rdd, size, lineage_every=0):
         self.sc, self.core_bc, self.nparts = sc, core_bc, nparts
-        self.state = rdd  # records (pid, ("B", ...)) and the last level's ("R", ...)
+        self.state = rdd  # records (pid, ("B", visited, frontier keys, frontier states))
         self._size = size
         self.lineage_every = lineage_every
         self.levels = 0
         self._visited_bytes = 0
+        self.summaries = sc.accumulator({}, level_tasks.Summaries())
 
     @classmethod
     def from_records(cls, sc, core_bc, nparts, records, size, lineage_every=0):
@@ -124,6 +127,7 @@ class SparkFrontier:
         from pyspark import StorageLevel
 
         decided = tuple(sorted(decided))
+        self.levels += 1
         prev = self.state
         cands = prev.mapPartitionsWithIndex(
             level_tasks.expand_task(self.core_bc, decided, self.nparts))
@@ -132,22 +136,31 @@ class SparkFrontier:
         if merged.getNumPartitions() != self.nparts or merged.partitioner is None:
             raise RuntimeError("the visited blocks and the candidates are not co-partitioned")
         out = merged.mapPartitionsWithIndex(
-            level_tasks.dedup_task(self.core_bc, decided, commit), preservesPartitioning=True)
-        out.persist(StorageLevel.MEMORY_AND_DISK)
-        self.levels += 1
-        if commit and self.lineage_every and self.levels % self.lineage_every == 0 \
-                and self.sc.getCheckpointDir():
-            out.checkpoint()  # cut the lineage: recovery restarts here, old shuffles go
-        summaries = self._collect(out.mapPartitions(level_tasks.results), deadline)
+            level_tasks.dedup_task(self.core_bc, decided, commit, self.summaries,
+                                   self.levels), preservesPartitioning=True)
+        if commit:
+            out.persist(StorageLevel.MEMORY_AND_DISK)
+            if self.lineage_every and self.levels % self.lineage_every == 0 \
+                    and self.sc.getCheckpointDir():
+                out.checkpoint()  # cut the lineage: recovery restarts here, old shuffles go
+        self._run(out, deadline)
+        done = self.summaries.value
+        self.summaries.value = {}
         outcome = LevelOutcome()
         keys, parents = [], []
         visited_bytes = 0
-        for _tag, stats, nk, npar, found, vbytes in summaries:
+        for (lvl, _pid), summary in sorted(done.items()):
+            if lvl != self.levels:
+                continue  # a re-run of an older level's task (fault recovery)
+            stats, nk, npar, found, vbytes, (read_s, dedup_s) = summary
             visited_bytes += vbytes
-            for gen, cov, settled in stats:
+            outcome.timings["read"] = max(outcome.timings.get("read", 0.0), read_s)
+            outcome.timings["dedup"] = max(outcome.timings.get("dedup", 0.0), dedup_s)
+            for gen, cov, settled, expand_s in stats:
                 outcome.generated += gen
                 outcome.coverage.update(cov)
                 outcome.settled.append(settled)
+                outcome.timings["expand"] = max(outcome.timings.get("expand", 0.0), expand_s)
             outcome.found.append(found)
             keys.append(nk)
             parents.append(npar)
@@ -158,16 +171,16 @@ class SparkFrontier:
             self._size = int(outcome.new_keys.size)
             self._visited_bytes = visited_bytes
             prev.unpersist(blocking=False)
-        else:
-            out.unpersist(blocking=False)
         return outcome
 
-    def _collect(self, rdd, deadline):
-        """collect(), cancelled when the time limit passes (the level then does not count)."""
+    def _run(self, rdd, deadline):
+        """Compute (and cache) the level: a JVM-side count, so no Python pass re-reads the
+        blocks; cancelled when the time limit passes (the level then does not count)."""
         import time
 
         if deadline is None:
-            return rdd.collect()
+            rdd._jrdd.count()
+            return
         group = f"kmc-{uuid.uuid4().hex}"
         self.sc.setJobGroup(group, "kmc BFS level", interruptOnCancel=True)
         fired = threading.Event()
@@ -179,7 +192,7 @@ class SparkFrontier:
         timer.daemon = True
         timer.start()
         try:
-            return rdd.collect()
+            rdd._jrdd.count()
         except Exception:
             if fired.is_set():
                 raise LevelCancelled() from None
@@ -189,13 +202,12 @@ class SparkFrontier:
             self.sc.setLocalProperty("spark.jobGroup.id", None)
 
     def save(self, sc, url, nparts):
-        self.state.mapPartitions(level_tasks.select("B")).saveAsPickleFile(url)
+        self.state.saveAsPickleFile(url)
 
     def to_driver(self, core) -> DriverFrontier:
         """Bring a small frontier and the visited keys back to the driver (the caller
         checks that they fit), releasing the cached RDD."""
-        visited, fkeys, fstates = join_blocks(
-            self.state.mapPartitions(level_tasks.select("B")).collect())
+        visited, fkeys, fstates = join_blocks(self.state.collect())
         self.release()
         return DriverFrontier(core, visited, fkeys, fstates)
 

@@ -44,7 +44,11 @@ def owners(keys: np.ndarray, nparts: int) -> np.ndarray:
 
 def split_by_owner(keys: np.ndarray, nparts: int):
     """Indices into ``keys`` per owning partition, each in the original (ascending) order."""
+    if nparts == 1:
+        return [np.arange(keys.size)]
     dest = owners(keys, nparts)
+    if nparts <= 16:  # a mask per owner is cheaper than a sort when owners are few
+        return [np.flatnonzero(dest == p) for p in range(nparts)]
     order = np.argsort(dest, kind="stable")
     bounds = np.searchsorted(dest[order], np.arange(nparts + 1))
     return [order[bounds[p]:bounds[p + 1]] for p in range(nparts)]
@@ -69,7 +73,8 @@ def expand(core, decided, keys: np.ndarray, states, nparts: int):
     """Expand a frontier (``keys`` ascending; ``states`` aligned, or None for packed
     models whose state is its key) with the local BFS's level expander
     (``explorers.level``). Returns (batches, generated, coverage, discoveries):
-    batches[p] = (candidate keys, parent keys, candidate states or None) owned by p."""
+    batches[p] = (candidate keys, parent keys, candidate states or None) owned by p; each
+    batch's keys are distinct and ascending."""
     chk = task_core(core, decided)
     coverage = chk.coverage_counter()
     expand_level = level_expander(chk, coverage)
@@ -78,11 +83,15 @@ def expand(core, decided, keys: np.ndarray, states, nparts: int):
     # the expander keeps the first parent of a candidate; the frontier ascends by key, so
     # that is the parent with the least key
     parents = keys[lvl.parents] if lvl.parents.size else np.empty(0, dtype=np.uint64)
-    ckeys = lvl.keys
+    ckeys, cstates = lvl.keys, lvl.states
+    if cstates is not None:  # the dict expander keeps discovery order: sort by key
+        order = np.argsort(ckeys, kind="stable")
+        ckeys, parents = ckeys[order], parents[order]
+        cstates = None if states is None else [cstates[i] for i in order.tolist()]
     batches = []
     for idx in split_by_owner(ckeys, nparts):
         batches.append((ckeys[idx], parents[idx],
-                        None if states is None else [lvl.states[i] for i in idx.tolist()]))
+                        None if states is None else [cstates[i] for i in idx.tolist()]))
     settled = {n: (kind, s, detail, int(keys[loc[1]]))
                for n, (kind, s, detail, loc) in found(chk).items()}
     return batches, lvl.generated, as_counts(coverage), settled
@@ -108,13 +117,20 @@ def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
         parents = np.concatenate([b[1] for b in batches])
     else:
         keys = parents = np.empty(0, dtype=np.uint64)
-    order = np.lexsort((parents, keys))  # by key, then the least parent first
-    ks = keys[order]
-    first = np.ones(ks.size, dtype=bool)
-    first[1:] = ks[1:] != ks[:-1]
-    idx = order[first]
-    idx = idx[unseen(visited, keys[idx])]
-    new_keys, new_parents = keys[idx], parents[idx]
+    if len(batches) == 1:  # one source: its candidates are already distinct and sorted
+        idx, least = np.arange(keys.size), parents
+    else:
+        # each batch ascends, so a stable sort is a cheap merge of sorted runs; a key
+        # reached from several sources keeps its least parent
+        order = np.argsort(keys, kind="stable")
+        ks = keys[order]
+        starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1]))) \
+            if ks.size else np.empty(0, dtype=np.int64)
+        idx = order[starts]
+        least = np.minimum.reduceat(parents[order], starts) if starts.size else parents[:0]
+    fresh = unseen(visited, keys[idx])
+    idx = idx[fresh]
+    new_keys, new_parents = keys[idx], least[fresh]
     if packed:
         new_states = None
     else:

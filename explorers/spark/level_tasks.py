@@ -3,12 +3,13 @@
 Records are (partition id, tagged tuple). A partition of the state RDD holds one block
 ("B", visited keys, frontier keys, frontier states); a level emits candidate batches
 ("C", keys, parents, states) keyed by their owner, and per-partition stats ("X", ...) that
-ride along to the owner stage so one collect returns everything the driver needs.
+ride along to the owner; the owner's summary goes to the driver as an accumulator update.
 """
 from __future__ import annotations
 
 import gc
 import pickle
+import time
 
 from explorers.spark import level
 
@@ -38,19 +39,35 @@ def expand_task(core_bc, decided, nparts):
         for _pid, rec in records:
             if rec[0] != "B":
                 continue
+            t = time.perf_counter()
             _tag, _visited, fkeys, fstates = rec
             batches, generated, coverage, disc = level.expand(core, decided, fkeys, fstates,
                                                               nparts)
+            busy = time.perf_counter() - t
             for dest, (k, p, s) in enumerate(batches):
                 if k.size:
                     yield dest, ("C", k, p, s)
-            yield pid, ("X", generated, coverage, disc)
+            yield pid, ("X", generated, coverage, disc, busy)
     return run
 
 
-def dedup_task(core_bc, decided, commit):
+class Summaries:  # a pyspark AccumulatorParam (duck-typed: no PySpark import here)
+    """Level summaries reach the driver as accumulator updates keyed by (level, partition):
+    no second Python pass over the cached blocks is needed to collect them, and a task
+    re-run by Spark after a failure overwrites its own entry with the same value."""
+
+    def zero(self, _value):
+        return {}
+
+    def addInPlace(self, a, b):
+        a.update(b)
+        return a
+
+
+def dedup_task(core_bc, decided, commit, summaries, level_no):
     def run(pid, records):
         core = core_of(core_bc)
+        t0 = time.perf_counter()
         visited, batches, stats = None, [], []
         for _pid, rec in records:
             tag = rec[0]
@@ -60,27 +77,16 @@ def dedup_task(core_bc, decided, commit):
                 batches.append(rec[1:])
             elif tag == "X":
                 stats.append(rec[1:])
-            # "R": the previous level's summary, already collected
         if visited is None:
             raise RuntimeError(f"partition {pid} lost its visited block: the state RDD "
                                "and the candidates are not co-partitioned")
+        t1 = time.perf_counter()
         visited, nk, np_, ns, disc = level.dedup(core, decided, visited, batches, commit)
+        times = (t1 - t0, time.perf_counter() - t1)  # reading the inputs, deduplicating
+        summaries.add({(level_no, pid): (stats, nk, np_, disc, int(visited.nbytes), times)})
         if commit:
             yield pid, ("B", visited, nk, ns)
-        yield pid, ("R", stats, nk, np_, disc, int(visited.nbytes))
     return run
-
-
-def select(tag):
-    """Keep one kind of record (partitioning is preserved by the caller)."""
-    def run(records):
-        return (r for r in records if r[1][0] == tag)
-    return run
-
-
-def results(records):
-    """The per-partition level summaries (what the driver collects)."""
-    return (r[1] for r in records if r[1][0] == "R")
 
 
 def probe(core_bc):

@@ -13,24 +13,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
-import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
+import threading
 import time
 from urllib.parse import urlparse
 
 from explorers.errors import ExplorerError
+from explorers.spark.preflight import (check_java, check_master_reachable, explain_failure,
+                                       first_line, require_pyspark)
 from explorers.spark.ship import package_zip, source_root
 
 #: seconds to wait for a cluster to grant executors before giving up with a hint
 EXECUTOR_WAIT_S = float(os.environ.get("KMC_SPARK_WAIT", "60"))
-#: seconds to wait for a TCP connection to a spark:// master
-CONNECT_WAIT_S = 5.0
-
 # Measured (docs/spark.md): the Unix-domain socket between the JVM and Python workers cuts
 # a Python task from ~51 ms to ~7 ms; the UI costs start-up time and a port.
 BASE_CONF = {
@@ -62,59 +58,6 @@ def _log4j_file() -> str:
                     % LOG_LEVEL)
         os.replace(tmp, path)
     return path
-
-
-def require_pyspark():
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        raise ExplorerError("the Spark explorer needs PySpark: pip install pyspark "
-                            "(or use --explorer bfs)") from None
-
-
-def check_java() -> None:
-    """Spark 4 needs Java 17+; say so before PySpark fails with a gateway error."""
-    home = os.environ.get("JAVA_HOME")
-    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
-    if not java or not os.access(java, os.X_OK):
-        where = f"JAVA_HOME={home} has no bin/java" if home else "no `java` on PATH"
-        raise ExplorerError(f"the Spark explorer needs Java 17 or newer, but {where}: install "
-                            "a JRE (e.g. apt-get install openjdk-17-jre-headless) or set "
-                            "JAVA_HOME")
-    try:
-        out = subprocess.run([java, "-version"], capture_output=True, text=True,
-                             timeout=30).stderr
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise ExplorerError(f"cannot run {java} -version ({e}): fix the Java install or "
-                            "JAVA_HOME") from None
-    m = re.search(r'version "(\d+)(?:\.(\d+))?', out)
-    if m:
-        major = int(m.group(1)) if m.group(1) != "1" else int(m.group(2) or 0)
-        if major < 17:
-            raise ExplorerError(f"the Spark explorer needs Java 17 or newer, found Java "
-                                f"{major} at {java}: install Java 17+ or point JAVA_HOME at it")
-
-
-def check_master_reachable(master: str, wait_s: float = CONNECT_WAIT_S) -> None:
-    """A spark:// master must accept TCP connections within ``wait_s`` seconds."""
-    if not master.startswith("spark://"):
-        return
-    hosts = master[len("spark://"):].split(",")
-    deadline = time.monotonic() + wait_s
-    last = None
-    while True:
-        for hp in hosts:
-            u = urlparse(f"spark://{hp}")
-            try:
-                with socket.create_connection((u.hostname, u.port or 7077), timeout=1.0):
-                    return
-            except OSError as e:
-                last = e
-        if time.monotonic() >= deadline:
-            break
-        time.sleep(0.25)
-    raise ExplorerError(f"cannot reach the Spark master {master} ({last}; waited "
-                        f"{wait_s:.0f} s): start it (e.g. `kmc cluster start`) or fix --master")
 
 
 def is_local(master: str | None) -> bool:
@@ -186,23 +129,8 @@ def spark_context(master: str | None = None, executors: int | None = None):
         if k == "spark.master" or not conf.contains(k):
             conf.set(k, v)
     m = conf.get("spark.master", "local[*]")
-    saved_env = {k: os.environ.get(k) for k in ("PYSPARK_PYTHON", "SPARK_LOCAL_IP")}
-    if loopback(m):
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        if not is_local(m):
-            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     old_sigint = signal.getsignal(signal.SIGINT)
-    try:
-        sc = SparkContext(conf=conf, gateway=_gateway(conf, submitted))
-    except Exception as e:
-        raise ExplorerError(f"Spark did not start ({_first_line(e)}): check Java 17+ and "
-                            "the --master URL") from None
-    finally:
-        for k, v in saved_env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    sc = _create(conf, submitted, m)
     try:
         sc.setLogLevel(LOG_LEVEL.upper())
         if not is_local(m):
@@ -213,6 +141,67 @@ def spark_context(master: str | None = None, executors: int | None = None):
         sc.stop()
         with contextlib.suppress(Exception):
             signal.signal(signal.SIGINT, old_sigint)
+
+
+def _create(conf, submitted, master):
+    """A new SparkContext. A cluster master that accepts the connection but never the
+    application would block the constructor for a minute or more: there it runs in a
+    thread, and the driver gives up after EXECUTOR_WAIT_S with a hint."""
+    from pyspark import SparkContext
+
+    saved_env = {k: os.environ.get(k) for k in ("PYSPARK_PYTHON", "SPARK_LOCAL_IP")}
+    if loopback(master):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if not is_local(master):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    try:
+        gateway = _gateway(conf, submitted)
+        if is_local(master):
+            return SparkContext(conf=conf, gateway=gateway)
+        box: dict = {}
+
+        def make():
+            try:
+                box["sc"] = SparkContext(conf=conf, gateway=gateway)
+            except BaseException as e:  # handed to the main thread below
+                box["error"] = e
+        t = threading.Thread(target=make, name="kmc-spark-start", daemon=True)
+        t.start()
+        t.join(EXECUTOR_WAIT_S)
+        if t.is_alive():
+            raise ExplorerError(f"the Spark master {master} did not accept the application "
+                                f"within {EXECUTOR_WAIT_S:.0f} s: check that it is a Spark "
+                                "master of the same version (its log, or `kmc cluster "
+                                "status`), or raise KMC_SPARK_WAIT")
+        if "error" in box:
+            raise box["error"]
+        _cancel_on_sigint(box["sc"])
+        return box["sc"]
+    except ExplorerError:
+        raise
+    except Exception as e:
+        raise ExplorerError(f"Spark did not start ({first_line(e)}): check Java 17+ and "
+                            "the --master URL") from None
+    finally:
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _cancel_on_sigint(sc) -> None:
+    """What PySpark installs when a context is made in the main thread: Ctrl-C cancels
+    the running jobs, then interrupts the driver."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(_sig, _frame):
+        try:
+            sc.cancelAllJobs()
+        finally:
+            raise KeyboardInterrupt()
+    signal.signal(signal.SIGINT, handler)
 
 
 def log_path() -> str:
@@ -241,9 +230,13 @@ def wait_for_executors(sc, master: str, wait_s: float | None = None) -> None:
     wait_s = EXECUTOR_WAIT_S if wait_s is None else wait_s
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
-        # the driver itself is one entry of this map; executors are the others
-        if sc._jsc.sc().getExecutorMemoryStatus().size() > 1:
-            return
+        try:
+            # the driver itself is one entry of this map; executors are the others
+            if sc._jsc.sc().getExecutorMemoryStatus().size() > 1:
+                return
+        except Exception:  # Spark stopped the context: the master gave up on it
+            raise ExplorerError(f"the Spark master {master} dropped the application: see "
+                                f"{log_path()} (KMC_SPARK_LOG=warn)") from None
         time.sleep(0.2)
     sc.stop()
     raise ExplorerError(f"the Spark master {master} granted no executor within "
@@ -270,40 +263,4 @@ def probe_executors(sc, core_bc, tasks: int) -> None:
         raise explain_failure(e) from None
 
 
-def from_spark(e: BaseException) -> bool:
-    """An error raised by a Spark job (as opposed to the driver's own code)."""
-    names = {c.__name__ for c in type(e).__mro__}
-    return bool(names & {"Py4JJavaError", "Py4JError", "PySparkException"})
 
-
-def explain_failure(e: BaseException) -> Exception:
-    """A failed Spark job as one line: ExplorerError when the setup is at fault (the
-    executors cannot import the model, another Python version), else RuntimeError."""
-    text = str(e)
-    m = re.search(r"(ModuleNotFoundError|ImportError): ([^\n]*)", text)
-    if m:
-        return ExplorerError(f"Spark executors cannot import the model ({m.group(2).strip()}): "
-                             "install kafka-model-checker and the model's package on every "
-                             "worker, or run kmc from its source tree so it ships them")
-    m = re.search(r"PYTHON_VERSION_MISMATCH[^\n]*|Python in worker has different "
-                  r"version[^\n]*", text)
-    if m:
-        return ExplorerError(f"Spark executors run another Python version ({m.group(0)}): "
-                             "set PYSPARK_PYTHON to the same Python on every worker")
-    return RuntimeError(f"a Spark job failed: {_first_line(e)} (KMC_SPARK_LOG=warn and "
-                        f"{log_path()} have the details)")
-
-
-def _first_line(e: BaseException) -> str:
-    """The most telling line of a (Java-wrapped) error: a Python exception line if the
-    failure came from a Python worker, else the first non-stack line."""
-    text = str(e).strip()
-    py = re.findall(r"^\s*(\w+(?:Error|Exception): .*)$", text, re.M)
-    py = [p for p in py if not p.startswith(("py4j", "org.", "java."))]
-    if py:
-        return py[-1].strip()[:300]
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("at "):
-            return line[:300]
-    return type(e).__name__

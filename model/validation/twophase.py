@@ -2,8 +2,9 @@
 Commit"), transcribed rule for rule. The message set ``msgs`` is three bit-sets: the
 Prepared(rm) messages, Commit and Abort.
 
-Published counts: RM=3 288 distinct / 1,146 generated / depth 11; RM=5 8,832 (665 with RM
-symmetry); RM=8 1,745,408.
+Published counts: RM=3 288 distinct / 1,146 generated / depth 11; RM=5 8,832; RM=8
+1,745,408. With RM symmetry kmc counts the exact orbits (RM=5: 314); Stateright's 665 comes
+from a partial canonicaliser (see docs/architecture.md, "Symmetry").
 """
 from model.packed import Bool, Enum, PackedModel
 

@@ -1,5 +1,5 @@
-"""--checkpoint-dir / --resume: a run interrupted by SIGINT, then one whose driver is
-killed outright, then a resume, ends with exactly the counts of an uninterrupted run; a
+"""--checkpoint-dir / --resume: a run whose driver is killed outright, resumed, interrupted
+by SIGINT, and resumed again ends with exactly the counts of an uninterrupted run; a
 checkpoint directory is checked against the scenario that wrote it."""
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -19,7 +20,7 @@ from model.validation.twophase import TwoPhase
 pytestmark = pytest.mark.slow
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-RM = 6  # 20 BFS levels: room to interrupt a run in the middle
+RM = 5  # 17 BFS levels: room to interrupt a run twice in the middle
 
 
 @pytest.fixture(scope="module")
@@ -59,33 +60,38 @@ def _completed(ckpt):
                   if n.endswith(".pkl"))
 
 
-def test_interrupt_kill_and_resume_give_the_uninterrupted_counts(sc, tmp_path):
+def test_kill_interrupt_and_resume_give_the_uninterrupted_counts(sc, tmp_path, capsys):
     want = bfs(TwoPhase(RM))
     ckpt = tmp_path / "ckpt"
-    # 1. SIGINT (Ctrl-C) in the middle: exit 130, with a hint to resume
+    # 1. a `kmc check` whose driver is killed outright (SIGKILL: no chance to clean up)
     proc = _start_check(ckpt)
     try:
-        _wait_for_level(proc, ckpt, 4)
-        proc.send_signal(signal.SIGINT)
-        _out, err = proc.communicate(timeout=120)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130, err[-2000:]
-    assert "--resume" in err
-    first = _completed(ckpt)[-1]
-    assert 4 <= first < want.max_depth - 1
-    # 2. resume, and kill the driver (SIGKILL: no chance to clean up) a few levels later
-    proc = _start_check(ckpt, "--resume")
-    try:
-        _wait_for_level(proc, ckpt, first + 3)
+        _wait_for_level(proc, ckpt, 3)
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
     finally:
         proc.kill()
+    first = _completed(ckpt)[-1]
+    assert 3 <= first < want.max_depth - 1
+    # 2. resume here; a real SIGINT (Ctrl-C) arrives while a later level runs
+    def ctrl_c():
+        deadline = time.monotonic() + 120
+        while not os.path.exists(ckpt / "levels" / f"{first + 3}.pkl") and \
+                time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)
+    watcher = threading.Thread(target=ctrl_c, daemon=True)
+    watcher.start()
+    with pytest.raises(KeyboardInterrupt):
+        spark_bfs(TwoPhase(RM), checkpoint_dir=str(ckpt), resume=True, driver_level_max=0)
+    watcher.join()
+    assert "rerun with --resume" in capsys.readouterr().err
     second = _completed(ckpt)[-1]
-    assert second >= first + 3
-    # 3. resume to the end, in this process
-    got = spark_bfs(TwoPhase(RM), checkpoint_dir=str(ckpt), resume=True, driver_level_max=0)
+    assert first + 3 <= second < want.max_depth - 1
+    # 3. resume to the end (the default threshold brings the small levels back to the
+    # driver: a Spark checkpoint resumes in driver mode too)
+    got = spark_bfs(TwoPhase(RM), checkpoint_dir=str(ckpt), resume=True)
+    assert got.extra["spark"]["levels"][-1]["mode"] == "driver"
     assert got.extra["spark"]["resumed_at_level"] == second + 1
     assert (got.unique_states, got.generated_states, got.max_depth, got.verdicts()) == \
         (want.unique_states, want.generated_states, want.max_depth, want.verdicts())

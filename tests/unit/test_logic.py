@@ -89,3 +89,24 @@ def test_declare_keeps_formula_and_view_for_z3_mode():
     p = declare("always", "NoStaleRead", NO_STALE, view=lambda s: {"Read": set(s)})
     assert p.formula is NO_STALE and p.check(()) and not p.check((("c", 1, 2),))
     assert p.explain((("c", 1, 2),)) == {"r": "c", "a": 1, "b": 2}
+
+
+def test_atom_argument_using_a_variable_bound_later_compiles():
+    Q = Rel("Q", 2)
+    f = exists((x, y), Q(x, y + 0))  # y is not bound by a plain position of the atom
+    assert compile_python(f)({"Q": {(1, 1)}}) == _naive(f, {"Q": {(1, 1)}}) is True
+    assert compile_python(f)({"Q": {(1, 5)}, "Up": {(9,)}}) is True  # y=5 from the domain
+    assert compile_python(f)({"Q": set(), "Up": {(9,)}}) is False
+
+
+def test_inner_quantifier_rebinds_a_shadowed_name():
+    # ∀x. Up(x) ⇒ ∃x. Read("c", x, x): the inner x is a new variable
+    f = forall((x,), implies(Up(x), exists((x,), Read("c", x, x))))
+    view = {"Up": {(1,)}, "Read": {("c", 2, 2)}}
+    assert compile_python(f)(view) is True  # the outer x=1 must not leak inward
+
+
+def test_empty_boolean_operators_are_constants():
+    from invariants.logic import BoolOp
+    assert compile_python(BoolOp("and", ()))({}) is True
+    assert compile_python(BoolOp("or", ()))({}) is False

@@ -1,0 +1,139 @@
+"""Spark explorer benchmark: prints figures, asserts nothing (docs/spark.md quotes them).
+
+    python bench/spark_bench.py            # TwoPhase rm=8 and the largest Kafka scenario
+    python bench/spark_bench.py --quick    # TwoPhase rm=6 only (a smoke run, ~1 min)
+
+Each measurement runs in a fresh child process (one SparkContext each, as a `kmc check`):
+- fixed cost per BFS level: a tiny model with every level on Spark; the median level time
+  is almost pure overhead (job scheduling, two stages, Python round trips);
+- distinct states/s of the exploration (session start excluded, printed apart) on
+  local[1] and local[2], and the local[2]/local[1] speedup; the local BFS for reference;
+- bytes per visited state: the distributed fingerprint set and the driver's trace rows;
+- an estimate for 16/64/256 executors: T(E) = N / (E * r1) + L * F, where r1 is the
+  measured per-executor rate (local[1], Spark levels only), L the number of levels and F
+  the fixed cost per level (which this model assumes does not grow with E).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def child(spec: dict) -> dict:
+    """Runs in the child process: one SparkContext, one measurement."""
+    import time
+
+    from explorers.bfs import bfs
+    from explorers.spark import spark_bfs
+    from explorers.spark.session import spark_context
+    from kmc.api import build
+
+    model = build(spec["scenario"], spec.get("variant"), spec.get("params"))
+    if spec["engine"] == "bfs":
+        r = bfs(model)
+        return {"unique": r.unique_states, "elapsed": r.elapsed_s, "levels": []}
+    t0 = time.perf_counter()
+    with spark_context(None, spec["cores"]) as sc:
+        sc.parallelize(range(spec["cores"]), spec["cores"]).collect()  # JVM + workers up
+        started = time.perf_counter() - t0
+        if spec.get("warmup"):
+            spark_bfs(build(spec["scenario"], spec.get("variant"), spec.get("params")),
+                      driver_level_max=spec.get("driver_level_max"))
+        r = spark_bfs(model, driver_level_max=spec.get("driver_level_max"))
+    return {"unique": r.unique_states, "generated": r.generated_states,
+            "depth": r.max_depth, "elapsed": r.elapsed_s, "session_s": started,
+            "visited_bytes": r.visited_bytes, "trace_bytes": r.extra["trace_bytes"],
+            "levels": r.extra["spark"]["levels"], "partitions": r.extra["spark"]["partitions"]}
+
+
+def run_child(spec: dict) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)],
+                         capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": ROOT})
+    if out.returncode != 0:
+        raise SystemExit(f"child failed: {spec}\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def spark_rate(r: dict):
+    """Distinct states/s over the Spark levels only, and their count."""
+    lv = [x for x in r["levels"] if x["mode"] == "spark"]
+    secs = sum(x["seconds"] for x in lv)
+    return (sum(x["new"] for x in lv) / secs if secs else 0.0), len(lv)
+
+
+def fixed_cost(cores: int) -> float:
+    r = run_child({"scenario": "twophase", "params": {"rm": 3}, "engine": "spark",
+                   "cores": cores, "driver_level_max": 0, "warmup": True})
+    return statistics.median(x["seconds"] for x in r["levels"])
+
+
+def measure(label: str, spec: dict, fixed: float) -> None:
+    print(f"\n== {label}")
+    base = run_child({**spec, "engine": "bfs"})
+    print(f"local BFS: {base['unique']:,} states in {base['elapsed']:.1f} s = "
+          f"{base['unique'] / base['elapsed']:,.0f} states/s")
+    res = {}
+    for cores in (1, 2):
+        r = run_child({**spec, "engine": "spark", "cores": cores})
+        res[cores] = r
+        srate, nspark = spark_rate(r)
+        print(f"spark local[{cores}]: {r['unique']:,} states, depth {r['depth']}, "
+              f"{r['elapsed']:.1f} s = {r['unique'] / r['elapsed']:,.0f} states/s "
+              f"(session start {r['session_s']:.1f} s, {r['partitions']} partitions, "
+              f"{nspark} levels on Spark at {srate:,.0f} new states/s)")
+    speed = (res[2]["unique"] / res[2]["elapsed"]) / (res[1]["unique"] / res[1]["elapsed"])
+    print(f"speedup local[2]/local[1]: {speed:.2f}x (goal >= 1.6x)")
+    r2 = res[2]
+    print(f"bytes per visited state: {r2['visited_bytes'] / r2['unique']:.1f} (fingerprints, "
+          f"on executors) + {r2['trace_bytes'] / r2['unique']:.1f} (trace rows, on the "
+          "driver)")
+    r1, _n = spark_rate(res[1])
+    n, levels = res[1]["unique"], res[1]["depth"]
+    print(f"estimate (r1 = {r1:,.0f} states/s per executor, F = {fixed:.2f} s, "
+          f"N = {n:,}, L = {levels}):")
+    for e in (16, 64, 256):
+        t = n / (e * r1) + levels * fixed if r1 else float("nan")
+        big = 1e9 / (e * r1) + 60 * fixed if r1 else float("nan")
+        print(f"  {e:>3} executors: {n / t:>12,.0f} states/s on this model; "
+              f"1e9 states x 60 levels: {big / 3600:.1f} h")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--kafka", default="lifecycle-large:kip516",
+                   help="SCENARIO:VARIANT for the Kafka measurement ('' to skip)")
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.child:
+        print(json.dumps(child(json.loads(a.child))))
+        return 0
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    f1, f2 = fixed_cost(1), fixed_cost(2)
+    print(f"fixed cost per BFS level (median, tiny levels): local[1] {f1:.3f} s, "
+          f"local[2] {f2:.3f} s (goal <= 0.3 s)")
+    # --quick: rm=6 levels are small, so a lower driver threshold puts them on Spark
+    rm, spec = (6, {"driver_level_max": 2000}) if a.quick else (8, {})
+    measure(f"TwoPhase rm={rm}", {"scenario": "twophase", "params": {"rm": rm}, **spec}, f1)
+    if a.kafka and not a.quick:
+        from kmc import catalog
+
+        name, _, variant = a.kafka.partition(":")
+        if name in catalog.scenarios():
+            measure(f"Kafka {a.kafka}", {"scenario": name, "variant": variant or None}, f1)
+        else:
+            print(f"\n(Kafka scenario {name!r} is not registered: skipped)")
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""Checks before and after Spark starts, each failure turned into one ExplorerError line
+that says what is wrong and the fix: PySpark and Java present, the master reachable, and a
+failed Spark job explained (the executors cannot import the model, another Python)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+from urllib.parse import urlparse
+
+from explorers.errors import ExplorerError
+
+#: seconds to wait for a TCP connection to a spark:// master
+CONNECT_WAIT_S = 5.0
+
+
+def require_pyspark():
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise ExplorerError("the Spark explorer needs PySpark: pip install pyspark "
+                            "(or use --explorer bfs)") from None
+
+
+def check_java() -> None:
+    """Spark 4 needs Java 17+; say so before PySpark fails with a gateway error."""
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not java or not os.access(java, os.X_OK):
+        where = f"JAVA_HOME={home} has no bin/java" if home else "no `java` on PATH"
+        raise ExplorerError(f"the Spark explorer needs Java 17 or newer, but {where}: install "
+                            "a JRE (e.g. apt-get install openjdk-17-jre-headless) or set "
+                            "JAVA_HOME")
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True,
+                             timeout=30).stderr
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ExplorerError(f"cannot run {java} -version ({e}): fix the Java install or "
+                            "JAVA_HOME") from None
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    if m:
+        major = int(m.group(1)) if m.group(1) != "1" else int(m.group(2) or 0)
+        if major < 17:
+            raise ExplorerError(f"the Spark explorer needs Java 17 or newer, found Java "
+                                f"{major} at {java}: install Java 17+ or point JAVA_HOME at it")
+
+
+def check_master_reachable(master: str, wait_s: float = CONNECT_WAIT_S) -> None:
+    """A spark:// master must accept TCP connections within ``wait_s`` seconds."""
+    if not master.startswith("spark://"):
+        return
+    hosts = master[len("spark://"):].split(",")
+    deadline = time.monotonic() + wait_s
+    last = None
+    while True:
+        for hp in hosts:
+            u = urlparse(f"spark://{hp}")
+            try:
+                with socket.create_connection((u.hostname, u.port or 7077), timeout=1.0):
+                    return
+            except OSError as e:
+                last = e
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.25)
+    raise ExplorerError(f"cannot reach the Spark master {master} ({last}; waited "
+                        f"{wait_s:.0f} s): start it (e.g. `kmc cluster start`) or fix --master")
+
+
+def from_spark(e: BaseException) -> bool:
+    """An error raised by a Spark job (as opposed to the driver's own code)."""
+    names = {c.__name__ for c in type(e).__mro__}
+    return bool(names & {"Py4JJavaError", "Py4JError", "PySparkException"})
+
+
+def explain_failure(e: BaseException) -> Exception:
+    """A failed Spark job as one line: ExplorerError when the setup is at fault (the
+    executors cannot import the model, another Python version), else RuntimeError."""
+    text = str(e)
+    m = re.search(r"(ModuleNotFoundError|ImportError): ([^\n]*)", text)
+    if m:
+        return ExplorerError(f"Spark executors cannot import the model ({m.group(2).strip()}): "
+                             "install kafka-model-checker and the model's package on every "
+                             "worker, or run kmc from its source tree so it ships them")
+    m = re.search(r"PYTHON_VERSION_MISMATCH[^\n]*|Python in worker has different "
+                  r"version[^\n]*", text)
+    if m:
+        return ExplorerError(f"Spark executors run another Python version ({m.group(0)}): "
+                             "set PYSPARK_PYTHON to the same Python on every worker")
+    return RuntimeError(f"a Spark job failed: {first_line(e)} (rerun with KMC_SPARK_LOG=warn "
+                        "for Spark's own log)")
+
+
+def first_line(e: BaseException) -> str:
+    """The most telling line of a (Java-wrapped) error: a Python exception line if the
+    failure came from a Python worker, else the first non-stack line."""
+    text = str(e).strip()
+    py = re.findall(r"^\s*(\w+(?:Error|Exception): .*)$", text, re.M)
+    py = [p for p in py if not p.startswith(("py4j", "org.", "java."))]
+    if py:
+        return py[-1].strip()[:300]
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("at "):
+            return line[:300]
+    return type(e).__name__
