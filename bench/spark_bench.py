@@ -6,8 +6,9 @@
 Each measurement runs in a fresh child process (one SparkContext each, as a `kmc check`):
 - fixed cost per BFS level: a tiny model with every level on Spark; the median level time
   is almost pure overhead (job scheduling, two stages, Python round trips);
-- distinct states/s of the exploration (session start excluded, printed apart) on
-  local[1] and local[2], and the local[2]/local[1] speedup; the local BFS for reference;
+- distinct states/s of the exploration (session start and a warm-up run on a small model
+  excluded; start-up printed apart) on local[1] and local[2], and the local[2]/local[1]
+  speedup; the local BFS for reference;
 - bytes per visited state: the distributed fingerprint set and the driver's trace rows;
 - an estimate for 16/64/256 executors: T(E) = N / (E * r1) + L * F, where r1 is the
   measured per-executor rate (local[1], Spark levels only), L the number of levels and F
@@ -43,6 +44,9 @@ def child(spec: dict) -> dict:
     with spark_context(None, spec["cores"]) as sc:
         sc.parallelize(range(spec["cores"]), spec["cores"]).collect()  # JVM + workers up
         started = time.perf_counter() - t0
+        # warm the JVM's JIT and the Python workers on a small model, every level on
+        # Spark: the figures below are steady-state, as in a long run
+        spark_bfs(build("twophase", None, {"rm": 5}), driver_level_max=0)
         if spec.get("warmup"):
             spark_bfs(build(spec["scenario"], spec.get("variant"), spec.get("params")),
                       driver_level_max=spec.get("driver_level_max"))

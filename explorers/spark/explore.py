@@ -21,9 +21,8 @@ from explorers.spark.frontier import (DriverFrontier, LevelCancelled, SparkFront
                                       join_blocks, owner_of)
 from explorers.spark.run import Run
 
-#: frontiers up to this many states are expanded on the driver: a Spark level has a fixed
-#: cost of ~0.1-0.3 s, the driver expands ~100-250k states/s (docs/spark.md)
-DRIVER_LEVEL_MAX = int(os.environ.get("KMC_SPARK_DRIVER_LEVEL", "20000"))
+#: a fixed driver threshold (frontier states) instead of the adaptive one (Run.limit)
+DRIVER_LEVEL_MAX = os.environ.get("KMC_SPARK_DRIVER_LEVEL")
 #: a frontier comes back to the driver only while the visited set is at most this many
 #: keys (8 bytes each): beyond it, visited stays distributed
 DRIVER_VISITED_MAX = int(os.environ.get("KMC_SPARK_DRIVER_VISITED", "4000000"))
@@ -40,7 +39,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     ``master``: a Spark master URL (default: embedded ``local[executors or *]``, or the
     active context under spark-submit). ``partitions``: owner partitions of the visited
     set (default: the cluster's default parallelism). ``driver_level_max``: frontiers up
-    to this size are expanded on the driver (0: every level on Spark).
+    to this size are expanded on the driver (0: every level on Spark; default: adaptive,
+    see ``Run.limit``).
     """
     if resume and not checkpoint_dir:
         raise ExplorerError("--resume needs --checkpoint-dir DIR: the directory of the "
@@ -49,9 +49,10 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     if checkpoint_dir:
         ckpt.precheck(checkpoint_dir, ckpt.identity(core, 0), resume)
     from explorers.spark.preflight import explain_failure, from_spark
-    from explorers.spark.session import is_local, probe_executors, spark_context
+    from explorers.spark.session import CtrlC, is_local, probe_executors, spark_context
 
-    limit = DRIVER_LEVEL_MAX if driver_level_max is None else driver_level_max
+    limit = driver_level_max if driver_level_max is not None else \
+        (int(DRIVER_LEVEL_MAX) if DRIVER_LEVEL_MAX else None)
     with spark_context(master, executors) as sc:
         nparts = partitions or max(1, sc.defaultParallelism)
         core_bc = sc.broadcast(_cloudpickle(_shippable(core)))
@@ -74,36 +75,49 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
         def to_spark(frontier):
             return SparkFrontier.from_records(sc, core_bc, nparts, frontier.blocks(nparts),
                                               frontier.size, LINEAGE_EVERY)
-        try:
-            if start is None:
-                frontier = run.start(DriverFrontier)
-                if store is not None and frontier.size:
-                    store.save_level(0, frontier, nparts, run.meta(0, frontier.mode))
-            else:
-                frontier = _restore(sc, core_bc, nparts, store, start, run)
-            result = explore(run, frontier, to_spark, store, nparts, time_limit)
-            result.extra["spark"].update(partitions=nparts, master=sc.master)
-            return result
-        except KeyboardInterrupt:
-            if store is not None and store.completed_levels():
-                print(f"kmc: spark: levels up to {store.completed_levels()[-1]} are saved in "
-                      f"{checkpoint_dir}: rerun with --resume to continue", file=sys.stderr)
-            raise
-        except Exception as e:
-            if from_spark(e):
-                raise explain_failure(e) from None
-            raise
-        finally:
-            core_bc.unpersist()
-            if lineage_dir and lineage_dir.startswith(tempfile.gettempdir()):
-                shutil.rmtree(lineage_dir, ignore_errors=True)
+        with CtrlC(sc) as ctrl_c:
+            try:
+                if start is None:
+                    frontier = run.start(DriverFrontier)
+                    if store is not None and frontier.size:
+                        store.save_level(0, frontier, nparts, run.meta(0, frontier.mode))
+                else:
+                    frontier = _restore(sc, core_bc, nparts, store, start, run)
+                result = explore(run, frontier, to_spark, store, nparts, time_limit,
+                                 ctrl_c.check)
+                result.extra["spark"].update(partitions=nparts, master=sc.master)
+                return result
+            except KeyboardInterrupt:
+                _interrupted(store, checkpoint_dir)
+                raise
+            except Exception as e:
+                if ctrl_c.event.is_set():  # the level failed because Ctrl-C cancelled it
+                    _interrupted(store, checkpoint_dir)
+                    raise KeyboardInterrupt() from None
+                if from_spark(e):
+                    raise explain_failure(e) from None
+                raise
+            finally:
+                core_bc.unpersist()
+                if lineage_dir and lineage_dir.startswith(tempfile.gettempdir()):
+                    shutil.rmtree(lineage_dir, ignore_errors=True)
 
 
-def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None):
+def _interrupted(store, checkpoint_dir) -> None:
+    if store is not None and store.completed_levels():
+        print(f"kmc: spark: levels up to {store.completed_levels()[-1]} are saved in "
+              f"{checkpoint_dir}: rerun with --resume to continue", file=sys.stderr)
+
+
+def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None,
+            check_interrupt=None):
     """The level loop. ``to_spark(frontier)`` moves a driver frontier to Spark once it
-    outgrows ``run.driver_level_max`` (None: stay on the driver, as the tests do)."""
+    outgrows ``run.limit()`` (None: stay on the driver, as the tests do);
+    ``check_interrupt()`` raises KeyboardInterrupt after a Ctrl-C, between levels."""
     deadline = None if time_limit is None else run.t0 + time_limit
     while frontier.size:
+        if check_interrupt is not None:
+            check_interrupt()
         if run.should_stop():
             break
         if deadline is not None and time.perf_counter() > deadline:
@@ -119,6 +133,8 @@ def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None)
             break
         if not run.absorb(outcome, frontier, time.perf_counter() - t):
             break
+        if check_interrupt is not None:
+            check_interrupt()  # a level cut short by Ctrl-C is not saved
         if store is not None and not run.stopped_by:
             store.save_level(run.depth - 1, frontier, nparts,
                              run.meta(run.depth - 1, frontier.mode))
@@ -134,7 +150,7 @@ def _placed(run, frontier, to_spark):
     visited set fits the driver, levels come back to it: a Spark level costs a fixed
     ~0.1-0.3 s that small levels do not repay. Hysteresis (half the threshold) avoids
     moving back and forth."""
-    limit = run.driver_level_max
+    limit = run.limit()
     if frontier.mode == "driver":
         return to_spark(frontier) if to_spark and frontier.size > limit else frontier
     if frontier.size <= limit // 2 and run.unique <= DRIVER_VISITED_MAX:

@@ -41,14 +41,15 @@ def owner_of(pid):
 
 
 def split_blocks(visited, fkeys, fstates, nparts):
-    """One ("B", visited, frontier keys, frontier states) block per owner partition."""
+    """One ("B", visited, frontier keys, frontier states blob, recently shipped keys)
+    block per owner partition."""
     vparts = level.split_by_owner(visited, nparts)
     fparts = level.split_by_owner(fkeys, nparts)
     out = []
     for p in range(nparts):
         fi = fparts[p]
         states = None if fstates is None else [fstates[i] for i in fi.tolist()]
-        out.append((p, ("B", visited[vparts[p]], fkeys[fi], states)))
+        out.append((p, ("B", visited[vparts[p]], fkeys[fi], level.pack_states(states), ())))
     return out
 
 
@@ -59,8 +60,23 @@ def join_blocks(records):
     fkeys = np.concatenate([b[2] for b in blocks] or [np.empty(0, np.uint64)])
     order = np.argsort(fkeys, kind="stable")
     packed = all(b[3] is None for b in blocks)
-    states = None if packed else [s for b in blocks for s in b[3]]
+    states = None if packed else [s for b in blocks for s in level.unpack_states(b[3])]
     return visited, fkeys[order], None if packed else [states[i] for i in order.tolist()]
+
+
+def _co_partitioned_union(blocks, shuffled):
+    """blocks ∪ shuffled, partition i next to partition i (the JVM makes a partitioner-aware
+    union: no data moves). PySpark's own union() would first run one more Python pass over
+    both sides, because the shuffled side is labelled with another (but wire-compatible:
+    frames of pickled record lists) serializer; that pass cost as much as the level's work
+    on Kafka states, so the union is made on the JVM RDDs directly."""
+    from pyspark import RDD
+
+    merged = RDD(blocks._jrdd.union(shuffled._jrdd), blocks.ctx, blocks.ctx.serializer)
+    if merged.getNumPartitions() != shuffled.getNumPartitions():
+        raise RuntimeError("the visited blocks and the candidates are not co-partitioned")
+    merged.partitioner = shuffled.partitioner
+    return merged
 
 
 class DriverFrontier:
@@ -69,18 +85,20 @@ class DriverFrontier:
     def __init__(self, core, visited, fkeys, fstates):
         self.core = core
         self.visited, self.fkeys, self.fstates = visited, fkeys, fstates
+        self.recent = ()  # keys expanded into candidates at the last two levels
 
     @property
     def size(self) -> int:
         return int(self.fkeys.size)
 
     def run_level(self, decided, commit, deadline=None) -> LevelOutcome:
-        batches, gen, cov, settled = level.expand(self.core, decided, self.fkeys,
-                                                  self.fstates, 1)
+        batches, gen, cov, settled, shipped = level.expand(
+            self.core, decided, self.fkeys, self.fstates, 1, (self.fkeys, *self.recent))
         visited, nk, npar, ns, found = level.dedup(self.core, decided, self.visited,
                                                    batches, commit)
         if commit:
             self.visited, self.fkeys, self.fstates = visited, nk, ns
+            self.recent = (shipped, *self.recent[:1])
         return LevelOutcome(gen, cov, [settled], [found], nk, npar)
 
     def blocks(self, nparts):
@@ -102,7 +120,7 @@ class SparkFrontier:
 
     def __init__(self, sc, core_bc, nparts, rdd, size, lineage_every=0):
         self.sc, self.core_bc, self.nparts = sc, core_bc, nparts
-        self.state = rdd  # records (pid, ("B", visited, frontier keys, frontier states))
+        self.state = rdd  # records (pid, ("B", visited, frontier keys, states, recent))
         self._size = size
         self.lineage_every = lineage_every
         self.levels = 0
@@ -132,9 +150,7 @@ class SparkFrontier:
         cands = prev.mapPartitionsWithIndex(
             level_tasks.expand_task(self.core_bc, decided, self.nparts))
         shuffled = cands.partitionBy(self.nparts, owner_of)
-        merged = prev.union(shuffled)
-        if merged.getNumPartitions() != self.nparts or merged.partitioner is None:
-            raise RuntimeError("the visited blocks and the candidates are not co-partitioned")
+        merged = _co_partitioned_union(prev, shuffled)
         out = merged.mapPartitionsWithIndex(
             level_tasks.dedup_task(self.core_bc, decided, commit, self.summaries,
                                    self.levels), preservesPartitioning=True)

@@ -1,9 +1,10 @@
 """The functions Spark runs on executors, wrapped around ``level.expand``/``level.dedup``.
 
 Records are (partition id, tagged tuple). A partition of the state RDD holds one block
-("B", visited keys, frontier keys, frontier states); a level emits candidate batches
-("C", keys, parents, states) keyed by their owner, and per-partition stats ("X", ...) that
-ride along to the owner; the owner's summary goes to the driver as an accumulator update.
+("B", visited keys, frontier keys, frontier states pickled as one blob, keys it shipped
+recently); a level emits candidate batches ("C", keys, parents, states) keyed by their
+owner, and per-partition stats ("X", ...) that ride along to the partition's own owner
+stage; that stage's summary reaches the driver as an accumulator update.
 """
 from __future__ import annotations
 
@@ -40,14 +41,16 @@ def expand_task(core_bc, decided, nparts):
             if rec[0] != "B":
                 continue
             t = time.perf_counter()
-            _tag, _visited, fkeys, fstates = rec
-            batches, generated, coverage, disc = level.expand(core, decided, fkeys, fstates,
-                                                              nparts)
+            _tag, _visited, fkeys, blob, recent = rec
+            batches, generated, coverage, disc, shipped = level.expand(
+                core, decided, fkeys, level.unpack_states(blob), nparts, (fkeys, *recent))
             busy = time.perf_counter() - t
             for dest, (k, p, s) in enumerate(batches):
                 if k.size:
                     yield dest, ("C", k, p, s)
-            yield pid, ("X", generated, coverage, disc, busy)
+            # what this partition shipped at this level and the one before: the next
+            # level's "known" keys (rides to this partition's own owner stage)
+            yield pid, ("X", generated, coverage, disc, busy, (shipped, *recent[:1]))
     return run
 
 
@@ -68,7 +71,7 @@ def dedup_task(core_bc, decided, commit, summaries, level_no):
     def run(pid, records):
         core = core_of(core_bc)
         t0 = time.perf_counter()
-        visited, batches, stats = None, [], []
+        visited, batches, stats, recent = None, [], [], ()
         for _pid, rec in records:
             tag = rec[0]
             if tag == "B":
@@ -76,7 +79,8 @@ def dedup_task(core_bc, decided, commit, summaries, level_no):
             elif tag == "C":
                 batches.append(rec[1:])
             elif tag == "X":
-                stats.append(rec[1:])
+                stats.append(rec[1:5])
+                recent = rec[5]
         if visited is None:
             raise RuntimeError(f"partition {pid} lost its visited block: the state RDD "
                                "and the candidates are not co-partitioned")
@@ -85,7 +89,7 @@ def dedup_task(core_bc, decided, commit, summaries, level_no):
         times = (t1 - t0, time.perf_counter() - t1)  # reading the inputs, deduplicating
         summaries.add({(level_no, pid): (stats, nk, np_, disc, int(visited.nbytes), times)})
         if commit:
-            yield pid, ("B", visited, nk, ns)
+            yield pid, ("B", visited, nk, level.pack_states(ns), recent)
     return run
 
 

@@ -4,6 +4,7 @@ trace rows, checkpoint metadata and the final CheckResult — the same rules as
 happens at level boundaries)."""
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 
@@ -12,11 +13,20 @@ import numpy as np
 from explorers.spark import level
 
 
+#: adaptive threshold: a level goes to Spark once the driver would need more than this
+#: many seconds for it. A Spark level costs a fixed F ~ 0.15-0.3 s plus its work divided
+#: among E executors, so it pays off when t > F * E / (E - 1): ~2F on 2 cores.
+DRIVER_LEVEL_SECONDS = float(os.environ.get("KMC_SPARK_DRIVER_SECONDS", "0.4"))
+#: the threshold before the driver has measured its own speed (frontier states)
+FIRST_LIMIT = 20000
+
+
 class Run:
     def __init__(self, core, driver_level_max, stop_on_violation, max_states, max_depth,
                  progress):
         self.core = core
-        self.driver_level_max = driver_level_max
+        self.driver_level_max = driver_level_max  # None: adaptive (see limit())
+        self._cost = None  # driver seconds per expanded state, from its largest level
         self.stop_on_violation = stop_on_violation
         self.max_states, self.max_depth = max_states, max_depth
         self.progress = progress
@@ -67,6 +77,16 @@ class Run:
     def decided(self) -> set:
         return set(self.core.discoveries)
 
+    def limit(self) -> int:
+        """The largest frontier the driver expands itself: fixed when given, else what the
+        driver expands in DRIVER_LEVEL_SECONDS at the speed measured on its own levels
+        (a packed model's levels stay local far longer than a Kafka model's)."""
+        if self.driver_level_max is not None:
+            return self.driver_level_max
+        if self._cost is None:
+            return FIRST_LIMIT
+        return max(1000, int(DRIVER_LEVEL_SECONDS / self._cost))
+
     # ---- one level's outcome --------------------------------------------------------
     def absorb(self, outcome, frontier, seconds) -> bool:
         """Account for a finished level; False when the search ends here."""
@@ -75,6 +95,8 @@ class Run:
         self._merge(outcome.settled, self.depth - 1)
         keys, parents, found = outcome.new_keys, outcome.new_parents, outcome.found
         expanded = self.frontier_size
+        if frontier.mode == "driver" and expanded >= 500:
+            self._cost = seconds / expanded  # the latest driver level of some size
         if self.at_bound():
             self.stopped_by = "max_depth" if keys.size else ""
             self._log(frontier.mode, expanded, 0, seconds, outcome.timings)

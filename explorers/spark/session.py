@@ -204,6 +204,61 @@ def _cancel_on_sigint(sc) -> None:
     signal.signal(signal.SIGINT, handler)
 
 
+class CtrlC:
+    """Ctrl-C during a check: the first one cancels the running Spark jobs (from a helper
+    thread: the main thread may be inside a py4j call) and the level loop raises
+    KeyboardInterrupt at the next safe point; a second one interrupts at once."""
+
+    def __init__(self, sc):
+        self.sc = sc
+        self.event = threading.Event()
+        self._old = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+        return False
+
+    def _handler(self, _sig, _frame):
+        if self.event.is_set():
+            raise KeyboardInterrupt()
+        self.event.set()
+        threading.Thread(target=self.sc.cancelAllJobs, name="kmc-cancel", daemon=True).start()
+
+    def check(self) -> None:
+        if self.event.is_set():
+            raise KeyboardInterrupt()
+
+
+def shutdown_gateway(wait_s: float = 30.0) -> None:
+    """Stop the JVM this process launched for Spark (by its PID), once no context uses it.
+    A process that exits takes its JVM along anyway; tests call this to leave nothing
+    running behind them."""
+    from pyspark import SparkContext
+
+    gw = SparkContext._gateway
+    if gw is None or SparkContext._active_spark_context is not None:
+        return
+    proc = getattr(gw, "proc", None)
+    with contextlib.suppress(Exception):
+        gw.shutdown()
+    SparkContext._gateway = SparkContext._jvm = None
+    if proc is None:
+        return
+    with contextlib.suppress(Exception):
+        proc.stdin.close()  # the JVM exits when its stdin closes
+    try:
+        proc.wait(timeout=wait_s)
+    except Exception:
+        proc.kill()
+        proc.wait(timeout=wait_s)
+
+
 def log_path() -> str:
     """Where the JVM's (and the Python workers') own output goes."""
     return os.environ.get("KMC_SPARK_LOG_FILE") or os.path.join(

@@ -42,10 +42,11 @@ def _scenario_cases():
 
 @pytest.fixture(scope="module")
 def sc():
-    from explorers.spark.session import spark_context
+    from explorers.spark.session import shutdown_gateway, spark_context
 
     with spark_context(None, 2) as context:
         yield context
+    shutdown_gateway()  # leave no JVM running behind this module
 
 
 def summary(r):

@@ -25,10 +25,11 @@ RM = 5  # 17 BFS levels: room to interrupt a run twice in the middle
 
 @pytest.fixture(scope="module")
 def sc():
-    from explorers.spark.session import spark_context
+    from explorers.spark.session import shutdown_gateway, spark_context
 
     with spark_context(None, 2) as context:
         yield context
+    shutdown_gateway()  # leave no JVM running behind this module
 
 
 def _start_check(ckpt, *extra):
@@ -55,6 +56,41 @@ def _wait_for_level(proc, ckpt, level, timeout=180.0):
         time.sleep(0.05)
 
 
+def _descendants(pid):
+    kids, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat") as f:
+                        ppid = int(f.read().rsplit(") ", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+                if ppid == parent:
+                    kids.append(int(entry))
+                    frontier.append(int(entry))
+    return kids
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def _reap(pids, timeout=60.0):
+    """Wait for processes this test started (by PID) to exit; SIGKILL stragglers."""
+    deadline = time.monotonic() + timeout
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for p in pids:
+        if _alive(p):
+            os.kill(p, signal.SIGKILL)
+
+
 def _completed(ckpt):
     return sorted(int(n[:-4]) for n in os.listdir(os.path.join(str(ckpt), "levels"))
                   if n.endswith(".pkl"))
@@ -67,10 +103,12 @@ def test_kill_interrupt_and_resume_give_the_uninterrupted_counts(sc, tmp_path, c
     proc = _start_check(ckpt)
     try:
         _wait_for_level(proc, ckpt, 3)
+        jvm = _descendants(proc.pid)
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
     finally:
         proc.kill()
+    _reap(jvm)  # the orphaned JVM exits once its driver's pipe closes
     first = _completed(ckpt)[-1]
     assert 3 <= first < want.max_depth - 1
     # 2. resume here; a real SIGINT (Ctrl-C) arrives while a later level runs

@@ -28,6 +28,9 @@ def standalone(tmp_path_factory):
         c = cluster.start(state, workers=2, cores=1, memory="1g", port=0, wait_s=120)
         yield c
     finally:
+        from explorers.spark.session import shutdown_gateway
+
+        shutdown_gateway()
         cluster.stop(state)
         assert cluster.alive_pids(state) == {}
         assert cluster.executor_pids(state) == []

@@ -90,10 +90,11 @@ def test_a_master_that_never_accepts_the_application():
 
 @pytest.fixture(scope="module")
 def sc():
-    from explorers.spark.session import spark_context
+    from explorers.spark.session import shutdown_gateway, spark_context
 
     with spark_context(None, 2) as context:
         yield context
+    shutdown_gateway()  # leave no JVM running behind this module
 
 
 def test_executors_that_cannot_import_the_model(sc, tmp_path):

@@ -103,19 +103,22 @@ class SimulatedPartitions:
     def run_level(self, decided, commit, deadline=None):
         out = LevelOutcome()
         inbox = [[] for _ in range(self.nparts)]
-        for _tag, _v, fkeys, fstates in self.blocks:
-            batches, gen, cov, settled = level.expand(self.core, decided, fkeys, fstates,
-                                                      self.nparts)
+        recents = []
+        for _tag, _v, fkeys, blob, recent in self.blocks:
+            batches, gen, cov, settled, shipped = level.expand(
+                self.core, decided, fkeys, level.unpack_states(blob), self.nparts,
+                (fkeys, *recent))
+            recents.append((shipped, *recent[:1]))
             for p, b in enumerate(batches):
                 inbox[p].append(b)
             out.generated += gen
             out.coverage.update(cov)
             out.settled.append(settled)
         keys, parents, blocks = [], [], []
-        for p, (_tag, visited, _k, _s) in enumerate(self.blocks):
+        for p, (_tag, visited, _k, _s, _r) in enumerate(self.blocks):
             visited, nk, npar, ns, found = level.dedup(self.core, decided, visited, inbox[p],
                                                        commit)
-            blocks.append(("B", visited, nk, ns))
+            blocks.append(("B", visited, nk, level.pack_states(ns), recents[p]))
             out.found.append(found)
             keys.append(nk)
             parents.append(npar)
