@@ -199,6 +199,7 @@ def kill_worker(state_dir: str, i: int) -> int:
     if pid is None:
         raise ExplorerError(f"worker {i} of {state_dir} is not running")
     os.kill(pid, signal.SIGKILL)
+    _reap([pid], 10.0)  # collect the exit status: no zombie left behind
     return pid
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+
 import numpy as np
 
 from explorers.level import level_expander

@@ -96,3 +96,20 @@ def _widest_level(model, max_depth, deadlock) -> int:
     run = Run(Core(model, deadlock=deadlock), 0, False, None, max_depth, None)
     r = explore(run, run.start(DriverFrontier))
     return max([1] + [lv["expanded"] for lv in r.extra["spark"]["levels"]])
+
+
+def test_time_limit_and_progress(sc):
+    """A time limit stops at a level boundary (or cancels the running level) with the
+    counts of the completed levels; progress is reported after every level."""
+    calls = []
+    got = spark_bfs(TwoPhase(6), driver_level_max=0, time_limit=0.5,
+                    progress=lambda *a: calls.append(a))
+    full = bfs(TwoPhase(6))
+    assert got.stopped_by == "time_limit" and not got.complete
+    assert got.unique_states < full.unique_states
+    assert got.verdict("TCConsistent") == "unknown"
+    assert got.elapsed_s < 30
+    levels = got.extra["spark"]["levels"]
+    assert [c[2] for c in calls] == [lv["level"] for lv in levels]  # depth after each level
+    assert all(c[0] == lv["total"] for c, lv in zip(calls, levels))
+    assert got.unique_states == (levels[-1]["total"] if levels else 1)
