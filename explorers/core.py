@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from invariants.properties import ALWAYS, DEADLOCK, QUIESCENT, SOMETIMES
+from model.contract import Model
 from model.encoding import collision_probability, fingerprint
 from model.trace import Trace
 from explorers.result import CheckResult, Discovery
@@ -28,6 +29,8 @@ class Core:
         self.packed = bool(getattr(model, "packed", False))
         use_sym = symmetry and getattr(model, "has_symmetry", False)
         self.symmetry = use_sym
+        # does the model override within_boundary? (then every successor is filtered)
+        self.bounded = type(model).within_boundary is not Model.within_boundary
         self.key = self._make_key(use_sym)
         # key of a state that is already its own representative (every successor the core
         # hands out is): skips a second representative() call on the hot path
@@ -47,7 +50,7 @@ class Core:
     def _make_successors(self, use_sym):
         m = self.model
         succ = m.successors
-        bounded = type(m).within_boundary is not _base_within_boundary()
+        bounded = self.bounded
         if not use_sym and not bounded:
             return succ  # the hot path: no wrapper at all
         rep, within = m.representative, m.within_boundary
@@ -181,7 +184,3 @@ def _explain(p, s):
     except Exception as e:  # an explanation must never hide the violation itself
         return f"(explain failed: {e})"
 
-
-def _base_within_boundary():
-    from model.contract import Model
-    return Model.within_boundary

@@ -31,16 +31,11 @@ def level_expander(core, coverage):
     """``expand(frontier, level_id, tick) -> Level``. ``tick(i)`` is called every 1024
     frontier states and aborts the level when it returns True (time limits, progress)."""
     m = core.model
-    fast = core.packed and not core.needs_settled and _unbounded(m) and \
+    fast = core.packed and not core.needs_settled and not core.bounded and \
         hasattr(m, "make_successor_states") and isinstance(coverage, list)
     if fast:
         return _packed(core, m.make_successor_states(coverage))
     return _generic(core, coverage)
-
-
-def _unbounded(m) -> bool:
-    from model.contract import Model
-    return type(m).within_boundary is Model.within_boundary
 
 
 def _packed(core, succ_states):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from invariants.properties import ALWAYS, DEADLOCK, QUIESCENT, SOMETIMES
+from invariants.properties import SOMETIMES
 
 HOLDS = "holds"
 VIOLATED = "violated"
@@ -80,5 +80,3 @@ class CheckResult:
             raise AssertionError(f"expected a {length}-state counterexample for {name}, got "
                                  f"{len(self.discoveries[name].trace)}")
 
-
-PROPERTY_KINDS = (ALWAYS, QUIESCENT, SOMETIMES, DEADLOCK)

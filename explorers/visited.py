@@ -37,15 +37,6 @@ class SortedKeySet:
         k = np.sort(keys)
         self._a = np.insert(self._a, np.searchsorted(self._a, k), k)
 
-    def to_array(self) -> np.ndarray:
-        return self._a
-
-    @classmethod
-    def from_array(cls, a: np.ndarray) -> "SortedKeySet":
-        s = cls()
-        s._a = np.sort(a.astype(np.uint64, copy=False))
-        return s
-
 
 def keys_array(keys, count: int) -> np.ndarray:
     return np.fromiter(keys, dtype=np.uint64, count=count)
