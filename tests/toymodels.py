@@ -64,3 +64,21 @@ class Workers(Model):
                       and all(c == self.k for _st, c in s.procs)),
             quiescent("SettledIdle", lambda s: all(st != "busy" for st, _c in s.procs)),
         ]
+
+
+def reachable(model, limit=None):
+    """Every reachable in-boundary state (the first ``limit`` of them), in BFS order: a
+    plain enumeration through the Model contract for tests that look at every state."""
+    frontier = [s for s in model.init_states() if model.within_boundary(s)]
+    seen = set(frontier)
+    order = list(frontier)
+    while frontier and (limit is None or len(order) < limit):
+        nxt = []
+        for s in frontier:
+            for _a, t in model.successors(s):
+                if t not in seen and model.within_boundary(t):
+                    seen.add(t)
+                    nxt.append(t)
+        order.extend(nxt)
+        frontier = nxt
+    return order if limit is None else order[:limit]

@@ -1,6 +1,7 @@
 """Structure of the KIP-253 partition model: scenarios, errors, failover placement, the
 sequence-picture contract (model/partitions)."""
 import pytest
+from toymodels import reachable
 
 from kmc.api import build, check
 from kmc.errors import UsageError
@@ -12,22 +13,6 @@ from model.partitions.variants import NAMES, flags_for
 from model.scenario import ScenarioError
 
 REQUIRED = {"expand", "shrink", "expand-failover", "shrink-then-expand"}
-
-
-def reachable(model, limit=None):
-    frontier = list(model.init_states())
-    seen = set(frontier)
-    while frontier:
-        nxt = []
-        for s in frontier:
-            for _a, t in model.successors(s):
-                if t not in seen:
-                    seen.add(t)
-                    nxt.append(t)
-        frontier = nxt
-        if limit and len(seen) >= limit:
-            break
-    return seen
 
 
 def test_scenario_names_and_variants():

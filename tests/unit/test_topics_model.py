@@ -1,5 +1,6 @@
 """The topic-lifecycle model: catalogue, CLI exit codes, options, pictures, symmetry."""
 import pytest
+from toymodels import reachable
 
 from kmc import api, catalog
 from kmc.cli import main
@@ -119,27 +120,13 @@ def test_message_labels_carry_type_ids_and_epochs():
     assert any(x.startswith("Fetch A-0 no-id") for x in texts)  # the mutant's Fetch
 
 
-def _reachable(model, limit):
-    frontier = list(model.init_states())
-    seen = set(frontier)
-    while frontier and len(seen) < limit:
-        nxt = []
-        for s in frontier:
-            for _a, t in model.successors(s):
-                if t not in seen:
-                    seen.add(t)
-                    nxt.append(t)
-        frontier = nxt
-    return list(seen)
-
-
 @pytest.mark.parametrize("name,variant,limit", [
     ("failover-mid-delete", "kip516", 10_000), ("stale-read", "legacy", 10_000),
     ("lifecycle-large", "kip516", 300)])
 def test_representative_is_constant_on_every_orbit(name, variant, limit):
     model = api.build(name, variant)
     maps = mappings(model.broker_ids)
-    for s in _reachable(model, limit):
+    for s in reachable(model, limit):
         rep = model.representative(s)
         for mp in maps[1:]:
             renamed = tsym.rename(model, s, mp)

@@ -8,6 +8,7 @@ from kmc.api import check
 from model.validation.diehard import DieHard
 from model.validation.tcommit import TCommit
 from model.validation.twophase import TwoPhase
+from toymodels import reachable
 
 
 @pytest.mark.parametrize("rm, unique, generated, depth", [
@@ -41,12 +42,7 @@ def test_diehard_shortest_counterexample_has_seven_states():
 def _orbits(model, n):
     """Brute force: the number of orbits of the reachable states under all permutations of
     the n resource managers (what an exact symmetry reduction must count)."""
-    seen, todo = set(model.init_states()), list(model.init_states())
-    while todo:
-        for _a, t in model.successors(todo.pop()):
-            if t not in seen:
-                seen.add(t)
-                todo.append(t)
+    seen = reachable(model)
 
     def permute(s, p):
         u = model.unpack(s)

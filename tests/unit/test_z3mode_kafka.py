@@ -8,6 +8,7 @@ States are enumerated by BFS through the Model contract (``successors`` and
 import importlib
 
 import pytest
+from toymodels import reachable
 
 from invariants.compile import compile_python
 from invariants.logic import Quant
@@ -38,23 +39,6 @@ def kafka_scenarios():
 CASES = [(sc, v) for sc in kafka_scenarios() for v in sc.variants]
 
 
-def reachable(model, limit=LIMIT):
-    """Every reachable in-boundary state (up to ``limit``), in BFS order."""
-    frontier = [s for s in model.init_states() if model.within_boundary(s)]
-    seen = set(frontier)
-    order = list(frontier)
-    while frontier and len(order) < limit:
-        nxt = []
-        for s in frontier:
-            for _a, t in model.successors(s):
-                if t not in seen and model.within_boundary(t):
-                    seen.add(t)
-                    nxt.append(t)
-        order.extend(nxt)
-        frontier = nxt
-    return order[:limit]
-
-
 @pytest.mark.skipif(not CASES, reason="no Kafka scenario has landed yet")
 @pytest.mark.parametrize("sc,variant", CASES, ids=[f"{sc.name}-{v}" for sc, v in CASES])
 def test_z3_and_fast_mode_agree_on_every_state(sc, variant):
@@ -65,7 +49,7 @@ def test_z3_and_fast_mode_agree_on_every_state(sc, variant):
     checks = [(fast[d.name], compile_python(d.formula), d, {})
               for d in deciders(z3_properties(fast.values()))]
     violating = {}
-    for s in reachable(model):  # states outside, properties inside: views are cached per state
+    for s in reachable(model, LIMIT):  # states outside, properties inside: views are cached per state
         for p, fast_fn, d, verdict_of_key in checks:
             view = p.view(s)
             key = d.key(view)
