@@ -16,10 +16,12 @@ import time
 import numpy as np
 
 from explorers.core import Core
+from explorers.gcpause import without_cyclic_gc
 from explorers.level import level_expander
 from explorers.visited import SortedKeySet, keys_array
 
 
+@without_cyclic_gc
 def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
         stop_on_violation=False, symmetry=False, deadlock=False, progress=None,
         properties=None, core=None):

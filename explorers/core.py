@@ -36,6 +36,8 @@ class Core:
         # hands out is): skips a second representative() call on the hot path
         self.rkey = (lambda s: s) if self.packed else fingerprint
         self.successors = self._make_successors(use_sym)
+        self.key_bits = 64  # bits that tell two keys apart (the collision estimate)
+        self.owner_shift = 0  # Spark: owner = mix64(key >> shift) mod P (spark.placement)
         self.needs_settled = bool(self.quiescent) or deadlock
 
     # ---- construction -------------------------------------------------------------------
@@ -156,7 +158,7 @@ class Core:
             for n in r.never_fired:
                 r.coverage[n] = 0
         r.collision_probability = 0.0 if self.packed else \
-            collision_probability(r.unique_states, r.generated_states)
+            collision_probability(r.unique_states, r.generated_states, self.key_bits)
         for name, (kind, _s, detail, loc) in self.discoveries.items():
             r.discoveries[name] = Discovery(name, kind, trace_for(loc), detail)
         return r

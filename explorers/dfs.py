@@ -8,8 +8,10 @@ from __future__ import annotations
 import time
 
 from explorers.core import Core
+from explorers.gcpause import without_cyclic_gc
 
 
+@without_cyclic_gc
 def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
         stop_on_violation=False, symmetry=False, deadlock=False, progress=None,
         properties=None, core=None):

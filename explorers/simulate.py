@@ -10,8 +10,10 @@ import random
 import time
 
 from explorers.core import Core
+from explorers.gcpause import without_cyclic_gc
 
 
+@without_cyclic_gc
 def simulate(model, *, walks=1000, walk_length=50, seed=0, max_states=None,
              max_depth=None, time_limit=None, stop_on_violation=False, symmetry=False,
              deadlock=False, progress=None, properties=None, core=None):

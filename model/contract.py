@@ -53,6 +53,16 @@ class Model:
     #: otherwise, because it sits on the hot path)
     has_symmetry: bool = False
 
+    def partition_key(self, state):
+        """The part of a state that most actions leave unchanged (None: no such part).
+        The Spark explorer gives every state with the same partition key the same owner
+        partition (Lerda and Sisto's partial hashing for distributed SPIN), so most
+        successors, and most states reached from several parents, stay in one partition
+        instead of being shipped once per parent's partition. Only placement changes:
+        counts, verdicts and traces do not. Pick fields that change on few transitions
+        but take hundreds of values, or the partitions will be unbalanced."""
+        return None
+
     def is_fault(self, action) -> bool:
         """Fault actions (crash, loss, failover) do not count when deciding quiescence:
         a state is quiescent when no non-fault action is enabled."""

@@ -57,11 +57,11 @@ def mix64(x: int) -> int:
     return x ^ (x >> 31)
 
 
-def collision_probability(distinct: int, generated: int) -> float:
+def collision_probability(distinct: int, generated: int, bits: int = 64) -> float:
     """TLC's optimistic estimate of a fingerprint collision for a run: each of the
     ``generated`` look-ups could collide with any of ``distinct`` stored fingerprints,
-    p ~= distinct * generated / 2**64."""
-    return min(1.0, distinct * max(generated, 1) / 2.0 ** 64)
+    p ~= distinct * generated / 2**bits."""
+    return min(1.0, distinct * max(generated, 1) / 2.0 ** bits)
 
 
 _ATOMS = (type(None), bool, int, str, bytes)

@@ -16,9 +16,11 @@ import time
 
 from explorers.core import Core
 from explorers.errors import ExplorerError
+from explorers.gcpause import without_cyclic_gc
 from explorers.spark import checkpoint as ckpt
 from explorers.spark.frontier import (DriverFrontier, LevelCancelled, SparkFrontier,
                                       join_blocks, owner_of)
+from explorers.spark.placement import place_by_partition_key
 from explorers.spark.run import Run
 
 #: a fixed driver threshold (frontier states) instead of the adaptive one (Run.limit)
@@ -30,6 +32,7 @@ DRIVER_VISITED_MAX = int(os.environ.get("KMC_SPARK_DRIVER_VISITED", "4000000"))
 LINEAGE_EVERY = 10
 
 
+@without_cyclic_gc
 def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint_dir=None,
               resume=False, max_states=None, max_depth=None, time_limit=None,
               stop_on_violation=False, symmetry=False, deadlock=False, progress=None,
@@ -46,6 +49,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
         raise ExplorerError("--resume needs --checkpoint-dir DIR: the directory of the "
                             "interrupted run")
     core = core or Core(model, symmetry=symmetry, deadlock=deadlock, properties=properties)
+    place_by_partition_key(core)
     if checkpoint_dir:
         ckpt.precheck(checkpoint_dir, ckpt.identity(core, 0), resume)
     from explorers.spark.preflight import explain_failure, from_spark

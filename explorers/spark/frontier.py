@@ -40,16 +40,16 @@ def owner_of(pid):
     return pid
 
 
-def split_blocks(visited, fkeys, fstates, nparts):
-    """One ("B", visited, frontier keys, frontier states blob, recently shipped keys)
-    block per owner partition."""
-    vparts = level.split_by_owner(visited, nparts)
-    fparts = level.split_by_owner(fkeys, nparts)
+def split_blocks(visited, fkeys, fstates, nparts, shift=0):
+    """One ("B", visited, frontier keys, held frontier states, recently shipped keys)
+    block per owner partition (``level.held_frontier``)."""
+    vparts = level.split_by_owner(visited, nparts, shift)
+    fparts = level.split_by_owner(fkeys, nparts, shift)
     out = []
     for p in range(nparts):
         fi = fparts[p]
         states = None if fstates is None else [fstates[i] for i in fi.tolist()]
-        out.append((p, ("B", visited[vparts[p]], fkeys[fi], level.pack_states(states), ())))
+        out.append((p, ("B", visited[vparts[p]], fkeys[fi], level.held_frontier(states), ())))
     return out
 
 
@@ -60,7 +60,7 @@ def join_blocks(records):
     fkeys = np.concatenate([b[2] for b in blocks] or [np.empty(0, np.uint64)])
     order = np.argsort(fkeys, kind="stable")
     packed = all(b[3] is None for b in blocks)
-    states = None if packed else [s for b in blocks for s in level.unpack_states(b[3])]
+    states = None if packed else [s for b in blocks for s in level.unpack_frontier(b[3])]
     return visited, fkeys[order], None if packed else [states[i] for i in order.tolist()]
 
 
@@ -94,15 +94,16 @@ class DriverFrontier:
     def run_level(self, decided, commit, deadline=None) -> LevelOutcome:
         batches, gen, cov, settled, shipped = level.expand(
             self.core, decided, self.fkeys, self.fstates, 1, (self.fkeys, *self.recent))
-        visited, nk, npar, ns, found = level.dedup(self.core, decided, self.visited,
-                                                   batches, commit)
+        visited, nk, npar, ns, found, _picked = level.dedup(self.core, decided, self.visited,
+                                                            batches, commit)
         if commit:
             self.visited, self.fkeys, self.fstates = visited, nk, ns
             self.recent = (shipped, *self.recent[:1])
         return LevelOutcome(gen, cov, [settled], [found], nk, npar)
 
     def blocks(self, nparts):
-        return split_blocks(self.visited, self.fkeys, self.fstates, nparts)
+        return split_blocks(self.visited, self.fkeys, self.fstates, nparts,
+                            self.core.owner_shift)
 
     def save(self, sc, url, nparts):
         sc.parallelize(self.blocks(nparts), nparts).saveAsPickleFile(url)

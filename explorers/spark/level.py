@@ -37,6 +37,38 @@ def unpack_states(blob):
     return None if blob is None else pickle.loads(blob)
 
 
+def held_frontier(states):
+    """A frontier as a block holds it: (blobs, src, pos) — state i is element pos[i] of
+    unpickled blob src[i] — or None for packed models. See ``forwarded``."""
+    if states is None:
+        return None
+    n = len(states)
+    return ((pack_states(states),), np.zeros(n, dtype=np.int32), np.arange(n, dtype=np.int32))
+
+
+def forwarded(blobs, sizes, picked: np.ndarray):
+    """The new frontier of an owner, made of the candidate blobs it received as they are:
+    ``picked`` indexes the concatenated candidates. Pickling the fresh states again cost
+    ~15% of a Kafka run's CPU; the blobs' duplicates cost only their unpickling (cheap
+    with the cyclic collector off, ``explorers.gcpause``)."""
+    offsets = np.cumsum(np.asarray(sizes, dtype=np.int64))
+    src = np.searchsorted(offsets, picked, side="right")
+    pos = picked - np.concatenate(([0], offsets))[src]
+    return tuple(blobs), src.astype(np.int32), pos.astype(np.int32)
+
+
+def unpack_frontier(held):
+    """The states of a held frontier, aligned with its keys (None for packed models)."""
+    if held is None:
+        return None
+    blobs, src, pos = held
+    lists = [pickle.loads(b) for b in blobs]
+    if len(lists) == 1:
+        only = lists[0]
+        return only if len(only) == pos.size else [only[p] for p in pos.tolist()]
+    return [lists[b][p] for b, p in zip(src.tolist(), pos.tolist())]
+
+
 def mix64_array(keys: np.ndarray) -> np.ndarray:
     """``model.encoding.mix64`` on a uint64 array (numpy multiplies wrap modulo 2**64)."""
     x = keys.astype(np.uint64, copy=True)
@@ -48,19 +80,21 @@ def mix64_array(keys: np.ndarray) -> np.ndarray:
     return x
 
 
-def owners(keys: np.ndarray, nparts: int) -> np.ndarray:
-    """The partition that owns each key: mix64(key) mod nparts (stable across processes
-    and machines, unlike Python's hash())."""
+def owners(keys: np.ndarray, nparts: int, shift: int = 0) -> np.ndarray:
+    """The partition that owns each key: mix64(key >> shift) mod nparts (stable across
+    processes and machines, unlike Python's hash()); ``shift`` is the Core's
+    ``owner_shift`` (``explorers.spark.placement``)."""
     if nparts == 1:
         return np.zeros(keys.size, dtype=np.int64)
-    return (mix64_array(keys) % np.uint64(nparts)).astype(np.int64)
+    src = keys >> np.uint64(shift) if shift else keys
+    return (mix64_array(src) % np.uint64(nparts)).astype(np.int64)
 
 
-def split_by_owner(keys: np.ndarray, nparts: int):
+def split_by_owner(keys: np.ndarray, nparts: int, shift: int = 0):
     """Indices into ``keys`` per owning partition, each in the original (ascending) order."""
     if nparts == 1:
         return [np.arange(keys.size)]
-    dest = owners(keys, nparts)
+    dest = owners(keys, nparts, shift)
     if nparts <= 16:  # a mask per owner is cheaper than a sort when owners are few
         return [np.flatnonzero(dest == p) for p in range(nparts)]
     order = np.argsort(dest, kind="stable")
@@ -118,7 +152,7 @@ def expand(core, decided, keys: np.ndarray, states, nparts: int, known=()):
             cstates = None if cstates is None or states is None else \
                 [cstates[i] for i in idx.tolist()]
     batches = []
-    for idx in split_by_owner(ckeys, nparts):
+    for idx in split_by_owner(ckeys, nparts, core.owner_shift):
         batches.append((ckeys[idx], parents[idx],
                         None if states is None else [cstates[i] for i in idx.tolist()]))
     settled = {n: (kind, s, detail, int(keys[loc[1]]))
@@ -143,8 +177,9 @@ def _never(_i):
 
 def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
     """Merge candidate batches owned by this partition, drop the visited ones, check the
-    new states. Returns (visited', new keys, new parents, new states, discoveries); new keys
-    ascend. With ``commit`` False (the depth bound) nothing is checked or added."""
+    new states. Returns (visited', new keys, new parents, new states, discoveries, picked);
+    new keys ascend; ``picked`` indexes each new state in the concatenated batches. With
+    ``commit`` False (the depth bound) nothing is checked or added."""
     packed = core.packed
     if batches:
         keys = np.concatenate([b[0] for b in batches])
@@ -171,14 +206,14 @@ def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
         flat = [s for b in batches for s in b[2]]
         new_states = [flat[i] for i in idx.tolist()]
     if not commit:
-        return visited, new_keys, new_parents, new_states, {}
+        return visited, new_keys, new_parents, new_states, {}, idx
     chk = task_core(core, decided)
     if chk.always or chk.pending_witness:
         check_new = chk.check_new
         items = new_keys.tolist() if packed else new_states
         for s, k in zip(items, new_keys.tolist()):
             check_new(s, k)
-    return merge(visited, new_keys), new_keys, new_parents, new_states, found(chk)
+    return merge(visited, new_keys), new_keys, new_parents, new_states, found(chk), idx
 
 
 def unseen(visited: np.ndarray, keys: np.ndarray) -> np.ndarray:

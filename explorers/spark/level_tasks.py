@@ -1,7 +1,7 @@
 """The functions Spark runs on executors, wrapped around ``level.expand``/``level.dedup``.
 
 Records are (partition id, tagged tuple). A partition of the state RDD holds one block
-("B", visited keys, frontier keys, frontier states pickled as one blob, keys it shipped
+("B", visited keys, frontier keys, frontier states held as candidate blobs, keys it shipped
 recently); a level emits candidate batches ("C", keys, parents, states) keyed by their
 owner, and per-partition stats ("X", ...) that ride along to the partition's own owner
 stage; that stage's summary reaches the driver as an accumulator update.
@@ -29,8 +29,12 @@ def core_of(core_bc):
             _CORES.pop(next(iter(_CORES)))
         c = _CORES[ident] = pickle.loads(core_bc.value)
         # a reused Python worker runs gc.collect() after every task; freezing the
-        # long-lived objects (modules, the model) cuts that from ~25 ms to ~1 ms
+        # long-lived objects (modules, the model) cuts that from ~25 ms to ~1 ms. That
+        # explicit collection also frees any cyclic garbage, so the automatic collector
+        # is switched off for the worker's tasks (explorers.gcpause says why: it
+        # halves the cost of expanding and unpickling Kafka states)
         gc.freeze()
+        gc.disable()
     return c
 
 
@@ -41,13 +45,15 @@ def expand_task(core_bc, decided, nparts):
             if rec[0] != "B":
                 continue
             t = time.perf_counter()
-            _tag, _visited, fkeys, blob, recent = rec
+            _tag, _visited, fkeys, held, recent = rec
             batches, generated, coverage, disc, shipped = level.expand(
-                core, decided, fkeys, level.unpack_states(blob), nparts, (fkeys, *recent))
+                core, decided, fkeys, level.unpack_frontier(held), nparts, (fkeys, *recent))
             busy = time.perf_counter() - t
             for dest, (k, p, s) in enumerate(batches):
                 if k.size:
-                    yield dest, ("C", k, p, s)
+                    # states as one C-pickled blob: PySpark's own record serializer is
+                    # cloudpickle, whose Python-level hooks cost ~3x more per state
+                    yield dest, ("C", k, p, level.pack_states(s))
             # what this partition shipped at this level and the one before: the next
             # level's "known" keys (rides to this partition's own owner stage)
             yield pid, ("X", generated, coverage, disc, busy, (shipped, *recent[:1]))
@@ -71,13 +77,14 @@ def dedup_task(core_bc, decided, commit, summaries, level_no):
     def run(pid, records):
         core = core_of(core_bc)
         t0 = time.perf_counter()
-        visited, batches, stats, recent = None, [], [], ()
+        visited, batches, blobs, stats, recent = None, [], [], [], ()
         for _pid, rec in records:
             tag = rec[0]
             if tag == "B":
                 visited = rec[1]
             elif tag == "C":
-                batches.append(rec[1:])
+                batches.append((rec[1], rec[2], level.unpack_states(rec[3])))
+                blobs.append(rec[3])
             elif tag == "X":
                 stats.append(rec[1:5])
                 recent = rec[5]
@@ -85,11 +92,14 @@ def dedup_task(core_bc, decided, commit, summaries, level_no):
             raise RuntimeError(f"partition {pid} lost its visited block: the state RDD "
                                "and the candidates are not co-partitioned")
         t1 = time.perf_counter()
-        visited, nk, np_, ns, disc = level.dedup(core, decided, visited, batches, commit)
+        visited, nk, np_, ns, disc, picked = level.dedup(core, decided, visited, batches,
+                                                         commit)
         times = (t1 - t0, time.perf_counter() - t1)  # reading the inputs, deduplicating
         summaries.add({(level_no, pid): (stats, nk, np_, disc, int(visited.nbytes), times)})
         if commit:
-            yield pid, ("B", visited, nk, level.pack_states(ns), recent)
+            held = None if ns is None else \
+                level.forwarded(blobs, [b[0].size for b in batches], picked)
+            yield pid, ("B", visited, nk, held, recent)
     return run
 
 

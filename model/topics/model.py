@@ -180,6 +180,12 @@ class TopicsModel(Model):
     def representative(self, w):
         return ksym.representative(w, self._maps, lambda s, mp: tsym.rename(self, s, mp))
 
+    def partition_key(self, w):
+        # what changes on few transitions (measured on lifecycle-large kip516: 28% of
+        # edges change it, against 99% for the network and 67% for the brokers) and
+        # still takes 899 values (the largest holds 1.7% of the states)
+        return (w.store, w.ctl, w.mem, w.admin, w.budget, w.ghost)
+
     def action_name(self, action) -> str:
         return pictures.action_name(action)
 

@@ -14,6 +14,7 @@ from explorers.core import Core
 from explorers.spark import level
 from explorers.spark.explore import explore
 from explorers.spark.frontier import DriverFrontier, LevelOutcome, join_blocks, split_blocks
+from explorers.spark.placement import place_by_partition_key
 from explorers.spark.run import Run
 from invariants.properties import always, quiescent, sometimes
 from model.contract import Model
@@ -21,7 +22,7 @@ from model.encoding import mix64
 from model.validation.diehard import DieHard
 from model.validation.tcommit import TCommit
 from model.validation.twophase import TwoPhase
-from toymodels import Workers
+from toymodels import Workers, reachable
 
 
 class Desk(NamedTuple):
@@ -75,12 +76,22 @@ class Mutex(Model):
                 quiescent("NoneBusy", lambda s: "busy" not in s.phases)]
 
 
+class MutexByServed(Mutex):
+    """Mutex with a partition key: its states are placed by ``served`` (which few
+    actions change), the Spark explorer's locality-preserving placement."""
+    name = "mutex-by-served"
+
+    def partition_key(self, s):
+        return s.served
+
+
 MODELS = {
     "twophase3": lambda: TwoPhase(3),
     "twophase4-broken": lambda: TwoPhase(4, broken=True),
     "tcommit3": lambda: TCommit(3),
     "diehard": DieHard,
     "mutex3": lambda: Mutex(3),
+    "mutex3-by-served": lambda: MutexByServed(3),
     "toy-workers": lambda: Workers(3, 2),
 }
 OPTIONS = [{}, {"symmetry": True}, {"deadlock": True}, {"max_depth": 4},
@@ -104,21 +115,27 @@ class SimulatedPartitions:
         out = LevelOutcome()
         inbox = [[] for _ in range(self.nparts)]
         recents = []
-        for _tag, _v, fkeys, blob, recent in self.blocks:
+        for _tag, _v, fkeys, held, recent in self.blocks:
             batches, gen, cov, settled, shipped = level.expand(
-                self.core, decided, fkeys, level.unpack_states(blob), self.nparts,
+                self.core, decided, fkeys, level.unpack_frontier(held), self.nparts,
                 (fkeys, *recent))
             recents.append((shipped, *recent[:1]))
-            for p, b in enumerate(batches):
-                inbox[p].append(b)
+            for p, (k, par, st) in enumerate(batches):
+                if k.size:  # as shipped: states travel as one blob per batch
+                    inbox[p].append((k, par, level.pack_states(st)))
             out.generated += gen
             out.coverage.update(cov)
             out.settled.append(settled)
         keys, parents, blocks = [], [], []
         for p, (_tag, visited, _k, _s, _r) in enumerate(self.blocks):
-            visited, nk, npar, ns, found = level.dedup(self.core, decided, visited, inbox[p],
-                                                       commit)
-            blocks.append(("B", visited, nk, level.pack_states(ns), recents[p]))
+            got = [(k, par, level.unpack_states(b)) for k, par, b in inbox[p]]
+            visited, nk, npar, ns, found, picked = level.dedup(self.core, decided, visited,
+                                                               got, commit)
+            held = None if ns is None else \
+                level.forwarded([b for _k, _p, b in inbox[p]], [k.size for k, *_ in got], picked)
+            # the forwarded blobs give back exactly the new states, in key order
+            assert level.unpack_frontier(held) == ns
+            blocks.append(("B", visited, nk, held, recents[p]))
             out.found.append(found)
             keys.append(nk)
             parents.append(npar)
@@ -139,6 +156,7 @@ class SimulatedPartitions:
 def run_levels(model, nparts=None, limit=0, **opts):
     core = Core(model, symmetry=opts.get("symmetry", False),
                 deadlock=opts.get("deadlock", False))
+    place_by_partition_key(core)  # as spark_bfs does
     run = Run(core, limit, opts.get("stop_on_violation", False), opts.get("max_states"),
               opts.get("max_depth"), None)
     frontier = run.start(DriverFrontier)
@@ -187,6 +205,29 @@ def test_owners_split_keys_evenly_and_stably():
     assert [int(o) for o in own[:50]] == [mix64(int(k)) % 4 for k in keys[:50]]
     counts = np.bincount(own, minlength=4)
     assert counts.min() > 2200  # mix64 spreads consecutive ints over all owners
+
+
+@pytest.mark.parametrize("symmetry", [False, True])
+def test_partition_key_places_neighbours_together(symmetry):
+    """With a partition key, every state with the same key has one owner whatever P, the
+    key is still a function of the state, and the collision estimate counts 48 bits."""
+    model = MutexByServed(4)
+    core = Core(model, symmetry=symmetry)
+    place_by_partition_key(core)
+    assert core.owner_shift == 48 and core.key_bits == 48
+    states = [s for s in reachable(model) if not symmetry or model.representative(s) == s]
+    keys = np.array([core.rkey(s) for s in states], dtype=np.uint64)
+    assert len(set(keys.tolist())) == len(states)
+    assert [core.key(s) for s in states] == keys.tolist()
+    for nparts in (2, 3, 7):
+        own = level.owners(keys, nparts, core.owner_shift)
+        by_key = {}
+        for s, o in zip(states, own.tolist()):
+            assert by_key.setdefault(s.served, o) == o
+    plain = Core(Mutex(4), symmetry=symmetry)
+    place_by_partition_key(plain)  # no partition key: keys and owners as before
+    assert plain.owner_shift == 0 and plain.key_bits == 64
+    assert plain.rkey(states[0]) == Core(Mutex(4)).rkey(states[0])
 
 
 def test_blocks_round_trip():
