@@ -49,7 +49,7 @@ def held_frontier(states):
 def forwarded(blobs, sizes, picked: np.ndarray):
     """The new frontier of an owner, made of the candidate blobs it received as they are:
     ``picked`` indexes the concatenated candidates. Pickling the fresh states again cost
-    ~15% of a Kafka run's CPU; the blobs' duplicates cost only their unpickling (cheap
+    ~8% of a Kafka run's CPU; the blobs' duplicates cost only their unpickling (cheap
     with the cyclic collector off, ``explorers.gcpause``)."""
     offsets = np.cumsum(np.asarray(sizes, dtype=np.int64))
     src = np.searchsorted(offsets, picked, side="right")
