@@ -12,7 +12,11 @@ Each measurement runs in a fresh child process (one SparkContext each, as a `kmc
 - bytes per visited state: the distributed fingerprint set and the driver's trace rows;
 - an estimate for 16/64/256 executors: T(E) = N / (E * r1) + L * F, where r1 is the
   measured per-executor rate (local[1], Spark levels only), L the number of levels and F
-  the fixed cost per level (which this model assumes does not grow with E).
+  the fixed cost per level (which this model assumes does not grow with E);
+- the machine's own ceiling: how much work two busy processes get done, against one.
+  The local[1] and local[2] runs come in adjacent pairs, each after one ceiling trial,
+  and the medians are reported: on a shared virtual machine the speed of one core moves
+  by tens of percent from minute to minute, and a second busy core slows the first.
 """
 from __future__ import annotations
 
@@ -83,6 +87,22 @@ def child(spec: dict) -> dict:
             "levels": r.extra["spark"]["levels"], "partitions": r.extra["spark"]["partitions"]}
 
 
+SPIN = "import time\nt = time.perf_counter()\nx = 0\nfor i in range(15_000_000):\n" \
+    "    x += i & 7\nprint(time.perf_counter() - t)"
+
+
+def ceiling_trial() -> float:
+    """Work two processes get done in the time one needs, on a pure-Python CPU loop with
+    no memory traffic: 2.0 on two idle dedicated cores, less when the cores are shared
+    (the host's SMT siblings or other tenants)."""
+    def spin(n):
+        procs = [subprocess.Popen([sys.executable, "-c", SPIN], stdout=subprocess.PIPE,
+                                  text=True) for _ in range(n)]
+        return max(float(p.communicate()[0]) for p in procs)
+    one = spin(1)
+    return 2 * one / spin(2)
+
+
 def run_child(spec: dict) -> dict:
     out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)],
                          capture_output=True, text=True, cwd=ROOT,
@@ -105,24 +125,40 @@ def fixed_cost(cores: int) -> float:
     return statistics.median(x["seconds"] for x in r["levels"])
 
 
-def measure(label: str, spec: dict, fixed: float) -> None:
+def rate(r: dict) -> float:
+    return r["unique"] / r["elapsed"]
+
+
+def measure(label: str, spec: dict, fixed: float, repeat: int) -> None:
     print(f"\n== {label}")
     base = run_child({**spec, "engine": "bfs"})
     print(f"local BFS: {base['unique']:,} states in {base['elapsed']:.1f} s = "
           f"{base['unique'] / base['elapsed']:,.0f} states/s")
-    res = {}
-    for cores in (1, 2):
-        r = run_child({**spec, "engine": "spark", "cores": cores})
-        res[cores] = r
-        srate, nspark = spark_rate(r)
-        print(f"spark local[{cores}]: {r['unique']:,} states, depth {r['depth']}, "
-              f"{r['elapsed']:.1f} s = {r['unique'] / r['elapsed']:,.0f} states/s, "
-              f"{r['cpu']:.1f} CPU s ({r['cpu'] / r['elapsed']:.2f} cores busy; session "
-              f"start {r['session_s']:.1f} s, {r['partitions']} partitions, {nspark} levels "
-              f"on Spark at {srate:,.0f} new states/s)")
-    speed = (res[2]["unique"] / res[2]["elapsed"]) / (res[1]["unique"] / res[1]["elapsed"])
-    print(f"speedup local[2]/local[1]: {speed:.2f}x (goal >= 1.6x); CPU used by local[2] "
-          f"= {res[2]['cpu'] / res[1]['cpu']:.2f}x local[1]'s")
+    pairs = []
+    for i in range(repeat):
+        ceil = ceiling_trial()
+        res = {}
+        for cores in (1, 2):
+            r = run_child({**spec, "engine": "spark", "cores": cores})
+            res[cores] = r
+            srate, nspark = spark_rate(r)
+            print(f"  pair {i + 1} local[{cores}]: {r['unique']:,} states, depth {r['depth']}, "
+                  f"{r['elapsed']:.1f} s = {rate(r):,.0f} states/s, {r['cpu']:.1f} CPU s "
+                  f"({r['cpu'] / r['elapsed']:.2f} cores busy; session start "
+                  f"{r['session_s']:.1f} s, {r['partitions']} partitions, {nspark} levels "
+                  f"on Spark at {srate:,.0f} new states/s)")
+        speed = rate(res[2]) / rate(res[1])
+        print(f"  pair {i + 1}: speedup {speed:.2f}x, CPU used by local[2] = "
+              f"{res[2]['cpu'] / res[1]['cpu']:.2f}x local[1]'s; machine ceiling just "
+              f"before: {ceil:.2f}x")
+        pairs.append((speed, ceil, res))
+    speeds = [p[0] for p in pairs]
+    ceils = [p[1] for p in pairs]
+    med = statistics.median(speeds)
+    print(f"speedup local[2]/local[1]: median {med:.2f}x over {repeat} pairs "
+          f"(range {min(speeds):.2f}-{max(speeds):.2f}x; goal >= 1.6x); machine ceiling "
+          f"median {statistics.median(ceils):.2f}x (range {min(ceils):.2f}-{max(ceils):.2f}x)")
+    res = sorted(pairs, key=lambda p: p[0])[len(pairs) // 2][2]  # the median pair
     r2 = res[2]
     print(f"bytes per visited state: {r2['visited_bytes'] / r2['unique']:.1f} (fingerprints, "
           f"on executors) + {r2['trace_bytes'] / r2['unique']:.1f} (trace rows, on the "
@@ -141,6 +177,8 @@ def measure(label: str, spec: dict, fixed: float) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--repeat", type=int, default=None,
+                   help="local[1]/local[2] pairs per model (default 3; 1 with --quick)")
     p.add_argument("--kafka", default="lifecycle-large:kip516",
                    help="SCENARIO:VARIANT for the Kafka measurement ('' to skip)")
     p.add_argument("--child", help=argparse.SUPPRESS)
@@ -157,15 +195,16 @@ def main(argv=None) -> int:
     # on Spark (the adaptive default follows the driver's measured speed, which the
     # machine's load moves)
     rm, limit = (6, 2000) if a.quick else (8, 20000)
+    repeat = a.repeat or (1 if a.quick else 3)
     measure(f"TwoPhase rm={rm}", {"scenario": "twophase", "params": {"rm": rm},
-                                  "driver_level_max": limit}, f1)
+                                  "driver_level_max": limit}, f1, repeat)
     if a.kafka and not a.quick:
         from kmc import catalog
 
         name, _, variant = a.kafka.partition(":")
         if name in catalog.scenarios():
             measure(f"Kafka {a.kafka}", {"scenario": name, "variant": variant or None,
-                                         "driver_level_max": 3000}, f1)
+                                         "driver_level_max": 3000}, f1, repeat)
         else:
             print(f"\n(Kafka scenario {name!r} is not registered: skipped)")
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")

@@ -131,7 +131,7 @@ def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None,
         commit = not run.at_bound()
         t = time.perf_counter()
         try:
-            outcome = frontier.run_level(run.decided(), commit, deadline)
+            outcome = frontier.run_level(run.decided(), commit, deadline, run.window())
         except LevelCancelled:
             run.stopped_by = "time_limit"
             break

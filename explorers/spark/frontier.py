@@ -91,9 +91,10 @@ class DriverFrontier:
     def size(self) -> int:
         return int(self.fkeys.size)
 
-    def run_level(self, decided, commit, deadline=None) -> LevelOutcome:
+    def run_level(self, decided, commit, deadline=None, window=None) -> LevelOutcome:
+        known = (window,) if window is not None else (self.fkeys, *self.recent)
         batches, gen, cov, settled, shipped = level.expand(
-            self.core, decided, self.fkeys, self.fstates, 1, (self.fkeys, *self.recent))
+            self.core, decided, self.fkeys, self.fstates, 1, known)
         visited, nk, npar, ns, found, _picked = level.dedup(self.core, decided, self.visited,
                                                             batches, commit)
         if commit:
@@ -127,6 +128,9 @@ class SparkFrontier:
         self.levels = 0
         self._visited_bytes = 0
         self.summaries = sc.accumulator({}, level_tasks.Summaries())
+        # (level, broadcast) of the known windows: a lost partition is recomputed from
+        # its lineage, which re-runs older levels' expand tasks with their own windows
+        self._windows: list = []
 
     @classmethod
     def from_records(cls, sc, core_bc, nparts, records, size, lineage_every=0):
@@ -142,14 +146,19 @@ class SparkFrontier:
     def size(self) -> int:
         return self._size
 
-    def run_level(self, decided, commit, deadline=None) -> LevelOutcome:
+    def run_level(self, decided, commit, deadline=None, window=None) -> LevelOutcome:
+        """One level on Spark. ``window``: sorted keys every partition may drop on sight
+        (``Run.window``); it reaches the executors as a broadcast."""
         from pyspark import StorageLevel
 
         decided = tuple(sorted(decided))
         self.levels += 1
         prev = self.state
+        window_bc = None if window is None else self.sc.broadcast(window)
+        if window_bc is not None:
+            self._windows.append((self.levels, window_bc))
         cands = prev.mapPartitionsWithIndex(
-            level_tasks.expand_task(self.core_bc, decided, self.nparts))
+            level_tasks.expand_task(self.core_bc, decided, self.nparts, window_bc))
         shuffled = cands.partitionBy(self.nparts, owner_of)
         merged = _co_partitioned_union(prev, shuffled)
         out = merged.mapPartitionsWithIndex(
@@ -161,6 +170,8 @@ class SparkFrontier:
                     and self.sc.getCheckpointDir():
                 out.checkpoint()  # cut the lineage: recovery restarts here, old shuffles go
         self._run(out, deadline)
+        if commit and out.isCheckpointed():
+            self._drop_windows(self.levels)  # no recovery reaches back past the cut
         done = self.summaries.value
         self.summaries.value = {}
         outcome = LevelOutcome()
@@ -233,5 +244,15 @@ class SparkFrontier:
         """Total size of the visited arrays after the last committed level."""
         return self._visited_bytes
 
+    def _drop_windows(self, upto: int) -> None:
+        keep = []
+        for lvl, bc in self._windows:
+            if lvl <= upto:
+                bc.destroy()
+            else:
+                keep.append((lvl, bc))
+        self._windows = keep
+
     def release(self):
         self.state.unpersist(blocking=False)
+        self._drop_windows(self.levels)

@@ -124,11 +124,12 @@ def expand(core, decided, keys: np.ndarray, states, nparts: int, known=()):
     batches[p] = (candidate keys, parent keys, candidate states or None) owned by p; each
     batch's keys are distinct and ascending.
 
-    ``known``: sorted key arrays known to be visited already — the frontier itself and
-    what this partition shipped in the last two levels (every one of those was added to
-    visited by its owner). Candidates found there are not shipped: on the Kafka models
-    that drops nearly all stale candidates of a partition, and shipping a state costs
-    more than generating it. ``shipped`` (ascending) feeds the next level's ``known``."""
+    ``known``: sorted key arrays known to be visited already — the driver's window of the
+    last levels' keys (``Run.window``) or, once that grows too large, the frontier itself
+    and what this partition shipped in the last two levels (every one of those was added
+    to visited by its owner). Candidates found there are not shipped: on the Kafka models
+    that drops nearly all stale candidates, and shipping a state costs more than
+    generating it. ``shipped`` (ascending) feeds the next level's fallback ``known``."""
     chk = task_core(core, decided)
     coverage = chk.coverage_counter()
     expand_level = level_expander(chk, coverage)

@@ -111,14 +111,14 @@ class SimulatedPartitions:
     def size(self):
         return sum(b[2].size for b in self.blocks)
 
-    def run_level(self, decided, commit, deadline=None):
+    def run_level(self, decided, commit, deadline=None, window=None):
         out = LevelOutcome()
         inbox = [[] for _ in range(self.nparts)]
         recents = []
         for _tag, _v, fkeys, held, recent in self.blocks:
+            known = (window,) if window is not None else (fkeys, *recent)
             batches, gen, cov, settled, shipped = level.expand(
-                self.core, decided, fkeys, level.unpack_frontier(held), self.nparts,
-                (fkeys, *recent))
+                self.core, decided, fkeys, level.unpack_frontier(held), self.nparts, known)
             recents.append((shipped, *recent[:1]))
             for p, (k, par, st) in enumerate(batches):
                 if k.size:  # as shipped: states travel as one blob per batch
@@ -153,12 +153,14 @@ class SimulatedPartitions:
         pass
 
 
-def run_levels(model, nparts=None, limit=0, **opts):
+def run_levels(model, nparts=None, limit=0, window=True, **opts):
     core = Core(model, symmetry=opts.get("symmetry", False),
                 deadlock=opts.get("deadlock", False))
     place_by_partition_key(core)  # as spark_bfs does
     run = Run(core, limit, opts.get("stop_on_violation", False), opts.get("max_states"),
               opts.get("max_depth"), None)
+    if not window:  # each partition's own recent keys, as when the window grows too large
+        run.window = lambda: None
     frontier = run.start(DriverFrontier)
     if nparts is None:
         return explore(run, frontier)
@@ -180,12 +182,13 @@ def test_driver_levels_give_bfs_answers(name, opts):
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_answers_do_not_depend_on_partitioning(name):
-    """Same counts as BFS for every P, and the very same counterexamples across P (choices
-    are made by key order, never by arrival order)."""
+    """Same counts as BFS for every P, with and without the driver's known window, and the
+    very same counterexamples across them (choices are made by key order, never by
+    arrival order)."""
     want = bfs(MODELS[name](), deadlock=True)
     traces = set()
-    for nparts in (1, 3, 7):
-        got = run_levels(MODELS[name](), nparts, deadlock=True)
+    for nparts, window in ((1, True), (3, True), (7, True), (1, False), (3, False)):
+        got = run_levels(MODELS[name](), nparts, window=window, deadlock=True)
         assert summary(got) == summary(want)
         traces.add(tuple(sorted((n, d.trace.init_index, tuple(d.trace.action_indices))
                                 for n, d in got.discoveries.items())))
@@ -269,3 +272,17 @@ def test_levels_move_to_partitions_and_back():
     modes = [lv["mode"] for lv in got.extra["spark"]["levels"]]
     assert modes[0] == "driver" and "spark" in modes and modes[-1] == "driver"
     assert summary(got) == summary(want)
+
+
+def test_window_holds_the_last_three_levels(monkeypatch):
+    """The known window is every key of the last three levels, sorted, and there is none
+    once those outgrow WINDOW_MAX (partitions then fall back to their own recent keys)."""
+    from explorers.spark import run as run_mod
+
+    run = Run(Core(TwoPhase(3)), 0, False, None, None, None)
+    run.start(DriverFrontier)
+    assert np.array_equal(run.window(), run.level_keys[0])
+    run.level_keys += [np.array(ks, dtype=np.uint64) for ks in ([5, 9], [1, 7], [3, 8, 20])]
+    assert run.window().tolist() == [1, 3, 5, 7, 8, 9, 20]  # not level 0's keys
+    monkeypatch.setattr(run_mod, "WINDOW_MAX", 4)
+    assert run.window() is None
