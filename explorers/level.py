@@ -66,6 +66,7 @@ def _generic(core, coverage):
 
     def expand(frontier, level_id, tick):
         nxt: dict = {}
+        first = nxt.setdefault  # first parent wins; one hash of the state, not two
         generated = 0
         for pi, s in enumerate(frontier):
             succ = successors(s)
@@ -74,8 +75,7 @@ def _generic(core, coverage):
                 check_settled(s, succ, (level_id, pi))
             for a, t in succ:
                 coverage[a] += 1
-                if t not in nxt:
-                    nxt[t] = pi
+                first(t, pi)
             if not pi & 1023 and pi and tick(pi):
                 return Level(_EMPTY, _EMPTY_I, [], generated, True)
         cand = list(nxt)
