@@ -164,13 +164,15 @@ class SparkFrontier:
         out = merged.mapPartitionsWithIndex(
             level_tasks.dedup_task(self.core_bc, decided, commit, self.summaries,
                                    self.levels), preservesPartitioning=True)
+        cut = False
         if commit:
             out.persist(StorageLevel.MEMORY_AND_DISK)
             if self.lineage_every and self.levels % self.lineage_every == 0 \
                     and self.sc.getCheckpointDir():
                 out.checkpoint()  # cut the lineage: recovery restarts here, old shuffles go
+                cut = True
         self._run(out, deadline)
-        if commit and out.isCheckpointed():
+        if cut and out.isCheckpointed():
             self._drop_windows(self.levels)  # no recovery reaches back past the cut
         done = self.summaries.value
         self.summaries.value = {}

@@ -139,3 +139,27 @@ def test_reading_a_broadcast_keeps_the_cyclic_collector_off(sc):
     assert one.mapPartitions(_gc_after(lambda: plain.value)).collect() == [(10, True)]
     assert one.mapPartitions(_gc_after(lambda: level_tasks.broadcast_value(ours))) \
         .collect() == [(10, False)]
+
+
+def test_known_windows_behind_a_lineage_cut_are_destroyed(sc, monkeypatch):
+    """A run of more than LINEAGE_EVERY Spark levels cuts the lineage; the known windows
+    of the levels behind the cut are destroyed then (none is needed to recompute a lost
+    partition), the later ones at the end, and the answers stay BFS's."""
+    from explorers.spark.explore import LINEAGE_EVERY
+    from explorers.spark.frontier import SparkFrontier
+
+    cuts, real = [], SparkFrontier._drop_windows
+
+    def drop(self, upto):
+        cuts.append((upto, sorted(lvl for lvl, _bc in self._windows)))
+        real(self, upto)
+    monkeypatch.setattr(SparkFrontier, "_drop_windows", drop)
+    want = bfs(TwoPhase(5))
+    got = spark_bfs(TwoPhase(5), driver_level_max=0)
+    assert summary(got) == summary(want)
+    spark_levels = sum(lv["mode"] == "spark" for lv in got.extra["spark"]["levels"])
+    assert spark_levels > LINEAGE_EVERY
+    assert cuts[0] == (LINEAGE_EVERY, list(range(1, LINEAGE_EVERY + 1)))
+    # released at the end: the later levels', and the last one's, which found nothing
+    # new (a level without new states is not logged)
+    assert cuts[-1][1] == list(range(LINEAGE_EVERY + 1, spark_levels + 2))
