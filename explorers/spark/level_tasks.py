@@ -34,7 +34,7 @@ def core_of(core_bc):
         # is switched off for the worker's tasks (explorers.gcpause says why: it
         # halves the cost of expanding and unpickling Kafka states)
         gc.freeze()
-        gc.disable()
+    gc.disable()  # every task: whatever ran in this worker before may have switched it on
     return c
 
 

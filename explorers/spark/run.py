@@ -94,8 +94,9 @@ class Run:
     def window(self):
         """The keys of the last WINDOW_LEVELS levels (the frontier's and the two before),
         sorted, or None once they outgrow WINDOW_MAX. Every partition drops the candidates
-        found there before shipping them: a successor of a level-d state that is already
-        visited lies at level d-1, d or d+1 nearly always, wherever its owner is. On
+        found there before shipping them: a successor of a frontier state (level d) that
+        is already visited lies at level d or d-1 nearly always, sometimes d-2, wherever
+        its owner is. On
         lifecycle-large with 2 partitions that ships 1.23 candidates per new state
         instead of 1.31 (each partition's own recent keys, the fallback)."""
         last = self.level_keys[-WINDOW_LEVELS:]
