@@ -23,19 +23,28 @@ class SortedKeySet:
 
     def unseen_mask(self, keys: np.ndarray) -> np.ndarray:
         """Boolean mask: True where ``keys[i]`` is not in the set."""
-        a = self._a
-        if a.size == 0:
-            return np.ones(keys.size, dtype=bool)
-        pos = np.searchsorted(a, keys)
-        pos[pos == a.size] = 0  # past-the-end probes compare against a[0]; any key works
-        return a[pos] != keys
+        return unseen(self._a, keys)
 
     def add_new(self, keys: np.ndarray) -> None:
         """Insert keys known to be absent and pairwise distinct."""
-        if keys.size == 0:
-            return
-        k = np.sort(keys)
-        self._a = np.insert(self._a, np.searchsorted(self._a, k), k)
+        self._a = insert_sorted(self._a, np.sort(keys))
+
+
+def unseen(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """True where ``keys[i]`` is not in the sorted array ``sorted_keys``."""
+    if sorted_keys.size == 0:
+        return np.ones(keys.size, dtype=bool)
+    pos = np.searchsorted(sorted_keys, keys)
+    pos[pos == sorted_keys.size] = 0  # past-the-end probes compare against a[0]; any key works
+    return sorted_keys[pos] != keys
+
+
+def insert_sorted(sorted_keys: np.ndarray, new_keys: np.ndarray) -> np.ndarray:
+    """``sorted_keys`` with the sorted ``new_keys`` (known to be absent) inserted: one pass,
+    no re-sort of the old keys."""
+    if new_keys.size == 0:
+        return sorted_keys
+    return np.insert(sorted_keys, np.searchsorted(sorted_keys, new_keys), new_keys)
 
 
 def keys_array(keys, count: int) -> np.ndarray:

@@ -92,7 +92,7 @@ class DriverFrontier:
         return int(self.fkeys.size)
 
     def run_level(self, decided, commit, deadline=None, window=None) -> LevelOutcome:
-        known = (window,) if window is not None else (self.fkeys, *self.recent)
+        known = window if window is not None else (self.fkeys, *self.recent)
         batches, gen, cov, settled, shipped = level.expand(
             self.core, decided, self.fkeys, self.fstates, 1, known)
         visited, nk, npar, ns, found, _picked = level.dedup(self.core, decided, self.visited,
@@ -147,8 +147,8 @@ class SparkFrontier:
         return self._size
 
     def run_level(self, decided, commit, deadline=None, window=None) -> LevelOutcome:
-        """One level on Spark. ``window``: sorted keys every partition may drop on sight
-        (``Run.window``); it reaches the executors as a broadcast."""
+        """One level on Spark. ``window``: sorted key arrays every partition may drop on
+        sight (``Run.window``); they reach the executors as a broadcast."""
         from pyspark import StorageLevel
 
         decided = tuple(sorted(decided))

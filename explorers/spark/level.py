@@ -17,6 +17,7 @@ import pickle
 import numpy as np
 
 from explorers.level import level_expander
+from explorers.visited import insert_sorted, unseen
 from invariants.properties import SOMETIMES
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -214,20 +215,4 @@ def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
         items = new_keys.tolist() if packed else new_states
         for s, k in zip(items, new_keys.tolist()):
             check_new(s, k)
-    return merge(visited, new_keys), new_keys, new_parents, new_states, found(chk), idx
-
-
-def unseen(visited: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """True where keys[i] is not in the sorted array ``visited``."""
-    if visited.size == 0:
-        return np.ones(keys.size, dtype=bool)
-    pos = np.searchsorted(visited, keys)
-    pos[pos == visited.size] = 0
-    return visited[pos] != keys
-
-
-def merge(visited: np.ndarray, new_keys: np.ndarray) -> np.ndarray:
-    """Insert sorted keys known to be absent (one pass, no re-sort of the old keys)."""
-    if new_keys.size == 0:
-        return visited
-    return np.insert(visited, np.searchsorted(visited, new_keys), new_keys)
+    return insert_sorted(visited, new_keys), new_keys, new_parents, new_states, found(chk), idx

@@ -57,7 +57,7 @@ def expand_task(core_bc, decided, nparts, window_bc=None):
             t = time.perf_counter()
             _tag, _visited, fkeys, held, recent = rec
             # the driver's window of visited keys, else this partition's own recent ones
-            known = (window,) if window is not None else (fkeys, *recent)
+            known = window if window is not None else (fkeys, *recent)
             batches, generated, coverage, disc, shipped = level.expand(
                 core, decided, fkeys, level.unpack_frontier(held), nparts, known)
             busy = time.perf_counter() - t

@@ -40,4 +40,3 @@ def place_by_partition_key(core) -> None:
         core.key = rkey
     core.owner_shift = SHIFT
     core.key_bits = SHIFT  # states with one partition key differ in these bits only
-

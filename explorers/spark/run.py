@@ -93,7 +93,8 @@ class Run:
 
     def window(self):
         """The keys of the last WINDOW_LEVELS levels (the frontier's and the two before),
-        sorted, or None once they outgrow WINDOW_MAX. Every partition drops the candidates
+        one sorted array per level (no merge on the driver between levels), or None once
+        they outgrow WINDOW_MAX. Every partition drops the candidates
         found there before shipping them: a successor of a frontier state (level d) that
         is already visited lies at level d or d-1 nearly always, sometimes d-2, wherever
         its owner is. On
@@ -102,7 +103,7 @@ class Run:
         last = self.level_keys[-WINDOW_LEVELS:]
         if not last or sum(k.size for k in last) > WINDOW_MAX:
             return None
-        return last[0] if len(last) == 1 else np.sort(np.concatenate(last))
+        return tuple(last)
 
     # ---- one level's outcome --------------------------------------------------------
     def absorb(self, outcome, frontier, seconds) -> bool:
