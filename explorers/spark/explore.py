@@ -20,7 +20,7 @@ from explorers.gcpause import without_cyclic_gc
 from explorers.spark import checkpoint as ckpt
 from explorers.spark.frontier import (DriverFrontier, LevelCancelled, SparkFrontier,
                                       join_blocks, owner_of)
-from explorers.spark.placement import place_by_partition_key
+from explorers.spark.placement import default_partitions, place_by_partition_key
 from explorers.spark.run import Run
 
 #: a fixed driver threshold (frontier states) instead of the adaptive one (Run.limit)
@@ -41,9 +41,9 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
 
     ``master``: a Spark master URL (default: embedded ``local[executors or *]``, or the
     active context under spark-submit). ``partitions``: owner partitions of the visited
-    set (default: the cluster's default parallelism). ``driver_level_max``: frontiers up
-    to this size are expanded on the driver (0: every level on Spark; default: adaptive,
-    see ``Run.limit``).
+    set (default: ``placement.default_partitions`` of the cluster's parallelism).
+    ``driver_level_max``: frontiers up to this size are expanded on the driver (0: every
+    level on Spark; default: adaptive, see ``Run.limit``).
     """
     if resume and not checkpoint_dir:
         raise ExplorerError("--resume needs --checkpoint-dir DIR: the directory of the "
@@ -58,7 +58,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     limit = driver_level_max if driver_level_max is not None else \
         (int(DRIVER_LEVEL_MAX) if DRIVER_LEVEL_MAX else None)
     with spark_context(master, executors) as sc:
-        nparts = partitions or max(1, sc.defaultParallelism)
+        nparts = partitions or default_partitions(core, sc.defaultParallelism)
         core_bc = sc.broadcast(_cloudpickle(_shippable(core)))
         if not is_local(sc.master):
             probe_executors(sc, core_bc, min(nparts, 2))

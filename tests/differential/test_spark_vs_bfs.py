@@ -20,6 +20,7 @@ from explorers.spark.explore import explore
 from explorers.spark.frontier import DriverFrontier
 from explorers.spark.run import Run
 from kmc import catalog
+from model.contract import Model
 from model.validation.diehard import DieHard
 from model.validation.tcommit import TCommit
 from model.validation.twophase import TwoPhase
@@ -74,6 +75,7 @@ def test_pinned_model_with_symmetry_and_bounds(sc):
         want = bfs(TwoPhase(4, broken=True), **opts)
         got = spark_bfs(TwoPhase(4, broken=True), driver_level_max=0, **opts)
         assert summary(got) == summary(want), opts
+        assert got.extra["spark"]["partitions"] == 2  # uniform owners: one per core
 
 
 @pytest.mark.parametrize("name,variant", _scenario_cases())
@@ -88,6 +90,9 @@ def test_catalog_scenario(sc, name, variant):
                     driver_level_max=_widest_level(model, max_depth, deadlock) - 1)
     assert summary(got) == summary(want)
     assert "spark" in {lv["mode"] for lv in got.extra["spark"]["levels"]}
+    # by default, lumpy owners (a partition key) get two partitions per core
+    lumpy = type(model).partition_key is not Model.partition_key
+    assert got.extra["spark"]["partitions"] == (4 if lumpy else 2)
 
 
 def _widest_level(model, max_depth, deadlock) -> int:

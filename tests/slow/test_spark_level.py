@@ -14,7 +14,7 @@ from explorers.core import Core
 from explorers.spark import level
 from explorers.spark.explore import explore
 from explorers.spark.frontier import DriverFrontier, LevelOutcome, join_blocks, split_blocks
-from explorers.spark.placement import place_by_partition_key
+from explorers.spark.placement import default_partitions, place_by_partition_key
 from explorers.spark.run import Run
 from invariants.properties import always, quiescent, sometimes
 from model.contract import Model
@@ -231,6 +231,16 @@ def test_partition_key_places_neighbours_together(symmetry):
     place_by_partition_key(plain)  # no partition key: keys and owners as before
     assert plain.owner_shift == 0 and plain.key_bits == 64
     assert plain.rkey(states[0]) == Core(Mutex(4)).rkey(states[0])
+
+
+def test_lumpy_owners_get_two_partitions_per_core():
+    """A partition key makes owners lumpy: more tasks than cores let Spark even them out.
+    Uniform owners keep one partition per core; one core never gets extra partitions."""
+    lumpy, plain = Core(MutexByServed(3)), Core(Mutex(3))
+    place_by_partition_key(lumpy)
+    place_by_partition_key(plain)
+    assert [default_partitions(lumpy, n) for n in (0, 1, 2, 16)] == [1, 1, 4, 32]
+    assert [default_partitions(plain, n) for n in (0, 1, 2, 16)] == [1, 1, 2, 16]
 
 
 def test_blocks_round_trip():
