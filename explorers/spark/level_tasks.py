@@ -47,10 +47,11 @@ def broadcast_value(bc):
     return value
 
 
-def expand_task(core_bc, decided, nparts, window_bc=None):
+def expand_task(core_bc, decided, nparts, window_bcs=None):
     def run(pid, records):
         core = core_of(core_bc)
-        window = None if window_bc is None else broadcast_value(window_bc)
+        # a reused worker keeps each loaded broadcast: a level's keys load once per worker
+        window = None if window_bcs is None else tuple(broadcast_value(b) for b in window_bcs)
         for _pid, rec in records:
             if rec[0] != "B":
                 continue

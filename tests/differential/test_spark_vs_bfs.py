@@ -147,24 +147,35 @@ def test_reading_a_broadcast_keeps_the_cyclic_collector_off(sc):
 
 
 def test_known_windows_behind_a_lineage_cut_are_destroyed(sc, monkeypatch):
-    """A run of more than LINEAGE_EVERY Spark levels cuts the lineage; the known windows
-    of the levels behind the cut are destroyed then (none is needed to recompute a lost
-    partition), the later ones at the end, and the answers stay BFS's."""
+    """Each level's keys are broadcast once, when they enter the known window, and shared
+    by every window that holds them. A run of more than LINEAGE_EVERY Spark levels cuts
+    the lineage; the broadcasts then kept are only the current window's (later windows
+    still hold them), the rest at the end, and the answers stay BFS's."""
     from explorers.spark.explore import LINEAGE_EVERY
     from explorers.spark.frontier import SparkFrontier
+    from explorers.spark.run import WINDOW_LEVELS
 
-    cuts, real = [], SparkFrontier._drop_windows
+    drops, made, real_drop, real_bc = [], [], SparkFrontier._drop_windows, \
+        SparkFrontier._broadcast
 
-    def drop(self, upto):
-        cuts.append((upto, sorted(lvl for lvl, _bc in self._windows)))
-        real(self, upto)
+    def drop(self, keep):
+        real_drop(self, keep)
+        drops.append((self.levels, [lvl for lvl, _k, _bc in self._windows]))
+
+    def broadcast(self, keys):
+        bc = real_bc(self, keys)
+        made.append(bc._jbroadcast.id())
+        return bc
     monkeypatch.setattr(SparkFrontier, "_drop_windows", drop)
+    monkeypatch.setattr(SparkFrontier, "_broadcast", broadcast)
     want = bfs(TwoPhase(5))
     got = spark_bfs(TwoPhase(5), driver_level_max=0)
     assert summary(got) == summary(want)
     spark_levels = sum(lv["mode"] == "spark" for lv in got.extra["spark"]["levels"])
     assert spark_levels > LINEAGE_EVERY
-    assert cuts[0] == (LINEAGE_EVERY, list(range(1, LINEAGE_EVERY + 1)))
-    # released at the end: the later levels', and the last one's, which found nothing
-    # new (a level without new states is not logged)
-    assert cuts[-1][1] == list(range(LINEAGE_EVERY + 1, spark_levels + 2))
+    # one broadcast per level's keys: a window of three levels after the first ones
+    assert len(set(made)) == spark_levels + 1 < len(made)
+    # at the cut, the current window's three levels stay (made at its last levels)
+    assert drops[0] == (LINEAGE_EVERY, list(range(LINEAGE_EVERY - WINDOW_LEVELS + 1,
+                                                   LINEAGE_EVERY + 1)))
+    assert drops[-1][1] == []  # released at the end
