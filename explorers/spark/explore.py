@@ -19,7 +19,7 @@ from explorers.errors import ExplorerError
 from explorers.gcpause import without_cyclic_gc
 from explorers.spark import checkpoint as ckpt
 from explorers.spark.frontier import (DriverFrontier, LevelCancelled, SparkFrontier,
-                                      blocks_storage, join_blocks, owner_of)
+                                      join_blocks, owner_of)
 from explorers.spark.placement import default_partitions, place_by_partition_key
 from explorers.spark.run import Run
 
@@ -169,7 +169,7 @@ def _restore(sc, core_bc, nparts, store, depth, run):
     if metas[-1]["mode"] == "driver":
         visited, fkeys, fstates = join_blocks(rdd.collect())
         return DriverFrontier(run.core, visited, fkeys, fstates)
-    state = rdd.partitionBy(nparts, owner_of).persist(blocks_storage())
+    state = rdd.partitionBy(nparts, owner_of)
     return SparkFrontier(sc, core_bc, nparts, state, run.frontier_size, LINEAGE_EVERY)
 
 

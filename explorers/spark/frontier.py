@@ -2,9 +2,8 @@
 
 Both hold the same thing — per owner partition, the sorted visited keys and the frontier —
 and run a level with the same ``level.expand``/``level.dedup``, returning a ``LevelOutcome``.
-``SparkFrontier`` keeps it in a persisted RDD partitioned by owner: each level, only the
-candidates are shuffled; the visited arrays stay where they are (a partitioner-aware union
-puts a partition's candidates next to its visited block) and never become Python records.
+``SparkFrontier`` keeps it as the output of one shuffle partitioned by owner (its class
+docstring says how a level runs as a single stage).
 """
 from __future__ import annotations
 
@@ -34,21 +33,25 @@ class LevelCancelled(Exception):
     """The time limit cancelled a running level."""
 
 
-def blocks_storage():
-    """How the cached blocks are kept: in memory, spilling to disk, and *deserialized*.
-    A PySpark record is a pickled byte array already; Spark's default for Python RDDs
-    (serialized) runs it through Java serialization once more on every store and read.
-    Kept as they are, TwoPhase rm=8 on local[1] cost the JVM 2.4-2.6 CPU s instead of
-    3.5-3.8 s, which local[2]'s two Python workers otherwise compete with."""
-    from pyspark import StorageLevel
-
-    return StorageLevel(True, True, False, True)
-
-
 def owner_of(pid):
     """Records are keyed by their owner partition already (a module-level function, so
     every partitionBy uses the very same partitioner and unions stay co-partitioned)."""
     return pid
+
+
+def is_block(record) -> bool:
+    return record[1][0] == "B"
+
+
+def _map_stage(sc, rdd) -> None:
+    """Compute the map side of the shuffle behind ``rdd`` (a ``partitionBy`` result) and
+    nothing else: Spark's map-stage job, which a plain action would follow with a
+    stage reading all the shuffled data back."""
+    jrdd = rdd._jrdd.rdd()  # the values of the ShuffledRDD (PythonRDD.valueOfPair)
+    shuffled = jrdd.dependencies().head().rdd()
+    if shuffled.getClass().getSimpleName() != "ShuffledRDD":
+        raise RuntimeError("a level's output is not a fresh shuffle")
+    sc._jsc.sc().submitMapStage(shuffled.dependencies().head()).get()
 
 
 def split_blocks(visited, fkeys, fstates, nparts, shift=0):
@@ -73,21 +76,6 @@ def join_blocks(records):
     packed = all(b[3] is None for b in blocks)
     states = None if packed else [s for b in blocks for s in level.unpack_frontier(b[3])]
     return visited, fkeys[order], None if packed else [states[i] for i in order.tolist()]
-
-
-def _co_partitioned_union(blocks, shuffled):
-    """blocks ∪ shuffled, partition i next to partition i (the JVM makes a partitioner-aware
-    union: no data moves). PySpark's own union() would first run one more Python pass over
-    both sides, because the shuffled side is labelled with another (but wire-compatible:
-    frames of pickled record lists) serializer; that pass cost as much as the level's work
-    on Kafka states, so the union is made on the JVM RDDs directly."""
-    from pyspark import RDD
-
-    merged = RDD(blocks._jrdd.union(shuffled._jrdd), blocks.ctx, blocks.ctx.serializer)
-    if merged.getNumPartitions() != shuffled.getNumPartitions():
-        raise RuntimeError("the visited blocks and the candidates are not co-partitioned")
-    merged.partitioner = shuffled.partitioner
-    return merged
 
 
 class DriverFrontier:
@@ -129,26 +117,42 @@ class DriverFrontier:
 
 
 class SparkFrontier:
+    """The visited keys and the frontier on Spark, as the output of one shuffle: each
+    partition's block ("B", sent to itself) and, once ``_next`` is set, the candidates of
+    the next level it owns ("C"), already expanded from its frontier.
+
+    A level is one stage of one task per partition (``level_tasks.step_task``): merge
+    the candidates, check the new states, and expand them at once into the next level's
+    candidates. Two stages (expand, then deduplicate) cost a second barrier, a second
+    round of tasks and a second reading of every block per level, and unpickled the new
+    states again to expand them. Expanding before the driver has seen the level is
+    speculation: when the search stops there (a violation, a bound, the frontier going
+    back to the driver), that expansion is dropped unused. Blocks just placed (from the
+    driver or a checkpoint) get one expand-only job first.
+
+    Nothing is cached: Spark keeps a shuffle's output until its RDD is gone, and a lost
+    partition is recomputed from the shuffles before it, back to the last lineage cut.
+    """
     mode = "spark"
 
     def __init__(self, sc, core_bc, nparts, rdd, size, lineage_every=0):
         self.sc, self.core_bc, self.nparts = sc, core_bc, nparts
-        self.state = rdd  # records (pid, ("B", visited, frontier keys, states, recent))
+        self.state = rdd  # records (pid, ("B", ...)) and, once _next is set, (pid, ("C", ...))
+        self._next = None  # per partition (generated, coverage, settled, expand s) of it
         self._size = size
         self.lineage_every = lineage_every
-        self.levels = 0
+        self.levels = self.jobs = 0
         self._visited_bytes = 0
         self.summaries = sc.accumulator({}, level_tasks.Summaries())
         # (level, key array, broadcast): one broadcast per level's keys, made when the
         # keys first enter a known window and shared by the (up to WINDOW_LEVELS) windows
         # that hold them. A lost partition is recomputed from its lineage, which re-runs
-        # older levels' expand tasks with their own windows: kept until a lineage cut.
+        # older levels' tasks with their own windows: kept until a lineage cut.
         self._windows: list = []
 
     @classmethod
     def from_records(cls, sc, core_bc, nparts, records, size, lineage_every=0):
         rdd = sc.parallelize(records, nparts).partitionBy(nparts, owner_of)
-        rdd.persist(blocks_storage())
         f = cls(sc, core_bc, nparts, rdd, size, lineage_every)
         f._visited_bytes = sum(int(rec[1].nbytes) for _p, rec in records)
         return f
@@ -164,61 +168,68 @@ class SparkFrontier:
         not once per window that holds them."""
         decided = tuple(sorted(decided))
         self.levels += 1
-        prev = self.state
         window_bcs = None if window is None else tuple(self._broadcast(k) for k in window)
-        cands = prev.mapPartitionsWithIndex(
-            level_tasks.expand_task(self.core_bc, decided, self.nparts, window_bcs))
-        shuffled = cands.partitionBy(self.nparts, owner_of)
-        merged = _co_partitioned_union(prev, shuffled)
-        out = merged.mapPartitionsWithIndex(
-            level_tasks.dedup_task(self.core_bc, decided, commit, self.summaries,
-                                   self.levels), preservesPartitioning=True)
-        cut = False
-        if commit:
-            out.persist(blocks_storage())
-            if self.lineage_every and self.levels % self.lineage_every == 0 \
-                    and self.sc.getCheckpointDir():
-                out.checkpoint()  # cut the lineage: recovery restarts here, old shuffles go
-                cut = True
-        self._run(out, deadline)
-        if cut and out.isCheckpointed():
-            self._drop_windows(window or ())  # no recovery reaches back past the cut
-        done = self.summaries.value
-        self.summaries.value = {}
+        if self._next is None:  # blocks just placed: expand their frontier first
+            self.state, parts = self._job(decided, window_bcs, False, True, True, deadline)
+            self._next = [x for _d, x in parts]
+        state, parts = self._job(decided, window_bcs, True, commit, commit, deadline)
         outcome = LevelOutcome()
-        keys, parents = [], []
-        visited_bytes = 0
-        for (lvl, _pid), summary in sorted(done.items()):
-            if lvl != self.levels:
-                continue  # a re-run of an older level's task (fault recovery)
-            stats, nk, npar, found, vbytes, (read_s, dedup_s) = summary
+        for gen, cov, settled, expand_s in self._next:
+            outcome.generated += gen
+            outcome.coverage.update(cov)
+            outcome.settled.append(settled)
+            outcome.timings["expand"] = max(outcome.timings.get("expand", 0.0), expand_s)
+        keys, parents, visited_bytes = [], [], 0
+        for (nk, npar, found, vbytes, (read_s, dedup_s)), _x in parts:
             visited_bytes += vbytes
             outcome.timings["read"] = max(outcome.timings.get("read", 0.0), read_s)
             outcome.timings["dedup"] = max(outcome.timings.get("dedup", 0.0), dedup_s)
-            for gen, cov, settled, expand_s in stats:
-                outcome.generated += gen
-                outcome.coverage.update(cov)
-                outcome.settled.append(settled)
-                outcome.timings["expand"] = max(outcome.timings.get("expand", 0.0), expand_s)
             outcome.found.append(found)
             keys.append(nk)
             parents.append(npar)
         outcome.new_keys = np.concatenate(keys)
         outcome.new_parents = np.concatenate(parents)
         if commit:
-            self.state = out
+            self.state, self._next = state, [x for _d, x in parts]
             self._size = int(outcome.new_keys.size)
             self._visited_bytes = visited_bytes
-            prev.unpersist(blocking=False)
+            if self.lineage_every and self.levels % self.lineage_every == 0 \
+                    and self.sc.getCheckpointDir():
+                self._cut(window)
         return outcome
 
+    def _job(self, decided, window_bcs, dedup, commit, expand, deadline):
+        """One Spark job: the map side of the shuffle that carries the next blocks and
+        candidates (``level_tasks.step_task``); returns that shuffled RDD and the
+        summaries in partition order."""
+        self.jobs += 1
+        out = self.state.mapPartitionsWithIndex(
+            level_tasks.step_task(self.core_bc, decided, self.nparts, window_bcs,
+                                  self.summaries, self.jobs, dedup, commit, expand))
+        # not preservesPartitioning: partitionBy would then return ``out`` unshuffled
+        nxt = out.partitionBy(self.nparts, owner_of)
+        self._run(nxt, deadline)
+        done = self.summaries.value
+        self.summaries.value = {}
+        # entries of other jobs are older tasks re-run to recover a lost partition
+        return nxt, [v for (job, _pid), v in sorted(done.items()) if job == self.jobs]
+
+    def _cut(self, window) -> None:
+        """Cut the lineage: write the state to the checkpoint directory, so recovering a
+        lost partition starts there and the shuffles before it can go."""
+        self.state.checkpoint()
+        self.state._jrdd.count()  # writes it (a JVM pass over the shuffle output)
+        if self.state.isCheckpointed():
+            self._drop_windows(window or ())  # no recovery reaches back past the cut
+
     def _run(self, rdd, deadline):
-        """Compute (and cache) the level: a JVM-side count, so no Python pass re-reads the
-        blocks; cancelled when the time limit passes (the level then does not count)."""
+        """Run the map side of ``rdd``'s shuffle (no stage reads it yet: the next level's
+        task will); cancelled when the time limit passes (the level then does not
+        count)."""
         import time
 
         if deadline is None:
-            rdd._jrdd.count()
+            _map_stage(self.sc, rdd)
             return
         group = f"kmc-{uuid.uuid4().hex}"
         self.sc.setJobGroup(group, "kmc BFS level", interruptOnCancel=True)
@@ -231,7 +242,7 @@ class SparkFrontier:
         timer.daemon = True
         timer.start()
         try:
-            rdd._jrdd.count()
+            _map_stage(self.sc, rdd)
         except Exception:
             if fired.is_set():
                 raise LevelCancelled() from None
@@ -241,12 +252,12 @@ class SparkFrontier:
             self.sc.setLocalProperty("spark.jobGroup.id", None)
 
     def save(self, sc, url, nparts):
-        self.state.saveAsPickleFile(url)
+        self.state.filter(is_block).saveAsPickleFile(url)
 
     def to_driver(self, core) -> DriverFrontier:
         """Bring a small frontier and the visited keys back to the driver (the caller
-        checks that they fit), releasing the cached RDD."""
-        visited, fkeys, fstates = join_blocks(self.state.collect())
+        checks that they fit); the next level's candidates are left behind."""
+        visited, fkeys, fstates = join_blocks(self.state.filter(is_block).collect())
         self.release()
         return DriverFrontier(core, visited, fkeys, fstates)
 
@@ -275,5 +286,4 @@ class SparkFrontier:
         self._windows = held
 
     def release(self):
-        self.state.unpersist(blocking=False)
         self._drop_windows(())

@@ -1,10 +1,9 @@
-"""The functions Spark runs on executors, wrapped around ``level.expand``/``level.dedup``.
+"""The function Spark runs on executors, wrapped around ``level.dedup``/``level.expand``.
 
-Records are (partition id, tagged tuple). A partition of the state RDD holds one block
+Records are (partition id, tagged tuple). A partition of the state holds one block
 ("B", visited keys, frontier keys, frontier states held as candidate blobs, keys it shipped
-recently); a level emits candidate batches ("C", keys, parents, states) keyed by their
-owner, and per-partition stats ("X", ...) that ride along to the partition's own owner
-stage; that stage's summary reaches the driver as an accumulator update.
+recently) and the candidate batches ("C", keys, parents, states) it owns for the next
+level; a level's task turns them into the next block and the candidates after it.
 """
 from __future__ import annotations
 
@@ -47,36 +46,68 @@ def broadcast_value(bc):
     return value
 
 
-def expand_task(core_bc, decided, nparts, window_bcs=None):
+def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commit, expand):
+    """The one task of a Spark level on partition ``pid`` (``SparkFrontier`` says why
+    one): merge the candidates this partition owns into its visited keys and check the
+    new states (``dedup``; nothing is added or checked unless ``commit``), then expand
+    the new frontier at once (``expand``) — or, on blocks just placed (no ``dedup``),
+    the block's own frontier. Emits the new block to this partition and the next level's
+    candidate batches to their owners, all through one shuffle; the summary reaches the
+    driver as an accumulator update keyed by (job, partition)."""
     def run(pid, records):
         core = core_of(core_bc)
-        # a reused worker keeps each loaded broadcast: a level's keys load once per worker
-        window = None if window_bcs is None else tuple(broadcast_value(b) for b in window_bcs)
+        t0 = time.perf_counter()
+        block, batches, blobs = None, [], []
         for _pid, rec in records:
-            if rec[0] != "B":
-                continue
+            if rec[0] == "B":
+                block = rec
+            elif dedup:  # "C": this level's candidates owned here
+                batches.append((rec[1], rec[2], level.unpack_states(rec[3])))
+                blobs.append(rec[3])
+        if block is None:
+            raise RuntimeError(f"partition {pid} lost its block: the blocks and the "
+                               "candidates are not co-partitioned")
+        _tag, visited, fkeys, held, recent = block
+        states = deduped = expanded = None
+        if dedup:
+            t1 = time.perf_counter()
+            visited, fkeys, parents, states, disc, picked = level.dedup(
+                core, decided, visited, batches, commit)
+            times = (t1 - t0, time.perf_counter() - t1)  # reading the inputs, deduplicating
+            deduped = (fkeys, parents, disc, int(visited.nbytes), times)
+            if states is not None:
+                held = level.forwarded(blobs, [b[0].size for b in batches], picked)
+        if expand:
             t = time.perf_counter()
-            _tag, _visited, fkeys, held, recent = rec
-            # the driver's window of visited keys, else this partition's own recent ones
-            known = window if window is not None else (fkeys, *recent)
-            batches, generated, coverage, disc, shipped = level.expand(
-                core, decided, fkeys, level.unpack_frontier(held), nparts, known)
-            busy = time.perf_counter() - t
-            for dest, (k, p, s) in enumerate(batches):
+            if states is None:  # a placed block: its states are still pickled
+                states = level.unpack_frontier(held)
+            window = None if window_bcs is None else \
+                tuple(broadcast_value(b) for b in window_bcs)
+            # the driver's window of visited keys (the levels before this partition's new
+            # ones), else this partition's own recent ones
+            known = (fkeys, *window) if window is not None else (fkeys, *recent)
+            out, generated, coverage, settled, shipped = level.expand(
+                core, decided, fkeys, states, nparts, known)
+            expanded = (generated, coverage, settled, time.perf_counter() - t)
+            recent = (shipped, *recent[:1])
+        if commit:
+            # the block keeps the frontier (pickled) for a move back to the driver or a
+            # checkpoint; the next level expands its own new states instead
+            yield pid, ("B", visited, fkeys, held, recent)
+        if expand:
+            for dest, (k, p, s) in enumerate(out):
                 if k.size:
                     # states as one C-pickled blob: PySpark's own record serializer is
                     # cloudpickle, whose Python-level hooks cost ~3x more per state
                     yield dest, ("C", k, p, level.pack_states(s))
-            # what this partition shipped at this level and the one before: the next
-            # level's "known" keys (rides to this partition's own owner stage)
-            yield pid, ("X", generated, coverage, disc, busy, (shipped, *recent[:1]))
+        summaries.add({(job, pid): (deduped, expanded)})
     return run
 
 
 class Summaries:  # a pyspark AccumulatorParam (duck-typed: no PySpark import here)
-    """Level summaries reach the driver as accumulator updates keyed by (level, partition):
-    no second Python pass over the cached blocks is needed to collect them, and a task
-    re-run by Spark after a failure overwrites its own entry with the same value."""
+    """Level summaries reach the driver as accumulator updates keyed by (job, partition):
+    no second Python pass over the blocks is needed to collect them, and a task re-run by
+    Spark after a failure overwrites its own entry with the same value."""
 
     def zero(self, _value):
         return {}
@@ -84,36 +115,6 @@ class Summaries:  # a pyspark AccumulatorParam (duck-typed: no PySpark import he
     def addInPlace(self, a, b):
         a.update(b)
         return a
-
-
-def dedup_task(core_bc, decided, commit, summaries, level_no):
-    def run(pid, records):
-        core = core_of(core_bc)
-        t0 = time.perf_counter()
-        visited, batches, blobs, stats, recent = None, [], [], [], ()
-        for _pid, rec in records:
-            tag = rec[0]
-            if tag == "B":
-                visited = rec[1]
-            elif tag == "C":
-                batches.append((rec[1], rec[2], level.unpack_states(rec[3])))
-                blobs.append(rec[3])
-            elif tag == "X":
-                stats.append(rec[1:5])
-                recent = rec[5]
-        if visited is None:
-            raise RuntimeError(f"partition {pid} lost its visited block: the state RDD "
-                               "and the candidates are not co-partitioned")
-        t1 = time.perf_counter()
-        visited, nk, np_, ns, disc, picked = level.dedup(core, decided, visited, batches,
-                                                         commit)
-        times = (t1 - t0, time.perf_counter() - t1)  # reading the inputs, deduplicating
-        summaries.add({(level_no, pid): (stats, nk, np_, disc, int(visited.nbytes), times)})
-        if commit:
-            held = None if ns is None else \
-                level.forwarded(blobs, [b[0].size for b in batches], picked)
-            yield pid, ("B", visited, nk, held, recent)
-    return run
 
 
 def probe(core_bc):
