@@ -5,7 +5,7 @@
 
 Each measurement runs in a fresh child process (one SparkContext each, as a `kmc check`):
 - fixed cost per BFS level: a tiny model with every level on Spark; the median level time
-  is almost pure overhead (job scheduling, two stages, Python round trips);
+  is almost pure overhead (job scheduling, one stage, Python round trips);
 - distinct states/s of the exploration (session start and a warm-up run on a small model
   excluded; start-up printed apart) on local[1] and local[2], and the local[2]/local[1]
   speedup; the local BFS for reference;
