@@ -25,6 +25,7 @@ class LevelOutcome:
     found: list = field(default_factory=list)  # discoveries on the new states
     new_keys: np.ndarray = None  # ascending within each partition's slice
     new_parents: np.ndarray = None
+    candidates: int = 0  # keys shipped to their owners (after the known-window filter)
     #: slowest task per phase, seconds (Spark levels): expand, read (inputs), dedup
     timings: dict = field(default_factory=dict)
 
@@ -99,7 +100,8 @@ class DriverFrontier:
         if commit:
             self.visited, self.fkeys, self.fstates = visited, nk, ns
             self.recent = (shipped, *self.recent[:1])
-        return LevelOutcome(gen, cov, [settled], [found], nk, npar)
+        return LevelOutcome(gen, cov, [settled], [found], nk, npar,
+                            sum(int(b[0].size) for b in batches))
 
     def blocks(self, nparts):
         return split_blocks(self.visited, self.fkeys, self.fstates, nparts,
@@ -180,8 +182,9 @@ class SparkFrontier:
             outcome.settled.append(settled)
             outcome.timings["expand"] = max(outcome.timings.get("expand", 0.0), expand_s)
         keys, parents, visited_bytes = [], [], 0
-        for (nk, npar, found, vbytes, (read_s, dedup_s)), _x in parts:
+        for (nk, npar, found, vbytes, cands, (read_s, dedup_s)), _x in parts:
             visited_bytes += vbytes
+            outcome.candidates += cands
             outcome.timings["read"] = max(outcome.timings.get("read", 0.0), read_s)
             outcome.timings["dedup"] = max(outcome.timings.get("dedup", 0.0), dedup_s)
             outcome.found.append(found)

@@ -74,7 +74,8 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             visited, fkeys, parents, states, disc, picked = level.dedup(
                 core, decided, visited, batches, commit)
             times = (t1 - t0, time.perf_counter() - t1)  # reading the inputs, deduplicating
-            deduped = (fkeys, parents, disc, int(visited.nbytes), times)
+            deduped = (fkeys, parents, disc, int(visited.nbytes),
+                       sum(int(b[0].size) for b in batches), times)
             if states is not None:
                 held = level.forwarded(blobs, [b[0].size for b in batches], picked)
         if expand:

@@ -117,7 +117,7 @@ class Run:
             self._cost = seconds / expanded  # the latest driver level of some size
         if self.at_bound():
             self.stopped_by = "max_depth" if keys.size else ""
-            self._log(frontier.mode, expanded, 0, seconds, outcome.timings)
+            self._log(frontier.mode, expanded, 0, seconds, outcome)
             return False
         if self.max_states is not None and self.unique + keys.size > self.max_states:
             # keep the `need` smallest keys: a choice independent of the partitioning
@@ -136,19 +136,20 @@ class Run:
         self.unique += int(keys.size)
         self.depth += 1
         self.frontier_size = int(keys.size)
-        elapsed = self._log(frontier.mode, expanded, int(keys.size), seconds, outcome.timings)
+        elapsed = self._log(frontier.mode, expanded, int(keys.size), seconds, outcome)
         if self.progress is not None:
             self.progress(self.unique, self.generated, self.depth, self.frontier_size, elapsed)
         return True
 
-    def _log(self, mode, expanded, new, seconds, timings) -> float:
+    def _log(self, mode, expanded, new, seconds, outcome) -> float:
         """One entry of extra["spark"]["levels"]: what a level did, where, how fast (a
         level expanded at the depth bound is logged with new=0 and does not count)."""
         elapsed = self.elapsed()
         self.levels.append({"level": self.depth, "mode": mode, "expanded": expanded,
-                            "new": new, "total": self.unique, "generated": self.generated,
+                            "candidates": outcome.candidates, "new": new,
+                            "total": self.unique, "generated": self.generated,
                             "seconds": round(seconds, 4), "elapsed": round(elapsed, 3),
-                            **{f"{k}_s": round(v, 4) for k, v in timings.items()}})
+                            **{f"{k}_s": round(v, 4) for k, v in outcome.timings.items()}})
         return elapsed
 
     def _merge(self, parts, lvl) -> None:

@@ -66,8 +66,12 @@ def test_pinned_model(sc, name):
     got = spark_bfs(PINNED[name](), partitions=3, driver_level_max=limit)
     assert summary(got) == summary(want)
     assert got.coverage == want.coverage
-    modes = [lv["mode"] for lv in got.extra["spark"]["levels"]]
+    levels = got.extra["spark"]["levels"]
+    modes = [lv["mode"] for lv in levels]
     assert set(modes) == {"spark"} if every else "spark" in modes
+    # every new state arrived at its owner as a candidate at least once
+    assert all(lv["new"] <= lv["candidates"] for lv in levels)
+    assert sum(lv["candidates"] for lv in levels) >= want.unique_states - levels[0]["total"]
 
 
 def test_pinned_model_with_symmetry_and_bounds(sc):
