@@ -20,12 +20,13 @@ try:  # xxhash is a declared dependency; blake2b keeps the fallback identical in
 
     _xxh = xxhash.xxh3_64_intdigest
 
-    def _hash64(data: bytes) -> int:
+    def hash64(data: bytes) -> int:
+        """xxh3-64 of ``data``: the fingerprint of a canonical encoding."""
         return _xxh(data)
 except ImportError:  # pragma: no cover - exercised only without the dependency
     import hashlib
 
-    def _hash64(data: bytes) -> int:
+    def hash64(data: bytes) -> int:
         return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
 MASK64 = (1 << 64) - 1
@@ -42,7 +43,7 @@ def encode(state) -> bytes:
 
 def fingerprint(state) -> int:
     """Stable 64-bit fingerprint of a generic (non-packed) state."""
-    return _hash64(repr(state).encode())
+    return hash64(repr(state).encode())
 
 
 def mix64(x: int) -> int:

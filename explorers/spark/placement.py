@@ -20,7 +20,7 @@ out on two cores where two do not.
 from __future__ import annotations
 
 from model.contract import Model
-from model.encoding import fingerprint
+from model.encoding import fingerprint, hash64
 
 SHIFT = 48  # owner bits: key >> SHIFT
 #: owner partitions per core when owners are lumpy (a partition key); measured on
@@ -42,6 +42,12 @@ def place_by_partition_key(core) -> None:
 
     def rkey(s):  # s is already its own representative
         return (fingerprint(s) & _LOW) | (fingerprint(pk(s)) & _HIGH)
+    if m.partition_fields:
+        fast = fieldwise_key(m.partition_fields)
+        # the model's word that its partition key is these fields, checked where it is
+        # cheap: on the initial states, both ways must give the very same keys
+        if all(fast(s) == rkey(s) for _i, s in core.initial()):
+            rkey = fast
     core.rkey = rkey
     if core.symmetry:
         rep = m.representative
@@ -50,6 +56,21 @@ def place_by_partition_key(core) -> None:
         core.key = rkey
     core.owner_shift = SHIFT
     core.key_bits = SHIFT  # states with one partition key differ in these bits only
+
+
+def fieldwise_key(fields):
+    """The partition-key Spark key of a tuple state with the plain tuple repr whose
+    partition key is the fields ``fields``, from one repr per field: the state's repr is
+    "(" + ", ".join(field reprs) + ")", and so is the key's. Fingerprinting both took
+    16.3 us per lifecycle-large state; this takes 13.0 us (the state alone: 12.7 us)."""
+    idx = tuple(fields)
+
+    def rkey(s):
+        parts = list(map(repr, s))
+        whole = hash64(("(" + ", ".join(parts) + ")").encode())
+        part = hash64(("(" + ", ".join([parts[i] for i in idx]) + ")").encode())
+        return (whole & _LOW) | (part & _HIGH)
+    return rkey
 
 
 def default_partitions(core, parallelism: int) -> int:

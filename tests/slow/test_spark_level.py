@@ -18,7 +18,7 @@ from explorers.spark.placement import default_partitions, place_by_partition_key
 from explorers.spark.run import Run
 from invariants.properties import always, quiescent, sometimes
 from model.contract import Model
-from model.encoding import mix64
+from model.encoding import fingerprint, mix64
 from model.validation.diehard import DieHard
 from model.validation.tcommit import TCommit
 from model.validation.twophase import TwoPhase
@@ -231,6 +231,33 @@ def test_partition_key_places_neighbours_together(symmetry):
     place_by_partition_key(plain)  # no partition key: keys and owners as before
     assert plain.owner_shift == 0 and plain.key_bits == 64
     assert plain.rkey(states[0]) == Core(Mutex(4)).rkey(states[0])
+
+
+def test_partition_fields_make_the_same_keys_from_one_repr_per_field():
+    """A model whose partition key is some fields of its tuple state (the topic model)
+    gets keys made from one repr per field; they are exactly the keys of the two reprs.
+    A declaration the states do not bear out (a NamedTuple's own repr) keeps the plain
+    keys."""
+    from kmc.api import build
+
+    model = build("stale-read", "kip516", None)
+    core = Core(model)
+    place_by_partition_key(core)
+    assert core.rkey.__qualname__.startswith("fieldwise_key")
+    pk = model.partition_key
+    mask = (1 << 48) - 1
+    states = reachable(model, limit=3000)
+    assert len(states) >= 3000
+    assert [core.rkey(s) for s in states] == \
+        [(fingerprint(s) & mask) | (fingerprint(pk(s)) & ~mask & (2 ** 64 - 1))
+         for s in states]
+
+    class Declared(MutexByServed):
+        partition_fields = (1,)  # Desk.served, but Desk has the NamedTuple repr
+    wrong = Core(Declared(3))
+    place_by_partition_key(wrong)
+    assert not wrong.rkey.__qualname__.startswith("fieldwise_key")
+    assert wrong.owner_shift == 48
 
 
 def test_lumpy_owners_get_two_partitions_per_core():
