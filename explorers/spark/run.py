@@ -14,8 +14,9 @@ from explorers.spark import level
 
 
 #: adaptive threshold: a level goes to Spark once the driver would need more than this
-#: many seconds for it. A Spark level costs a fixed F ~ 0.15-0.3 s plus its work divided
-#: among E executors, so it pays off when t > F * E / (E - 1): ~2F on 2 cores.
+#: many seconds for it. A Spark level costs a fixed F (~0.05 s in local mode since one
+#: stage per level, more across a network) plus its work divided among E executors, so
+#: it pays off when t > F * E / (E - 1): ~2F on 2 cores. 0.4 s leaves room for clusters.
 DRIVER_LEVEL_SECONDS = float(os.environ.get("KMC_SPARK_DRIVER_SECONDS", "0.4"))
 #: the threshold before the driver has measured its own speed (frontier states)
 FIRST_LIMIT = 20000
