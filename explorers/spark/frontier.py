@@ -206,16 +206,21 @@ class SparkFrontier:
         candidates (``level_tasks.step_task``); returns that shuffled RDD and the
         summaries in partition order."""
         self.jobs += 1
-        out = self.state.mapPartitionsWithIndex(
-            level_tasks.step_task(self.core_bc, decided, self.nparts, window_bcs,
-                                  self.summaries, self.jobs, dedup, commit, expand))
-        # not preservesPartitioning: partitionBy would then return ``out`` unshuffled
-        nxt = out.partitionBy(self.nparts, owner_of)
-        self._run(nxt, deadline)
+        nxt = self._shuffle(level_tasks.step_task(
+            self.core_bc, decided, self.nparts, window_bcs, self.summaries, self.jobs, dedup,
+            commit, expand), deadline)
         done = self.summaries.value
         self.summaries.value = {}
         # entries of other jobs are older tasks re-run to recover a lost partition
         return nxt, [v for (job, _pid), v in sorted(done.items()) if job == self.jobs]
+
+    def _shuffle(self, task, deadline):
+        """``task`` on every partition, its records shuffled to their owners: only the
+        map side runs now (the next level's task reads the rest)."""
+        # not preservesPartitioning: partitionBy would then return the output unshuffled
+        nxt = self.state.mapPartitionsWithIndex(task).partitionBy(self.nparts, owner_of)
+        self._run(nxt, deadline)
+        return nxt
 
     def _cut(self, window) -> None:
         """Cut the lineage: write the state to the checkpoint directory, so recovering a

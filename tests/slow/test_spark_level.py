@@ -3,7 +3,9 @@ executors run, driven in-process over 1..7 simulated owner partitions, must give
 BFS's answers, and the same answers whatever the partitioning."""
 from __future__ import annotations
 
+import gc
 import random
+import uuid
 from typing import NamedTuple
 
 import numpy as np
@@ -12,8 +14,9 @@ import pytest
 from explorers.bfs import bfs
 from explorers.core import Core
 from explorers.spark import level
-from explorers.spark.explore import explore
-from explorers.spark.frontier import DriverFrontier, LevelOutcome, join_blocks, split_blocks
+from explorers.spark.explore import _cloudpickle, _shippable, explore
+from explorers.spark.frontier import (DriverFrontier, SparkFrontier, join_blocks,
+                                      split_blocks)
 from explorers.spark.placement import default_partitions, place_by_partition_key
 from explorers.spark.run import Run
 from invariants.properties import always, quiescent, sometimes
@@ -98,59 +101,51 @@ OPTIONS = [{}, {"symmetry": True}, {"deadlock": True}, {"max_depth": 4},
            {"max_states": 40}, {"stop_on_violation": True}]
 
 
-class SimulatedPartitions:
-    """What SparkFrontier does, in one process: P owner partitions, candidates exchanged
-    by owner between the expand and dedup steps."""
-    mode = "spark"
+class _Held:
+    """What a Broadcast is to a task: a value, and a path that names it (the task caches
+    the model it unpickles by that path)."""
+
+    def __init__(self, value):
+        self.value, self._path = value, f"simulated-{uuid.uuid4().hex}"
+
+    def destroy(self):
+        pass
+
+
+class _Accumulator:
+    def __init__(self):
+        self.value = {}
+
+    def add(self, update):
+        self.value.update(update)
+
+
+class SimulatedPartitions(SparkFrontier):
+    """SparkFrontier itself — its level bookkeeping and its executors' task
+    (``level_tasks.step_task``) — with the Spark job played in one process: each
+    partition's task runs in turn, and its records go to their owners as the shuffle
+    sends them."""
 
     def __init__(self, core, driver_frontier, nparts):
-        self.core, self.nparts = core, nparts
-        self.blocks = [rec for _p, rec in driver_frontier.blocks(nparts)]
+        self.nparts, self.lineage_every, self.levels, self.jobs = nparts, 0, 0, 0
+        self.core_bc = _Held(_cloudpickle(_shippable(core)))
+        self.summaries = _Accumulator()
+        self.state = [[(p, rec)] for p, rec in driver_frontier.blocks(nparts)]
+        self._next, self._windows = None, []
+        self._size, self._visited_bytes = driver_frontier.size, 0
 
-    @property
-    def size(self):
-        return sum(b[2].size for b in self.blocks)
+    def _broadcast(self, keys):
+        return _Held(keys)
 
-    def run_level(self, decided, commit, deadline=None, window=None):
-        out = LevelOutcome()
-        inbox = [[] for _ in range(self.nparts)]
-        recents = []
-        for _tag, _v, fkeys, held, recent in self.blocks:
-            known = window if window is not None else (fkeys, *recent)
-            batches, gen, cov, settled, shipped = level.expand(
-                self.core, decided, fkeys, level.unpack_frontier(held), self.nparts, known)
-            recents.append((shipped, *recent[:1]))
-            for p, (k, par, st) in enumerate(batches):
-                if k.size:  # as shipped: states travel as one blob per batch
-                    inbox[p].append((k, par, level.pack_states(st)))
-            out.generated += gen
-            out.coverage.update(cov)
-            out.settled.append(settled)
-        keys, parents, blocks = [], [], []
-        for p, (_tag, visited, _k, _s, _r) in enumerate(self.blocks):
-            got = [(k, par, level.unpack_states(b)) for k, par, b in inbox[p]]
-            visited, nk, npar, ns, found, picked = level.dedup(self.core, decided, visited,
-                                                               got, commit)
-            held = None if ns is None else \
-                level.forwarded([b for _k, _p, b in inbox[p]], [k.size for k, *_ in got], picked)
-            # the forwarded blobs give back exactly the new states, in key order
-            assert level.unpack_frontier(held) == ns
-            blocks.append(("B", visited, nk, held, recents[p]))
-            out.found.append(found)
-            keys.append(nk)
-            parents.append(npar)
-        out.new_keys, out.new_parents = np.concatenate(keys), np.concatenate(parents)
-        if commit:
-            self.blocks = blocks
-        return out
-
-    visited_bytes = 0
+    def _shuffle(self, task, deadline):
+        owned = [[] for _ in range(self.nparts)]
+        for pid, records in enumerate(self.state):
+            for dest, rec in task(pid, iter(records)):
+                owned[dest].append((dest, rec))
+        return owned
 
     def to_driver(self, core):
-        return DriverFrontier(core, *join_blocks(enumerate(self.blocks)))
-
-    def release(self):
-        pass
+        return DriverFrontier(core, *join_blocks([r for part in self.state for r in part]))
 
 
 def run_levels(model, nparts=None, limit=0, window=True, **opts):
@@ -164,7 +159,11 @@ def run_levels(model, nparts=None, limit=0, window=True, **opts):
     frontier = run.start(DriverFrontier)
     if nparts is None:
         return explore(run, frontier)
-    return explore(run, frontier, to_spark=lambda f: SimulatedPartitions(core, f, nparts))
+    try:
+        return explore(run, frontier, to_spark=lambda f: SimulatedPartitions(core, f, nparts))
+    finally:  # the executors' task switches the cyclic collector off for its process
+        gc.unfreeze()
+        gc.enable()
 
 
 def summary(r):
