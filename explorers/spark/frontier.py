@@ -99,7 +99,7 @@ class DriverFrontier:
                                                             batches, commit)
         if commit:
             self.visited, self.fkeys, self.fstates = visited, nk, ns
-            self.recent = (shipped, *self.recent[:1])
+            self.recent = (shipped, *self.recent[:1]) if window is None else ()
         return LevelOutcome(gen, cov, [settled], [found], nk, npar,
                             sum(int(b[0].size) for b in batches))
 

@@ -6,16 +6,16 @@ from parents in P partitions is generated, fingerprinted and shipped up to P tim
 the model names a partition key (``Model.partition_key``, the part most actions leave
 unchanged), the key's top 16 bits become the partition key's fingerprint and the owner is
 ``mix64(key >> 48) mod P``, so neighbouring states share an owner. On lifecycle-large
-with 2 partitions that ships 1.2 candidates per new state instead of 1.9.
+with 2 partitions that ships 1.15 candidates per new state (uniform owners: 1.9).
 
 Keys stay a function of the state alone, so answers do not change; the owner is still
 a function of the key alone, so the visited set can be split without the states.
 
 The price of locality is balance: a level's states fall into a few hundred partition-key
-values of very unequal weight, so two owners split a lifecycle-large level 59:41, not
-50:50. ``default_partitions`` therefore gives such models two owner partitions per core:
-Spark hands each core the next task as it frees up, and four tasks of unequal size even
-out on two cores where two do not.
+values of unequal weight, so two owners do not split a level 50:50. The default is still
+one owner partition per core (``default_partitions``): more partitions even out the cores
+but multiply the candidates two owners both ship, and on lifecycle-large (local[2]) two
+partitions beat four in four of five alternating runs.
 """
 from __future__ import annotations
 
@@ -23,10 +23,6 @@ from model.contract import Model
 from model.encoding import fingerprint, hash64
 
 SHIFT = 48  # owner bits: key >> SHIFT
-#: owner partitions per core when owners are lumpy (a partition key); measured on
-#: lifecycle-large, local[2] (docs/spark.md): 4 partitions beat 2 and 8 by the slowest
-#: core's share, and ship 1.35 candidates per new state against 1.23 and 1.43
-TASKS_PER_CORE = 2
 _LOW = (1 << SHIFT) - 1
 _HIGH = ((1 << 64) - 1) ^ _LOW
 
@@ -73,9 +69,11 @@ def fieldwise_key(fields):
     return rkey
 
 
-def default_partitions(core, parallelism: int) -> int:
-    """Owner partitions when --partitions is not given: one per core with uniform hashing
-    (every owner holds an equal share, and each extra partition adds candidates that two
-    owners both ship); TASKS_PER_CORE per core with a partition key (owners are lumpy)."""
-    n = max(1, parallelism)
-    return n * TASKS_PER_CORE if n > 1 and core.owner_shift else n
+def default_partitions(_core, parallelism: int) -> int:
+    """Owner partitions when --partitions is not given: one per core. Each extra owner
+    adds the candidates that two owners both ship; lumpy owners (a partition key) were
+    given two per core until the key left out a field that changes often: lifecycle-large
+    then shipped 1.15 candidates per new state with 2 partitions and 1.23 with 4, and 2
+    took 21.5-26.5 s on local[2] where 4 took 22.4-27.7 s (its JVM: 2.7 against 3.9 CPU
+    s, its workers 35-43 against 40-46)."""
+    return max(1, parallelism)

@@ -20,7 +20,6 @@ from explorers.spark.explore import explore
 from explorers.spark.frontier import DriverFrontier
 from explorers.spark.run import Run
 from kmc import catalog
-from model.contract import Model
 from model.validation.diehard import DieHard
 from model.validation.tcommit import TCommit
 from model.validation.twophase import TwoPhase
@@ -94,9 +93,7 @@ def test_catalog_scenario(sc, name, variant):
                     driver_level_max=_widest_level(model, max_depth, deadlock) - 1)
     assert summary(got) == summary(want)
     assert "spark" in {lv["mode"] for lv in got.extra["spark"]["levels"]}
-    # by default, lumpy owners (a partition key) get two partitions per core
-    lumpy = type(model).partition_key is not Model.partition_key
-    assert got.extra["spark"]["partitions"] == (4 if lumpy else 2)
+    assert got.extra["spark"]["partitions"] == 2  # by default one owner per core
 
 
 def _widest_level(model, max_depth, deadlock) -> int:
@@ -183,3 +180,13 @@ def test_known_windows_behind_a_lineage_cut_are_destroyed(sc, monkeypatch):
     assert drops[0] == (LINEAGE_EVERY, list(range(LINEAGE_EVERY - WINDOW_LEVELS + 1,
                                                    LINEAGE_EVERY + 1)))
     assert drops[-1][1] == []  # released at the end
+
+
+def test_shuffles_on_this_machine_are_not_compressed(sc):
+    """Compression only pays when shuffled bytes cross a network: an embedded or loopback
+    master turns it off, a remote one keeps Spark's default."""
+    from explorers.spark.session import build_conf
+
+    assert sc.getConf().get("spark.shuffle.compress") == "false"
+    assert build_conf("spark://127.0.0.1:7077", 2, False)["spark.shuffle.compress"] == "false"
+    assert "spark.shuffle.compress" not in build_conf("spark://10.1.2.3:7077", 2, False)

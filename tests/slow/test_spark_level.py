@@ -259,14 +259,15 @@ def test_partition_fields_make_the_same_keys_from_one_repr_per_field():
     assert wrong.owner_shift == 48
 
 
-def test_lumpy_owners_get_two_partitions_per_core():
-    """A partition key makes owners lumpy: more tasks than cores let Spark even them out.
-    Uniform owners keep one partition per core; one core never gets extra partitions."""
+def test_one_owner_partition_per_core():
+    """Lumpy owners (a partition key) and uniform ones both get one partition per core:
+    each extra owner adds candidates two owners both ship."""
     lumpy, plain = Core(MutexByServed(3)), Core(Mutex(3))
     place_by_partition_key(lumpy)
     place_by_partition_key(plain)
-    assert [default_partitions(lumpy, n) for n in (0, 1, 2, 16)] == [1, 1, 4, 32]
-    assert [default_partitions(plain, n) for n in (0, 1, 2, 16)] == [1, 1, 2, 16]
+    assert lumpy.owner_shift and not plain.owner_shift
+    for core in (lumpy, plain):
+        assert [default_partitions(core, n) for n in (0, 1, 2, 16)] == [1, 1, 2, 16]
 
 
 def test_blocks_round_trip():
@@ -322,3 +323,53 @@ def test_window_holds_the_last_three_levels(monkeypatch):
     assert np.sort(np.concatenate(run.window())).tolist() == [1, 3, 5, 7, 8, 9, 20]  # not level 0's
     monkeypatch.setattr(run_mod, "WINDOW_MAX", 4)
     assert run.window() is None
+
+
+class _RecordingPartitions(SimulatedPartitions):
+    """Notes, per Spark level, whether a known window was given and how many levels of
+    recently shipped keys the blocks carry on to the next level."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.seen = []
+
+    def run_level(self, decided, commit, deadline=None, window=None):
+        self._window_given = window is not None
+        return super().run_level(decided, commit, deadline, window)
+
+    def _shuffle(self, task, deadline):
+        owned = super()._shuffle(task, deadline)
+        carried = {len(rec[4]) for part in owned for _p, rec in part if rec[0] == "B"}
+        self.seen.append((self._window_given, carried))
+        return owned
+
+
+def test_blocks_carry_recent_keys_only_while_there_is_no_window():
+    """Under the driver's window the blocks carry no recently shipped keys (they would
+    travel through every shuffle unused); without it they carry the last two levels'.
+    A window that ends mid-run (the keys outgrew WINDOW_MAX) changes no answer."""
+    want = bfs(TwoPhase(5), deadlock=True)
+    core = Core(TwoPhase(5), deadlock=True)
+    run = Run(core, 0, False, None, None, None)
+    calls, real_window = [0], run.window
+
+    def window():  # the window ends after the sixth level
+        calls[0] += 1
+        return real_window() if calls[0] <= 6 else None
+    run.window = window
+    parts = []
+
+    def to_spark(f):
+        parts.append(_RecordingPartitions(core, f, 3))
+        return parts[-1]
+    try:
+        got = explore(run, run.start(DriverFrontier), to_spark=to_spark)
+    finally:
+        gc.unfreeze()
+        gc.enable()
+    assert summary(got) == summary(want)
+    seen = [s for p in parts for s in p.seen]
+    assert any(given for given, _c in seen) and not all(given for given, _c in seen)
+    for given, carried in seen:
+        assert carried <= ({0} if given else {1, 2})
+    assert {2} in [c for given, c in seen if not given]
