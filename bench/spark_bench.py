@@ -14,8 +14,8 @@ Each measurement runs in a fresh child process (one SparkContext each, as a `kmc
   measured per-executor rate (local[1], Spark levels only), L the number of levels and F
   the fixed cost per level (which this model assumes does not grow with E);
 - the machine's own ceiling: how much work two busy processes get done, against one.
-  The local[1] and local[2] runs come in adjacent pairs, each after one ceiling trial,
-  and the medians are reported: on a shared virtual machine the speed of one core moves
+  The local[1] and local[2] runs come in adjacent pairs (ABBA: local[1], local[2] twice,
+  local[1]), each after one ceiling trial, and the medians are reported: on a shared virtual machine the speed of one core moves
   by tens of percent from minute to minute, and a second busy core slows the first.
 """
 from __future__ import annotations
@@ -125,6 +125,12 @@ def fixed_cost(cores: int) -> float:
     return statistics.median(x["seconds"] for x in r["levels"])
 
 
+#: the runs of one pair: local[1], local[2], local[2], local[1] (ABBA). The machine's speed
+#: drifts within a pair as much as between pairs (a shared VM); in this order a steady
+#: drift weighs on both sides alike, where local[1]-then-local[2] gave it all to one side
+ORDER = (1, 2, 2, 1)
+
+
 def rate(r: dict) -> float:
     return r["unique"] / r["elapsed"]
 
@@ -137,21 +143,22 @@ def measure(label: str, spec: dict, fixed: float, repeat: int) -> None:
     pairs = []
     for i in range(repeat):
         ceil = ceiling_trial()
-        res = {}
-        for cores in (1, 2):
+        res = {1: [], 2: []}
+        for cores in ORDER:
             r = run_child({**spec, "engine": "spark", "cores": cores})
-            res[cores] = r
+            res[cores].append(r)
             srate, nspark = spark_rate(r)
             print(f"  pair {i + 1} local[{cores}]: {r['unique']:,} states, depth {r['depth']}, "
                   f"{r['elapsed']:.1f} s = {rate(r):,.0f} states/s, {r['cpu']:.1f} CPU s "
                   f"({r['cpu'] / r['elapsed']:.2f} cores busy; session start "
                   f"{r['session_s']:.1f} s, {r['partitions']} partitions, {nspark} levels "
                   f"on Spark at {srate:,.0f} new states/s)")
-        speed = rate(res[2]) / rate(res[1])
+        # same states in every run: the speedup is the ratio of the summed times
+        speed = sum(r["elapsed"] for r in res[1]) / sum(r["elapsed"] for r in res[2])
+        cpu = sum(r["cpu"] for r in res[2]) / sum(r["cpu"] for r in res[1])
         print(f"  pair {i + 1}: speedup {speed:.2f}x, CPU used by local[2] = "
-              f"{res[2]['cpu'] / res[1]['cpu']:.2f}x local[1]'s; machine ceiling just "
-              f"before: {ceil:.2f}x")
-        pairs.append((speed, ceil, res))
+              f"{cpu:.2f}x local[1]'s; machine ceiling just before: {ceil:.2f}x")
+        pairs.append((speed, ceil, {c: rs[0] for c, rs in res.items()}))
     speeds = [p[0] for p in pairs]
     ceils = [p[1] for p in pairs]
     med = statistics.median(speeds)
