@@ -15,8 +15,9 @@ Each measurement runs in a fresh child process (one SparkContext each, as a `kmc
   the fixed cost per level (which this model assumes does not grow with E);
 - the machine's own ceiling: how much work two busy processes get done, against one.
   The local[1] and local[2] runs come in adjacent pairs (ABBA: local[1], local[2] twice,
-  local[1]), each after one ceiling trial, and the medians are reported: on a shared virtual machine the speed of one core moves
-  by tens of percent from minute to minute, and a second busy core slows the first.
+  local[1]), each after one ceiling trial, and the medians are reported: on a shared
+  virtual machine the speed of one core moves by tens of percent from minute to minute,
+  and a second busy core slows the first.
 """
 from __future__ import annotations
 

@@ -74,6 +74,6 @@ def default_partitions(_core, parallelism: int) -> int:
     adds the candidates that two owners both ship; lumpy owners (a partition key) were
     given two per core until the key left out a field that changes often: lifecycle-large
     then shipped 1.15 candidates per new state with 2 partitions and 1.23 with 4, and 2
-    took 21.5-26.5 s on local[2] where 4 took 22.4-27.7 s (its JVM: 2.7 against 3.9 CPU
-    s, its workers 35-43 against 40-46)."""
+    took 21.5-26.5 s on local[2] where 4 took 22.4-27.7 s (five alternating runs; JVM
+    2.7-2.8 against 3.4-4.1 CPU s, workers 35-43 against 36-46 CPU s)."""
     return max(1, parallelism)
