@@ -92,7 +92,7 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             expanded = (generated, coverage, settled, time.perf_counter() - t)
             # the fallback is kept only while it is the one in use: under a window it
             # travelled through every level's shuffle for nothing (TwoPhase rm=8 on
-            # local[2]: 0.7-0.9 JVM CPU s of 3.5-4.0). When the window ends, the first
+            # local[2]: 0.7-0.9 JVM CPU s of 3.6-4.0). When the window ends, the first
             # two levels after it ship a few more stale candidates.
             recent = (shipped, *recent[:1]) if window is None else ()
         if commit:
