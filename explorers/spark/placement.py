@@ -69,7 +69,7 @@ def fieldwise_key(fields):
     return rkey
 
 
-def default_partitions(_core, parallelism: int) -> int:
+def default_partitions(parallelism: int) -> int:
     """Owner partitions when --partitions is not given: one per core. Each extra owner
     adds the candidates that two owners both ship; lumpy owners (a partition key) were
     given two per core until the key left out a field that changes often: lifecycle-large

@@ -266,8 +266,7 @@ def test_one_owner_partition_per_core():
     place_by_partition_key(lumpy)
     place_by_partition_key(plain)
     assert lumpy.owner_shift and not plain.owner_shift
-    for core in (lumpy, plain):
-        assert [default_partitions(core, n) for n in (0, 1, 2, 16)] == [1, 1, 2, 16]
+    assert [default_partitions(n) for n in (0, 1, 2, 16)] == [1, 1, 2, 16]
 
 
 def test_blocks_round_trip():
