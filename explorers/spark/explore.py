@@ -78,7 +78,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
 
         def to_spark(frontier):
             return SparkFrontier.from_records(sc, core_bc, nparts, frontier.blocks(nparts),
-                                              frontier.size, LINEAGE_EVERY)
+                                              frontier.size, LINEAGE_EVERY, core.owner_shift)
         with CtrlC(sc) as ctrl_c:
             try:
                 if start is None:
@@ -131,7 +131,8 @@ def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None,
         commit = not run.at_bound()
         t = time.perf_counter()
         try:
-            outcome = frontier.run_level(run.decided(), commit, deadline, run.window())
+            outcome = frontier.run_level(run.decided(), commit, deadline, run.window(),
+                                         run.level_keys[-1])
         except LevelCancelled:
             run.stopped_by = "time_limit"
             break
@@ -170,7 +171,8 @@ def _restore(sc, core_bc, nparts, store, depth, run):
         visited, fkeys, fstates = join_blocks(rdd.collect())
         return DriverFrontier(run.core, visited, fkeys, fstates)
     state = rdd.partitionBy(nparts, owner_of)
-    return SparkFrontier(sc, core_bc, nparts, state, run.frontier_size, LINEAGE_EVERY)
+    return SparkFrontier(sc, core_bc, nparts, state, run.frontier_size, LINEAGE_EVERY,
+                         run.core.owner_shift)
 
 
 def _lineage_dir(sc, store):

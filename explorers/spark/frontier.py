@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorers.spark import level, level_tasks
+from explorers.spark import keycodec, level, level_tasks
+from explorers.spark.placement import balanced_owners
 
 
 @dataclass
@@ -41,7 +42,9 @@ def owner_of(pid):
 
 
 def is_block(record) -> bool:
-    return record[1][0] == "B"
+    """A block, or visited keys passed on to a new owner: the state without the next
+    level's candidates."""
+    return record[1][0] in ("B", "V")
 
 
 def _map_stage(sc, rdd) -> None:
@@ -69,9 +72,12 @@ def split_blocks(visited, fkeys, fstates, nparts, shift=0):
 
 
 def join_blocks(records):
-    """The inverse of split_blocks: one global (visited, frontier keys, states)."""
+    """The inverse of split_blocks: one global (visited, frontier keys, states), from
+    blocks and the visited keys passed on between them ("V")."""
     blocks = [rec for _p, rec in records if rec[0] == "B"]
-    visited = np.sort(np.concatenate([b[1] for b in blocks] or [np.empty(0, np.uint64)]))
+    passed = [rec[1] for _p, rec in records if rec[0] == "V"]
+    visited = np.sort(np.concatenate([keycodec.unpack(b[1]) for b in blocks] + passed
+                                     or [np.empty(0, np.uint64)]))
     fkeys = np.concatenate([b[2] for b in blocks] or [np.empty(0, np.uint64)])
     order = np.argsort(fkeys, kind="stable")
     packed = all(b[3] is None for b in blocks)
@@ -91,7 +97,7 @@ class DriverFrontier:
     def size(self) -> int:
         return int(self.fkeys.size)
 
-    def run_level(self, decided, commit, deadline=None, window=None) -> LevelOutcome:
+    def run_level(self, decided, commit, deadline=None, window=None, weigh=None):
         known = window if window is not None else (self.fkeys, *self.recent)
         batches, gen, cov, settled, shipped = level.expand(
             self.core, decided, self.fkeys, self.fstates, 1, known)
@@ -137,8 +143,9 @@ class SparkFrontier:
     """
     mode = "spark"
 
-    def __init__(self, sc, core_bc, nparts, rdd, size, lineage_every=0):
+    def __init__(self, sc, core_bc, nparts, rdd, size, lineage_every=0, shift=0):
         self.sc, self.core_bc, self.nparts = sc, core_bc, nparts
+        self.shift = shift  # the Core's owner_shift: owners by partition key when set
         self.state = rdd  # records (pid, ("B", ...)) and, once _next is set, (pid, ("C", ...))
         self._next = None  # per partition (generated, coverage, settled, expand s) of it
         self._size = size
@@ -153,9 +160,9 @@ class SparkFrontier:
         self._windows: list = []
 
     @classmethod
-    def from_records(cls, sc, core_bc, nparts, records, size, lineage_every=0):
+    def from_records(cls, sc, core_bc, nparts, records, size, lineage_every=0, shift=0):
         rdd = sc.parallelize(records, nparts).partitionBy(nparts, owner_of)
-        f = cls(sc, core_bc, nparts, rdd, size, lineage_every)
+        f = cls(sc, core_bc, nparts, rdd, size, lineage_every, shift)
         f._visited_bytes = sum(int(rec[1].nbytes) for _p, rec in records)
         return f
 
@@ -163,18 +170,25 @@ class SparkFrontier:
     def size(self) -> int:
         return self._size
 
-    def run_level(self, decided, commit, deadline=None, window=None) -> LevelOutcome:
+    def run_level(self, decided, commit, deadline=None, window=None,
+                  weigh=None) -> LevelOutcome:
         """One level on Spark. ``window``: sorted key arrays every partition may drop on
         sight (``Run.window``); each reaches the executors as a broadcast of its own, so a
         level's keys are pickled once on the driver and loaded once per Python worker,
-        not once per window that holds them."""
+        not once per window that holds them. ``weigh``: the frontier's keys; with a
+        partition key, the owners of the states two levels on are chosen to split
+        them evenly (``placement.balanced_owners``)."""
         decided = tuple(sorted(decided))
         self.levels += 1
         window_bcs = None if window is None else tuple(self._broadcast(k) for k in window)
+        table = None
+        if self.shift and self.nparts > 1 and weigh is not None and weigh.size:
+            table = balanced_owners(weigh, self.nparts, self.shift)
         if self._next is None:  # blocks just placed: expand their frontier first
-            self.state, parts = self._job(decided, window_bcs, False, True, True, deadline)
+            self.state, parts = self._job(decided, window_bcs, False, True, True, deadline,
+                                          table)
             self._next = [x for _d, x in parts]
-        state, parts = self._job(decided, window_bcs, True, commit, commit, deadline)
+        state, parts = self._job(decided, window_bcs, True, commit, commit, deadline, table)
         outcome = LevelOutcome()
         for gen, cov, settled, expand_s in self._next:
             outcome.generated += gen
@@ -201,14 +215,14 @@ class SparkFrontier:
                 self._cut(window)
         return outcome
 
-    def _job(self, decided, window_bcs, dedup, commit, expand, deadline):
+    def _job(self, decided, window_bcs, dedup, commit, expand, deadline, table=None):
         """One Spark job: the map side of the shuffle that carries the next blocks and
         candidates (``level_tasks.step_task``); returns that shuffled RDD and the
         summaries in partition order."""
         self.jobs += 1
         nxt = self._shuffle(level_tasks.step_task(
             self.core_bc, decided, self.nparts, window_bcs, self.summaries, self.jobs, dedup,
-            commit, expand), deadline)
+            commit, expand, table), deadline)
         done = self.summaries.value
         self.summaries.value = {}
         # entries of other jobs are older tasks re-run to recover a lost partition

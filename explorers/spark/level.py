@@ -81,21 +81,25 @@ def mix64_array(keys: np.ndarray) -> np.ndarray:
     return x
 
 
-def owners(keys: np.ndarray, nparts: int, shift: int = 0) -> np.ndarray:
-    """The partition that owns each key: mix64(key >> shift) mod nparts (stable across
-    processes and machines, unlike Python's hash()); ``shift`` is the Core's
-    ``owner_shift`` (``explorers.spark.placement``)."""
+def owners(keys: np.ndarray, nparts: int, shift: int = 0, table=None) -> np.ndarray:
+    """The partition that owns each key: ``table[key >> shift]`` when the Spark level
+    was given an owner table (``placement.balanced_owners``), else
+    mix64(key >> shift) mod nparts (stable across processes and machines, unlike
+    Python's hash()); ``shift`` is the Core's ``owner_shift``
+    (``explorers.spark.placement``)."""
     if nparts == 1:
         return np.zeros(keys.size, dtype=np.int64)
     src = keys >> np.uint64(shift) if shift else keys
+    if table is not None:
+        return table[src.astype(np.int64)].astype(np.int64)
     return (mix64_array(src) % np.uint64(nparts)).astype(np.int64)
 
 
-def split_by_owner(keys: np.ndarray, nparts: int, shift: int = 0):
+def split_by_owner(keys: np.ndarray, nparts: int, shift: int = 0, table=None):
     """Indices into ``keys`` per owning partition, each in the original (ascending) order."""
     if nparts == 1:
         return [np.arange(keys.size)]
-    dest = owners(keys, nparts, shift)
+    dest = owners(keys, nparts, shift, table)
     if nparts <= 16:  # a mask per owner is cheaper than a sort when owners are few
         return [np.flatnonzero(dest == p) for p in range(nparts)]
     order = np.argsort(dest, kind="stable")
@@ -118,7 +122,7 @@ def found(c) -> dict:
     return {n: d for n, d in c.discoveries.items() if d is not _DECIDED}
 
 
-def expand(core, decided, keys: np.ndarray, states, nparts: int, known=()):
+def expand(core, decided, keys: np.ndarray, states, nparts: int, known=(), table=None):
     """Expand a frontier (``keys`` ascending; ``states`` aligned, or None for packed
     models whose state is its key) with the local BFS's level expander
     (``explorers.level``). Returns (batches, generated, coverage, discoveries, shipped):
@@ -154,7 +158,7 @@ def expand(core, decided, keys: np.ndarray, states, nparts: int, known=()):
             cstates = None if cstates is None or states is None else \
                 [cstates[i] for i in idx.tolist()]
     batches = []
-    for idx in split_by_owner(ckeys, nparts, core.owner_shift):
+    for idx in split_by_owner(ckeys, nparts, core.owner_shift, table):
         batches.append((ckeys[idx], parents[idx],
                         None if states is None else [cstates[i] for i in idx.tolist()]))
     settled = {n: (kind, s, detail, int(keys[loc[1]]))

@@ -2,8 +2,10 @@
 
 Records are (partition id, tagged tuple). A partition of the state holds one block
 ("B", visited keys, frontier keys, frontier states held as candidate blobs, keys it shipped
-recently) and the candidate batches ("C", keys, parents, states) it owns for the next
-level; a level's task turns them into the next block and the candidates after it.
+recently), the visited keys other partitions passed on to it ("V", keys: the owner of a
+partition-key value may change from level to level, ``placement.balanced_owners``) and
+the candidate batches ("C", keys, parents, states) it owns for the next level; a level's
+task turns them into the next block and the candidates after it.
 """
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import gc
 import pickle
 import time
 
-from explorers.spark import level
+from explorers.spark import keycodec, level
+from explorers.visited import insert_sorted
 
 # Loaded Cores per worker process, by broadcast id. Python workers are reused across tasks
 # (spark.python.worker.reuse), so the model is unpickled once per process, not per task.
@@ -46,21 +49,28 @@ def broadcast_value(bc):
     return value
 
 
-def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commit, expand):
+def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commit, expand,
+              table=None):
     """The one task of a Spark level on partition ``pid`` (``SparkFrontier`` says why
     one): merge the candidates this partition owns into its visited keys and check the
     new states (``dedup``; nothing is added or checked unless ``commit``), then expand
     the new frontier at once (``expand``) — or, on blocks just placed (no ``dedup``),
     the block's own frontier. Emits the new block to this partition and the next level's
     candidate batches to their owners, all through one shuffle; the summary reaches the
-    driver as an accumulator update keyed by (job, partition)."""
+    driver as an accumulator update keyed by (job, partition).
+
+    ``table``: the owners of this job's output (``level.owners``). The candidates and the
+    visited keys go by the same table, so each owner gets the visited keys its next
+    candidates meet; the keys whose owner changed travel as "V" records."""
     def run(pid, records):
         core = core_of(core_bc)
         t0 = time.perf_counter()
-        block, batches, blobs = None, [], []
+        block, batches, blobs, passed = None, [], [], []
         for _pid, rec in records:
             if rec[0] == "B":
                 block = rec
+            elif rec[0] == "V":
+                passed.append(rec[1])
             elif dedup:  # "C": this level's candidates owned here
                 batches.append((rec[1], rec[2], level.unpack_states(rec[3])))
                 blobs.append(rec[3])
@@ -68,6 +78,9 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             raise RuntimeError(f"partition {pid} lost its block: the blocks and the "
                                "candidates are not co-partitioned")
         _tag, visited, fkeys, held, recent = block
+        visited = keycodec.unpack(visited)
+        for keys in passed:  # disjoint from visited: another owner's keys until now
+            visited = insert_sorted(visited, keys)
         states = deduped = expanded = None
         if dedup:
             t1 = time.perf_counter()
@@ -88,7 +101,7 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             # ones), else this partition's own recent ones
             known = (fkeys, *window) if window is not None else (fkeys, *recent)
             out, generated, coverage, settled, shipped = level.expand(
-                core, decided, fkeys, states, nparts, known)
+                core, decided, fkeys, states, nparts, known, table)
             expanded = (generated, coverage, settled, time.perf_counter() - t)
             # the fallback is kept only while it is the one in use: under a window it
             # travelled through every level's shuffle for nothing (TwoPhase rm=8 on
@@ -96,9 +109,15 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             # two levels after it ship a few more stale candidates.
             recent = (shipped, *recent[:1]) if window is None else ()
         if commit:
+            if table is not None:
+                parts = level.split_by_owner(visited, nparts, core.owner_shift, table)
+                for dest, idx in enumerate(parts):
+                    if dest != pid and idx.size:
+                        yield dest, ("V", visited[idx])
+                visited = visited[parts[pid]]
             # the block keeps the frontier (pickled) for a move back to the driver or a
             # checkpoint; the next level expands its own new states instead
-            yield pid, ("B", visited, fkeys, held, recent)
+            yield pid, ("B", keycodec.pack(visited), fkeys, held, recent)
         if expand:
             for dest, (k, p, s) in enumerate(out):
                 if k.size:

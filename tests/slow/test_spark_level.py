@@ -128,6 +128,7 @@ class SimulatedPartitions(SparkFrontier):
 
     def __init__(self, core, driver_frontier, nparts):
         self.nparts, self.lineage_every, self.levels, self.jobs = nparts, 0, 0, 0
+        self.shift = core.owner_shift
         self.core_bc = _Held(_cloudpickle(_shippable(core)))
         self.summaries = _Accumulator()
         self.state = [[(p, rec)] for p, rec in driver_frontier.blocks(nparts)]
@@ -332,9 +333,9 @@ class _RecordingPartitions(SimulatedPartitions):
         super().__init__(*args)
         self.seen = []
 
-    def run_level(self, decided, commit, deadline=None, window=None):
+    def run_level(self, decided, commit, deadline=None, window=None, weigh=None):
         self._window_given = window is not None
-        return super().run_level(decided, commit, deadline, window)
+        return super().run_level(decided, commit, deadline, window, weigh)
 
     def _shuffle(self, task, deadline):
         owned = super()._shuffle(task, deadline)
