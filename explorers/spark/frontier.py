@@ -97,7 +97,8 @@ class DriverFrontier:
     def size(self) -> int:
         return int(self.fkeys.size)
 
-    def run_level(self, decided, commit, deadline=None, window=None, weigh=None):
+    def run_level(self, decided, commit, deadline=None, window=None,
+                  weigh=None) -> LevelOutcome:
         known = window if window is not None else (self.fkeys, *self.recent)
         batches, gen, cov, settled, shipped = level.expand(
             self.core, decided, self.fkeys, self.fstates, 1, known)

@@ -45,10 +45,3 @@ def unpack(packed) -> np.ndarray:
     np.cumsum(steps, out=out[1:])
     out[1:] += np.uint64(first)
     return out
-
-
-def nbytes(packed) -> int:
-    """Bytes ``pack``'s output takes (what a block sends through the shuffle)."""
-    if isinstance(packed, np.ndarray):
-        return int(packed.nbytes)
-    return 8 + sum(int(a.nbytes) for a in packed[1:])

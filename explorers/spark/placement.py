@@ -8,15 +8,17 @@ unchanged), the key's top 16 bits become the partition key's fingerprint and the
 ``mix64(key >> 48) mod P``, so neighbouring states share an owner. On lifecycle-large
 with 2 partitions that ships 1.15 candidates per new state (uniform owners: 1.9).
 
-Keys stay a function of the state alone, so answers do not change; the owner is still
-a function of the key alone, so the visited set can be split without the states.
+Keys stay a function of the state alone, so answers do not change; the owner is a
+function of the key (and of the level's owner table, below), so the visited set can be
+split without the states.
 
 The price of locality is balance: a level's states fall into a few hundred partition-key
 values of unequal weight, so two owners do not split a level 50:50 by hashing. Spark
 levels therefore route by an owner table (``balanced_owners``) that the driver weighs on
-the frontier's keys, level by level. The default is still one owner partition per core (``default_partitions``): more partitions even out the cores
-but multiply the candidates two owners both ship, and on lifecycle-large (local[2]) two
-partitions beat four in four of five alternating runs.
+the frontier's keys, level by level. The default is still one owner partition per core
+(``default_partitions``): more partitions even out the cores but multiply the
+candidates two owners both ship, and on lifecycle-large (local[2]) two partitions beat
+four in four of five alternating runs.
 """
 from __future__ import annotations
 
