@@ -26,7 +26,7 @@ import heapq
 
 import numpy as np
 
-from explorers.spark.level import mix64_array
+from explorers.spark.level import owners
 from model.contract import Model
 from model.encoding import fingerprint, hash64
 
@@ -86,8 +86,8 @@ def balanced_owners(keys: np.ndarray, nparts: int, shift: int = SHIFT) -> np.nda
     The Spark levels weigh the frontier's keys to place the states two levels on: on
     lifecycle-large (2 partitions), hashing gave the larger owner 54.5-57.6% of every
     level of 10,000 states or more, this table 51.2-54.2%."""
-    table = (mix64_array(np.arange(1 << (64 - shift), dtype=np.uint64))
-             % np.uint64(nparts)).astype(np.uint16 if nparts <= 1 << 16 else np.uint32)
+    hashed = owners(np.arange(1 << (64 - shift), dtype=np.uint64), nparts)
+    table = hashed.astype(np.uint16 if nparts <= 1 << 16 else np.uint32)
     counts = np.bincount((keys >> np.uint64(shift)).astype(np.int64),
                          minlength=table.size)
     values = np.flatnonzero(counts)

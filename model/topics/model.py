@@ -190,7 +190,7 @@ class TopicsModel(Model):
                              for f in ("store", "ctl", "admin", "budget", "ghost"))
 
     def partition_key(self, w):
-        return (w.store, w.ctl, w.admin, w.budget, w.ghost)
+        return tuple(w[i] for i in self.partition_fields)
 
     def action_name(self, action) -> str:
         return pictures.action_name(action)
