@@ -177,9 +177,12 @@ def _restore(sc, core_bc, nparts, store, depth, run):
 
 def _lineage_dir(sc, store):
     """Spark's RDD checkpoints need storage every executor can reach: the checkpoint dir
-    when given, else a temporary directory when every executor is on this machine."""
-    from explorers.spark.session import loopback
+    when given, else a temporary directory when every executor is on this machine. An
+    embedded master needs none (``SparkFrontier._cut``)."""
+    from explorers.spark.session import is_local, loopback
 
+    if is_local(sc.master):
+        return None
     if store is not None:
         d = f"{store.url}/lineage"
     elif loopback(sc.master):

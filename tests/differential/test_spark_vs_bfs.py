@@ -182,6 +182,43 @@ def test_known_windows_behind_a_lineage_cut_are_destroyed(sc, monkeypatch):
     assert drops[-1][1] == []  # released at the end
 
 
+def test_an_embedded_master_keeps_the_cut_in_the_block_manager(sc, monkeypatch):
+    """On local[N] the lineage cut is a local checkpoint (no files: the only executor
+    to lose is the driver), the state it kept is released at the next cut and at the
+    end, and every level's shuffle is written with Java serialization (not a Kryo
+    instance built per task)."""
+    from explorers.spark import frontier as fr
+    from explorers.spark.explore import LINEAGE_EVERY
+
+    cuts, kept, shuffles = [], [], []
+    real_cut, real_shuffled = fr.SparkFrontier._cut, fr._shuffled
+
+    def stored(rdd):
+        return rdd._jrdd.rdd().getStorageLevel().useDisk()
+
+    def cut(self, window):
+        real_cut(self, window)
+        cuts.append((self.state.isCheckpointed(), self.state.getCheckpointFile(),
+                     self._kept is self.state, stored(self.state)))
+        kept.append(self.state)
+        cuts.append(tuple(stored(k) for k in kept[:-1]))  # the cuts before: released
+
+    def shuffled(rdd, serializer):
+        out = real_shuffled(rdd, serializer)
+        shuffles.append(out.dependencies().head().serializer().getClass().getSimpleName())
+        return out
+    monkeypatch.setattr(fr.SparkFrontier, "_cut", cut)
+    monkeypatch.setattr(fr, "_shuffled", shuffled)
+    got = spark_bfs(TwoPhase(6), driver_level_max=0)
+    assert summary(got) == summary(bfs(TwoPhase(6)))
+    assert sc.getCheckpointDir() is None
+    assert len(kept) >= 2
+    assert cuts[0::2] == [(True, None, True, True)] * len(kept)
+    assert cuts[1::2] == [(False,) * i for i in range(len(kept))]
+    assert not any(stored(k) for k in kept)  # the last one, when the run ended
+    assert len(shuffles) > 2 * LINEAGE_EVERY and set(shuffles) == {"JavaSerializer"}
+
+
 def test_shuffles_on_this_machine_are_not_compressed(sc):
     """Compression only pays when shuffled bytes cross a network: an embedded or loopback
     master turns it off, a remote one keeps Spark's default."""

@@ -132,7 +132,7 @@ class SimulatedPartitions(SparkFrontier):
         self.core_bc = _Held(_cloudpickle(_shippable(core)))
         self.summaries = _Accumulator()
         self.state = [[(p, rec)] for p, rec in driver_frontier.blocks(nparts)]
-        self._next, self._windows = None, []
+        self._next, self._windows, self._kept = None, [], None
         self._size, self._visited_bytes = driver_frontier.size, 0
 
     def _broadcast(self, keys):
