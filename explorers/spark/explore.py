@@ -132,7 +132,7 @@ def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None,
         t = time.perf_counter()
         try:
             outcome = frontier.run_level(run.decided(), commit, deadline, run.window(),
-                                         run.level_keys[-1])
+                                         run.last_levels())
         except LevelCancelled:
             run.stopped_by = "time_limit"
             break

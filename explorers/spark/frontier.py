@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorers.spark import keycodec, level, level_tasks
-from explorers.spark.placement import balanced_owners
+from explorers.spark.placement import balanced_owners, predicted_weights
 from explorers.spark.session import is_local
 
 
@@ -197,15 +197,16 @@ class SparkFrontier:
         """One level on Spark. ``window``: sorted key arrays every partition may drop on
         sight (``Run.window``); each reaches the executors as a broadcast of its own, so a
         level's keys are pickled once on the driver and loaded once per Python worker,
-        not once per window that holds them. ``weigh``: the frontier's keys; with a
+        not once per window that holds them. ``weigh``: the frontier's keys, their
+        parents' keys and the keys of the level before (``Run.last_levels``); with a
         partition key, the owners of the states two levels on are chosen to split
-        them evenly (``placement.balanced_owners``)."""
+        them evenly as ``placement.predicted_weights`` guesses them."""
         decided = tuple(sorted(decided))
         self.levels += 1
         window_bcs = None if window is None else tuple(self._broadcast(k) for k in window)
         table = None
-        if self.shift and self.nparts > 1 and weigh is not None and weigh.size:
-            table = balanced_owners(weigh, self.nparts, self.shift)
+        if self.shift and self.nparts > 1 and weigh is not None and weigh[0].size:
+            table = balanced_owners(predicted_weights(*weigh, self.shift), self.nparts)
         if self._next is None:  # blocks just placed: expand their frontier first
             self.state, parts = self._job(decided, window_bcs, False, True, True, deadline,
                                           table)

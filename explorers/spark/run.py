@@ -106,6 +106,12 @@ class Run:
             return None
         return tuple(last)
 
+    def last_levels(self):
+        """(the frontier's keys, their parents' keys, the level before's keys or None):
+        what a Spark level weighs its owner table on (``placement.predicted_weights``)."""
+        before = self.level_keys[-2] if len(self.level_keys) > 1 else None
+        return self.level_keys[-1], self.level_parents[-1], before
+
     # ---- one level's outcome --------------------------------------------------------
     def absorb(self, outcome, frontier, seconds) -> bool:
         """Account for a finished level; False when the search ends here."""

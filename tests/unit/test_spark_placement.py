@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorers.spark import keycodec, level
-from explorers.spark.placement import SHIFT, balanced_owners
+from explorers.spark import keycodec, level, placement
+from explorers.spark.placement import SHIFT, balanced_owners, predicted_weights
 
 
 def _keys(values_and_counts, seed=1):
@@ -24,14 +24,15 @@ def test_owner_table_splits_lumpy_values_evenly():
     lumpy = [int(v) for v in np.flatnonzero(hashed == 0)[:6]]
     keys = _keys(zip(lumpy, (500, 400, 300, 200, 100, 100)))
     assert np.bincount(level.owners(keys, 2, SHIFT), minlength=2).tolist() == [1600, 0]
-    table = balanced_owners(keys, 2)
+    table = balanced_owners(predicted_weights(keys), 2)
     counts = np.bincount(level.owners(keys, 2, SHIFT, table), minlength=2)
     assert sorted(counts.tolist()) == [800, 800]  # 500+300 / 400+200+100+100
 
 
 def test_owner_table_is_a_function_of_the_keys_and_keeps_unseen_values_hashed():
     keys = _keys([(7, 50), (9, 50), (1234, 10), (65535, 3)])
-    a, b = balanced_owners(keys, 3), balanced_owners(keys[::-1].copy(), 3)
+    a = balanced_owners(predicted_weights(keys), 3)
+    b = balanced_owners(predicted_weights(keys[::-1].copy()), 3)
     assert np.array_equal(a, b)
     hashed = level.owners(np.arange(1 << 16, dtype=np.uint64), 3)
     seen = {7, 9, 1234, 65535}
@@ -41,6 +42,29 @@ def test_owner_table_is_a_function_of_the_keys_and_keeps_unseen_values_hashed():
     # third, and 65535 joins 1234 there
     assert len({a[7], a[9], a[1234]}) == 3 and a[65535] == a[1234]
     assert int(a.max()) < 3
+
+
+def test_weights_two_levels_on_follow_the_flow_between_values(monkeypatch):
+    """Level d-1 has 100 states of value 1 and 10 of value 2; level d has 100 states of
+    value 1 and 100 of value 3, all of value 3 reached from value 1, and 5 of value 2.
+    Per state, value 1 leads to 1 state of value 1 and 1 of value 3, value 2 to half a
+    state of value 2, and value 3 (no state of d came from it) keeps its weight."""
+    before = _keys([(1, 100), (2, 10)], seed=2)
+    monkeypatch.setattr(placement, "FLOW_MIN", 100)  # no guess from fewer states
+    assert np.array_equal(predicted_weights(_keys([(1, 5)]), _keys([(1, 5)]), before[:99]),
+                          predicted_weights(_keys([(1, 5)])))
+    ones, twos = before[before >> np.uint64(SHIFT) == 1], before[before >> np.uint64(SHIFT) == 2]
+    keys = _keys([(1, 100), (3, 100), (2, 5)], seed=3)
+    vals = keys >> np.uint64(SHIFT)
+    parents = np.where(vals == 2, twos[0], ones[0])
+    w = predicted_weights(keys, parents, before)
+    # next level: 1 -> 100, 3 -> 100 (from 1) + 100 (kept), 2 -> 2.5; then again
+    assert {int(v): float(w[v]) for v in np.flatnonzero(w)} == {1: 100.0, 3: 300.0, 2: 1.25}
+    assert np.array_equal(predicted_weights(keys), np.bincount(vals.astype(np.int64),
+                                                               minlength=1 << 16))
+    # the table splits the guess, not the frontier: 300 alone, 100 + 1.25 together
+    table = balanced_owners(w, 2)
+    assert table[3] != table[1] and table[2] == table[1]
 
 
 @pytest.mark.parametrize("spread", ["packed", "boundary", "fingerprints", "small"])
