@@ -53,7 +53,8 @@ def test_weights_two_levels_on_follow_the_flow_between_values(monkeypatch):
     monkeypatch.setattr(placement, "FLOW_MIN", 100)  # no guess from fewer states
     assert np.array_equal(predicted_weights(_keys([(1, 5)]), _keys([(1, 5)]), before[:99]),
                           predicted_weights(_keys([(1, 5)])))
-    ones, twos = before[before >> np.uint64(SHIFT) == 1], before[before >> np.uint64(SHIFT) == 2]
+    value_of = before >> np.uint64(SHIFT)
+    ones, twos = before[value_of == 1], before[value_of == 2]
     keys = _keys([(1, 100), (3, 100), (2, 5)], seed=3)
     vals = keys >> np.uint64(SHIFT)
     parents = np.where(vals == 2, twos[0], ones[0])
