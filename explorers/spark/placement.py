@@ -115,14 +115,16 @@ def predicted_weights(keys: np.ndarray, parents=None, before=None, shift: int = 
     50.7-58.1% (mean 52.7%) by the frontier's own weights (and 50.1-54.6%, mean 51.5%,
     guessing from levels under FLOW_MIN states too)."""
     size = 1 << (64 - shift)
-    sh = np.uint64(shift)
-    w = np.bincount((keys >> sh).astype(np.int64), minlength=size).astype(np.float64)
+
+    def values(k):
+        return (k >> np.uint64(shift)).astype(np.int64)
+    now = values(keys)
+    w = np.bincount(now, minlength=size).astype(np.float64)
     if parents is None or before is None or before.size < FLOW_MIN:
         return w
-    flows, counts = np.unique((parents >> sh).astype(np.int64) * size
-                              + (keys >> sh).astype(np.int64), return_counts=True)
+    flows, counts = np.unique(values(parents) * size + now, return_counts=True)
     src, dst = flows // size, flows % size
-    seen = np.bincount((before >> sh).astype(np.int64), minlength=size)
+    seen = np.bincount(values(before), minlength=size)
     rate = counts / np.maximum(seen[src], 1)  # states of dst per state of src
     kept = np.ones(size, dtype=bool)
     kept[src] = False
