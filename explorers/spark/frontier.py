@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorers.spark import keycodec, level, level_tasks
-from explorers.spark.placement import balanced_owners, predicted_weights
+from explorers.spark.placement import balanced_owners, predicted_weights, value_links
 from explorers.spark.session import is_local
 
 
@@ -200,13 +200,16 @@ class SparkFrontier:
         not once per window that holds them. ``weigh``: the frontier's keys, their
         parents' keys and the keys of the level before (``Run.last_levels``); with a
         partition key, the owners of the states two levels on are chosen to split
-        them evenly as ``placement.predicted_weights`` guesses them."""
+        them evenly as ``placement.predicted_weights`` guesses them, values that
+        states move between preferably together (``placement.balanced_owners``)."""
         decided = tuple(sorted(decided))
         self.levels += 1
         window_bcs = None if window is None else tuple(self._broadcast(k) for k in window)
         table = None
         if self.shift and self.nparts > 1 and weigh is not None and weigh[0].size:
-            table = balanced_owners(predicted_weights(*weigh, self.shift), self.nparts)
+            links = value_links(weigh[0], weigh[1], self.shift) \
+                if weigh[1] is not None else None
+            table = balanced_owners(predicted_weights(*weigh, self.shift), self.nparts, links)
         if self._next is None:  # blocks just placed: expand their frontier first
             self.state, parts = self._job(decided, window_bcs, False, True, True, deadline,
                                           table)

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from explorers.spark import keycodec, level, placement
-from explorers.spark.placement import SHIFT, balanced_owners, predicted_weights
+from explorers.spark.placement import (SHIFT, balanced_owners, predicted_weights,
+                                       value_links)
 
 
 def _keys(values_and_counts, seed=1):
@@ -66,6 +67,34 @@ def test_weights_two_levels_on_follow_the_flow_between_values(monkeypatch):
     # the table splits the guess, not the frontier: 300 alone, 100 + 1.25 together
     table = balanced_owners(w, 2)
     assert table[3] != table[1] and table[2] == table[1]
+
+
+def test_linked_values_share_an_owner_while_the_loads_stay_even():
+    """40 states of value 3 came from value 2; 3 states of value 4 and 20 of value 5 from
+    value 1. A value goes to the owner of the values it is linked to when that owner is
+    loaded at most AFFINITY_SLACK of an even share above the least loaded one."""
+    keys = np.concatenate([_keys([(3, 40)], 5), _keys([(4, 3)], 6), _keys([(5, 20)], 7)])
+    parents = np.concatenate([_keys([(2, 40)], 8), _keys([(1, 23)], 9)])
+    src, dst, count = value_links(keys, parents)
+    assert {(int(a), int(b)): int(n) for a, b, n in zip(src, dst, count)} == \
+        {(2, 3): 40, (1, 4): 3, (1, 5): 20}
+    # 1 and 2 weigh 100, 3 and 4 weigh 50: without links 3 goes to the lower of two
+    # equally loaded owners (1's), with them to 2's; 150 each either way
+    w = np.zeros(1 << 16)
+    w[[1, 2, 3, 4]] = [100, 100, 50, 50]
+    plain, linked = balanced_owners(w, 2), balanced_owners(w, 2, (src, dst, count))
+    assert plain[3] == plain[1] != plain[2] and linked[3] == linked[2] != linked[1]
+    for t in (plain, linked):  # 150 each either way
+        assert sorted(np.bincount(t[[1, 2, 3, 4]], weights=w[[1, 2, 3, 4]]).tolist()) == \
+            [150.0, 150.0]
+    # 1 weighs 100 and 2 60: 5 (linked to 1) goes to 2's owner, 40 less loaded
+    w2 = np.zeros(1 << 16)
+    w2[[1, 2, 5]] = [100, 60, 30]
+    t = balanced_owners(w2, 2, (src, dst, count))
+    assert t[5] == t[2] != t[1]
+    w2[2] = 99.5  # now within the slack (0.02 of a share of 229.5 is 2.3): the link wins
+    t = balanced_owners(w2, 2, (src, dst, count))
+    assert t[5] == t[1] != t[2]
 
 
 @pytest.mark.parametrize("spread", ["packed", "boundary", "fingerprints", "small"])
