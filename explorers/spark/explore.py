@@ -58,7 +58,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     limit = driver_level_max if driver_level_max is not None else \
         (int(DRIVER_LEVEL_MAX) if DRIVER_LEVEL_MAX else None)
     with spark_context(master, executors) as sc:
-        nparts = partitions or default_partitions(sc.defaultParallelism)
+        nparts = partitions or default_partitions(sc.defaultParallelism,
+                                                  lumpy=bool(core.owner_shift))
         core_bc = sc.broadcast(_cloudpickle(_shippable(core)))
         if not is_local(sc.master):
             probe_executors(sc, core_bc, min(nparts, 2))

@@ -6,7 +6,7 @@ from parents in P partitions is generated, fingerprinted and shipped up to P tim
 the model names a partition key (``Model.partition_key``, the part most actions leave
 unchanged), the key's top 16 bits become the partition key's fingerprint and the owner is
 ``mix64(key >> 48) mod P``, so neighbouring states share an owner. On lifecycle-large
-with 2 partitions that ships 1.15 candidates per new state (uniform owners: 1.9).
+with 2 partitions that ships 1.09 candidates per new state (uniform owners: 1.9).
 
 Keys stay a function of the state alone, so answers do not change; the owner is a
 function of the key (and of the level's owner table, below), so the visited set can be
@@ -15,8 +15,9 @@ split without the states.
 The price of locality is balance: a level's states fall into a few hundred partition-key
 values of unequal weight, so two owners do not split a level 50:50 by hashing. Spark
 levels therefore route by an owner table (``balanced_owners``) that the driver weighs on
-the frontier's keys, level by level. The default is still one owner partition per core
-(``default_partitions``): more partitions even out the cores but multiply the
+the frontier's keys, level by level, and that puts values linked by the level's
+transitions with one owner where the loads allow. The default is one owner partition
+per core (``default_partitions``): more partitions even out the cores but multiply the
 candidates two owners both ship, and on lifecycle-large (local[2]) two partitions beat
 four in four of five alternating runs.
 """
@@ -189,11 +190,20 @@ def predicted_weights(keys: np.ndarray, parents=None, before=None, shift: int = 
     return w
 
 
-def default_partitions(parallelism: int) -> int:
-    """Owner partitions when --partitions is not given: one per core. Each extra owner
-    adds the candidates that two owners both ship; lumpy owners (a partition key) were
-    given two per core until the key left out a field that changes often: lifecycle-large
-    then shipped 1.15 candidates per new state with 2 partitions and 1.23 with 4, and 2
-    took 21.5-26.5 s on local[2] where 4 took 22.4-27.7 s (five alternating runs; JVM
-    2.7-2.8 against 3.4-4.1 CPU s, workers 35-43 against 36-46 CPU s)."""
-    return max(1, parallelism)
+def default_partitions(parallelism: int, lumpy: bool = False) -> int:
+    """Owner partitions when --partitions is not given: one per core, or two per core
+    for lumpy owners (a partition key) on two cores or more.
+
+    Each extra owner adds the candidates that two owners both ship, which one core
+    cannot win back: local[1] with 2 partitions used 32.6-33.3 worker CPU s on
+    lifecycle-large against 30.3-32.1 s with one (two alternating runs each). On more
+    cores, lumpy owners are uneven and a core's speed moves from second to second on a
+    shared machine; with two tasks per core the core that is done first takes the next
+    one. Session 5 measured one per core faster (lifecycle-large, local[2]: 2 partitions
+    shipped 1.15 candidates per new state and 4 shipped 1.23; 21.5-26.5 s against
+    22.4-27.7 s over five alternating runs). Since the owner table keeps linked values
+    together (session 8: 1.09 and 1.14), 4 partitions took 17.4-23.2 s (median 18.9 s)
+    against 19.3-24.1 s (median 22.0 s) for 2, faster in 7 of 9 adjacent pairs of runs."""
+    if parallelism <= 1:
+        return 1
+    return 2 * parallelism if lumpy else parallelism

@@ -18,6 +18,7 @@ from explorers.core import Core
 from explorers.spark import spark_bfs
 from explorers.spark.explore import explore
 from explorers.spark.frontier import DriverFrontier
+from explorers.spark.placement import place_by_partition_key
 from explorers.spark.run import Run
 from kmc import catalog
 from model.validation.diehard import DieHard
@@ -93,7 +94,9 @@ def test_catalog_scenario(sc, name, variant):
                     driver_level_max=_widest_level(model, max_depth, deadlock) - 1)
     assert summary(got) == summary(want)
     assert "spark" in {lv["mode"] for lv in got.extra["spark"]["levels"]}
-    assert got.extra["spark"]["partitions"] == 2  # by default one owner per core
+    core = Core(scenario.make(variant, {})[0])
+    place_by_partition_key(core)  # by default two owners per core for a partition key
+    assert got.extra["spark"]["partitions"] == (4 if core.owner_shift else 2)
 
 
 def _widest_level(model, max_depth, deadlock) -> int:

@@ -260,14 +260,16 @@ def test_partition_fields_make_the_same_keys_from_one_repr_per_field():
     assert wrong.owner_shift == 48
 
 
-def test_one_owner_partition_per_core():
-    """Lumpy owners (a partition key) and uniform ones both get one partition per core:
-    each extra owner adds candidates two owners both ship."""
+def test_owner_partitions_per_core():
+    """Uniform owners get one partition per core; lumpy owners (a partition key) two per
+    core on two cores or more (a free core takes the next task), and one on one core
+    (each extra owner adds candidates two owners both ship)."""
     lumpy, plain = Core(MutexByServed(3)), Core(Mutex(3))
     place_by_partition_key(lumpy)
     place_by_partition_key(plain)
     assert lumpy.owner_shift and not plain.owner_shift
     assert [default_partitions(n) for n in (0, 1, 2, 16)] == [1, 1, 2, 16]
+    assert [default_partitions(n, lumpy=True) for n in (0, 1, 2, 16)] == [1, 1, 4, 32]
 
 
 def test_blocks_round_trip():
