@@ -203,7 +203,7 @@ def default_partitions(parallelism: int, lumpy: bool = False) -> int:
     shipped 1.15 candidates per new state and 4 shipped 1.23; 21.5-26.5 s against
     22.4-27.7 s over five alternating runs). Since the owner table keeps linked values
     together (session 8: 1.09 and 1.14), 4 partitions took 17.4-23.2 s (median 18.9 s)
-    against 19.3-24.1 s (median 22.0 s) for 2, faster in 7 of 9 adjacent pairs of runs."""
+    against 19.3-24.1 s (median 22.8 s) for 2, faster in 7 of 9 adjacent pairs of runs."""
     if parallelism <= 1:
         return 1
     return 2 * parallelism if lumpy else parallelism
