@@ -207,9 +207,8 @@ class SparkFrontier:
         window_bcs = None if window is None else tuple(self._broadcast(k) for k in window)
         table = None
         if self.shift and self.nparts > 1 and weigh is not None and weigh[0].size:
-            links = value_links(weigh[0], weigh[1], self.shift) \
-                if weigh[1] is not None else None
-            table = balanced_owners(predicted_weights(*weigh, self.shift), self.nparts, links)
+            table = balanced_owners(predicted_weights(*weigh, self.shift), self.nparts,
+                                    value_links(weigh[0], weigh[1], self.shift))
         if self._next is None:  # blocks just placed: expand their frontier first
             self.state, parts = self._job(decided, window_bcs, False, True, True, deadline,
                                           table)
