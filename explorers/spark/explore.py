@@ -21,7 +21,7 @@ from explorers.spark import checkpoint as ckpt
 from explorers.spark.frontier import (DriverFrontier, LevelCancelled, SparkFrontier,
                                       join_blocks, owner_of)
 from explorers.spark.placement import default_partitions, place_by_partition_key
-from explorers.spark.run import Run
+from explorers.spark.run import Run, driver_seconds
 
 #: a fixed driver threshold (frontier states) instead of the adaptive one (Run.limit)
 DRIVER_LEVEL_MAX = os.environ.get("KMC_SPARK_DRIVER_LEVEL")
@@ -75,7 +75,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                                         f"--partitions {saved}")
                 nparts = saved
         lineage_dir = _lineage_dir(sc, store)
-        run = Run(core, limit, stop_on_violation, max_states, max_depth, progress)
+        run = Run(core, limit, stop_on_violation, max_states, max_depth, progress,
+                  driver_seconds(is_local(sc.master), sc.defaultParallelism))
 
         def to_spark(frontier):
             return SparkFrontier.from_records(sc, core_bc, nparts, frontier.blocks(nparts),
@@ -90,7 +91,9 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                     frontier = _restore(sc, core_bc, nparts, store, start, run)
                 result = explore(run, frontier, to_spark, store, nparts, time_limit,
                                  ctrl_c.check)
-                result.extra["spark"].update(partitions=nparts, master=sc.master)
+                result.extra["spark"].update(
+                    partitions=nparts, master=sc.master,
+                    driver_seconds=None if limit is not None else run.driver_seconds)
                 return result
             except KeyboardInterrupt:
                 _interrupted(store, checkpoint_dir)

@@ -13,11 +13,18 @@ import numpy as np
 from explorers.spark import level
 
 
-#: adaptive threshold: a level goes to Spark once the driver would need more than this
-#: many seconds for it. A Spark level costs a fixed F (~0.05 s in local mode since one
-#: stage per level, more across a network) plus its work divided among E executors, so
-#: it pays off when t > F * E / (E - 1): ~2F on 2 cores. 0.4 s leaves room for clusters.
-DRIVER_LEVEL_SECONDS = float(os.environ.get("KMC_SPARK_DRIVER_SECONDS", "0.4"))
+#: adaptive threshold (``driver_seconds``): a level goes to Spark once the driver would
+#: need more than this many seconds for it, on a cluster (whose fixed cost per level is
+#: unknown here and larger than local mode's) or on one core
+DRIVER_LEVEL_SECONDS = 0.4
+#: ... unless set (seconds) by the user
+DRIVER_SECONDS_SET = os.environ.get("KMC_SPARK_DRIVER_SECONDS")
+#: the fixed cost of a Spark level in local mode (bench/spark_bench.py: 0.024-0.057 s)
+LOCAL_LEVEL_COST = 0.05
+#: Spark's work per state against the driver's, on one core: pickling and shipping the
+#: candidates, and the duplicates of several owners (Spark local[1] against the local BFS:
+#: TwoPhase rm=8 6.2-6.7 s against 4.8 s, lifecycle-large 27.7-30.7 s against 22.4 s)
+SPARK_WORK = 1.3
 #: the threshold before the driver has measured its own speed (frontier states)
 FIRST_LIMIT = 20000
 #: the known window (``Run.window``): the new keys of this many latest levels ...
@@ -26,11 +33,28 @@ WINDOW_LEVELS = 3
 WINDOW_MAX = int(os.environ.get("KMC_SPARK_WINDOW_MAX", "4000000"))
 
 
+def driver_seconds(local: bool, cores: int) -> float:
+    """How long a level may take on the driver before it moves to Spark. A level the
+    driver expands in t seconds takes about F + t * c / E on Spark (F its fixed cost, c
+    Spark's work per state against the driver's, E cores), which is less once
+    t > F / (1 - c / E): on an embedded master with 2 cores 0.14 s, with 4 0.07 s.
+    Levels the driver runs there are serial: on TwoPhase rm=8 (local[2]) the driver's
+    levels took 1.0 s of 4.2-4.7 s at 0.4 s, and 0.33 s of 4.0-4.1 s at 0.2 s.
+    One core gains nothing from a Spark level, and a cluster's F is unknown here (larger
+    across a network): both keep DRIVER_LEVEL_SECONDS."""
+    if DRIVER_SECONDS_SET:
+        return float(DRIVER_SECONDS_SET)
+    if local and cores > SPARK_WORK:
+        return min(DRIVER_LEVEL_SECONDS, LOCAL_LEVEL_COST / (1 - SPARK_WORK / cores))
+    return DRIVER_LEVEL_SECONDS
+
+
 class Run:
     def __init__(self, core, driver_level_max, stop_on_violation, max_states, max_depth,
-                 progress):
+                 progress, driver_seconds=DRIVER_LEVEL_SECONDS):
         self.core = core
         self.driver_level_max = driver_level_max  # None: adaptive (see limit())
+        self.driver_seconds = driver_seconds  # the adaptive limit's budget (limit())
         self._cost = None  # driver seconds per expanded state, from its largest level
         self.stop_on_violation = stop_on_violation
         self.max_states, self.max_depth = max_states, max_depth
@@ -84,13 +108,13 @@ class Run:
 
     def limit(self) -> int:
         """The largest frontier the driver expands itself: fixed when given, else what the
-        driver expands in DRIVER_LEVEL_SECONDS at the speed measured on its own levels
+        driver expands in ``driver_seconds`` at the speed measured on its own levels
         (a packed model's levels stay local far longer than a Kafka model's)."""
         if self.driver_level_max is not None:
             return self.driver_level_max
         if self._cost is None:
             return FIRST_LIMIT
-        return max(1000, int(DRIVER_LEVEL_SECONDS / self._cost))
+        return max(1000, int(self.driver_seconds / self._cost))
 
     def window(self):
         """The keys of the last WINDOW_LEVELS levels (the frontier's and the two before),

@@ -19,7 +19,7 @@ from explorers.spark import spark_bfs
 from explorers.spark.explore import explore
 from explorers.spark.frontier import DriverFrontier
 from explorers.spark.placement import place_by_partition_key
-from explorers.spark.run import Run
+from explorers.spark.run import Run, driver_seconds
 from kmc import catalog
 from model.validation.diehard import DieHard
 from model.validation.tcommit import TCommit
@@ -80,6 +80,16 @@ def test_pinned_model_with_symmetry_and_bounds(sc):
         got = spark_bfs(TwoPhase(4, broken=True), driver_level_max=0, **opts)
         assert summary(got) == summary(want), opts
         assert got.extra["spark"]["partitions"] == 2  # uniform owners: one per core
+
+
+
+def test_adaptive_driver_budget(sc):
+    """Without a fixed threshold, levels leave the driver by the budget of a local[2]
+    master (``run.driver_seconds``), reported with the result."""
+    got = spark_bfs(TwoPhase(5))
+    assert summary(got) == summary(bfs(TwoPhase(5)))
+    assert got.extra["spark"]["driver_seconds"] == driver_seconds(True, 2) < 0.4
+    assert spark_bfs(TwoPhase(3), driver_level_max=0).extra["spark"]["driver_seconds"] is None
 
 
 @pytest.mark.parametrize("name,variant", _scenario_cases())

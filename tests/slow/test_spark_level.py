@@ -272,6 +272,25 @@ def test_owner_partitions_per_core():
     assert [default_partitions(n, lumpy=True) for n in (0, 1, 2, 16)] == [1, 1, 4, 32]
 
 
+
+def test_driver_budget_shrinks_with_local_cores(monkeypatch):
+    """A level leaves the driver once its work split over E local cores outweighs a
+    Spark level's fixed cost: sooner with more cores; one core and a cluster keep 0.4 s."""
+    from explorers.spark import run as run_mod
+
+    monkeypatch.setattr(run_mod, "DRIVER_SECONDS_SET", None)
+    local = [run_mod.driver_seconds(True, e) for e in (1, 2, 4, 16)]
+    assert local[0] == run_mod.DRIVER_LEVEL_SECONDS == 0.4
+    assert local[0] > local[1] > local[2] > local[3] > run_mod.LOCAL_LEVEL_COST
+    assert 0.1 < local[1] < 0.2
+    assert run_mod.driver_seconds(False, 16) == 0.4
+    monkeypatch.setattr(run_mod, "DRIVER_SECONDS_SET", "0.25")
+    assert run_mod.driver_seconds(True, 2) == 0.25
+    r = Run(Core(Mutex(3)), None, False, None, None, None, driver_seconds=0.25)
+    r._cost = 2 ** -16  # the driver's measured seconds per expanded state
+    assert r.limit() == 16384
+
+
 def test_blocks_round_trip():
     rng = np.random.default_rng(3)
     visited = np.sort(rng.integers(0, 2 ** 63, 500, dtype=np.uint64))
