@@ -57,6 +57,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
 
     limit = driver_level_max if driver_level_max is not None else \
         (int(DRIVER_LEVEL_MAX) if DRIVER_LEVEL_MAX else None)
+    if limit is None:
+        driver_seconds(False, 1)  # a bad KMC_SPARK_DRIVER_SECONDS fails before Spark starts
     with spark_context(master, executors) as sc:
         nparts = partitions or default_partitions(sc.defaultParallelism,
                                                   lumpy=bool(core.owner_shift))

@@ -82,7 +82,6 @@ def test_pinned_model_with_symmetry_and_bounds(sc):
         assert got.extra["spark"]["partitions"] == 2  # uniform owners: one per core
 
 
-
 def test_adaptive_driver_budget(sc):
     """Without a fixed threshold, levels leave the driver by the budget of a local[2]
     master (``run.driver_seconds``), reported with the result."""

@@ -13,6 +13,7 @@ import pytest
 
 from explorers.bfs import bfs
 from explorers.core import Core
+from explorers.errors import ExplorerError
 from explorers.spark import level
 from explorers.spark.explore import _cloudpickle, _shippable, explore
 from explorers.spark.frontier import (DriverFrontier, SparkFrontier, join_blocks,
@@ -272,7 +273,6 @@ def test_owner_partitions_per_core():
     assert [default_partitions(n, lumpy=True) for n in (0, 1, 2, 16)] == [1, 1, 4, 32]
 
 
-
 def test_driver_budget_shrinks_with_local_cores(monkeypatch):
     """A level leaves the driver once its work split over E local cores outweighs a
     Spark level's fixed cost: sooner with more cores; one core and a cluster keep 0.4 s."""
@@ -286,6 +286,9 @@ def test_driver_budget_shrinks_with_local_cores(monkeypatch):
     assert run_mod.driver_seconds(False, 16) == 0.4
     monkeypatch.setattr(run_mod, "DRIVER_SECONDS_SET", "0.25")
     assert run_mod.driver_seconds(True, 2) == 0.25
+    monkeypatch.setattr(run_mod, "DRIVER_SECONDS_SET", "fast")
+    with pytest.raises(ExplorerError, match="KMC_SPARK_DRIVER_SECONDS='fast' is not a number"):
+        run_mod.driver_seconds(True, 2)
     r = Run(Core(Mutex(3)), None, False, None, None, None, driver_seconds=0.25)
     r._cost = 2 ** -16  # the driver's measured seconds per expanded state
     assert r.limit() == 16384
