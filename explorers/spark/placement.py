@@ -139,15 +139,24 @@ def _adjacency(links) -> dict:
     return out
 
 
-def value_links(keys: np.ndarray, parents: np.ndarray, shift: int = SHIFT):
+def _values(keys: np.ndarray, shift: int) -> np.ndarray:
+    return (keys >> np.uint64(shift)).astype(np.int64)
+
+
+def _flows(keys: np.ndarray, parents: np.ndarray, shift: int):
     """(src, dst, count): how many states of ``keys`` of partition-key value dst came
-    from a parent (``parents``, aligned) of value src != dst."""
+    from a parent (``parents``, aligned) of value src."""
     size = 1 << (64 - shift)
-    src = (parents >> np.uint64(shift)).astype(np.int64)
-    dst = (keys >> np.uint64(shift)).astype(np.int64)
-    moved = src != dst
-    flows, count = np.unique(src[moved] * size + dst[moved], return_counts=True)
+    flows, count = np.unique(_values(parents, shift) * size + _values(keys, shift),
+                             return_counts=True)
     return flows // size, flows % size, count
+
+
+def value_links(keys: np.ndarray, parents: np.ndarray, shift: int = SHIFT):
+    """``_flows`` between two different values (src != dst)."""
+    src, dst, count = _flows(keys, parents, shift)
+    moved = src != dst
+    return src[moved], dst[moved], count[moved]
 
 
 #: rates read off fewer states than this (in the level before the frontier) are too
@@ -171,16 +180,11 @@ def predicted_weights(keys: np.ndarray, parents=None, before=None, shift: int = 
     50.7-58.1% (mean 52.7%) by the frontier's own weights (and 50.1-54.6%, mean 51.5%,
     guessing from levels under FLOW_MIN states too)."""
     size = 1 << (64 - shift)
-
-    def values(k):
-        return (k >> np.uint64(shift)).astype(np.int64)
-    now = values(keys)
-    w = np.bincount(now, minlength=size).astype(np.float64)
+    w = np.bincount(_values(keys, shift), minlength=size).astype(np.float64)
     if parents is None or before is None or before.size < FLOW_MIN:
         return w
-    flows, counts = np.unique(values(parents) * size + now, return_counts=True)
-    src, dst = flows // size, flows % size
-    seen = np.bincount(values(before), minlength=size)
+    src, dst, counts = _flows(keys, parents, shift)
+    seen = np.bincount(_values(before, shift), minlength=size)
     rate = counts / np.maximum(seen[src], 1)  # states of dst per state of src
     kept = np.ones(size, dtype=bool)
     kept[src] = False
