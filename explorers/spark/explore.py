@@ -18,8 +18,8 @@ from explorers.core import Core
 from explorers.errors import ExplorerError
 from explorers.gcpause import without_cyclic_gc
 from explorers.spark import checkpoint as ckpt
-from explorers.spark.frontier import (DriverFrontier, LevelCancelled, SparkFrontier,
-                                      join_blocks, owner_of)
+from explorers.spark.driver import DriverFrontier, join_blocks, owner_of
+from explorers.spark.frontier import LevelCancelled, SparkFrontier
 from explorers.spark.placement import default_partitions, place_by_partition_key
 from explorers.spark.run import Run, driver_seconds
 
@@ -138,7 +138,7 @@ def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None,
         t = time.perf_counter()
         try:
             outcome = frontier.run_level(run.decided(), commit, deadline, run.window(),
-                                         run.last_levels())
+                                         run.last_levels(), _ahead(run, frontier))
         except LevelCancelled:
             run.stopped_by = "time_limit"
             break
@@ -167,6 +167,21 @@ def _placed(run, frontier, to_spark):
     if frontier.size <= limit // 2 and run.unique <= DRIVER_VISITED_MAX:
         return frontier.to_driver(run.core)
     return frontier
+
+
+def _ahead(run, frontier) -> bool:
+    """Whether a Spark level should submit the next level's job before it ends
+    (``SparkFrontier.run_level``): when that level will run on Spark too, committed. The
+    frontier the next level expands is guessed to grow as the last one did; a job
+    submitted for a level that does not come is cancelled, at the price of the work it
+    did meanwhile."""
+    if frontier.mode != "spark" or (run.max_depth is not None
+                                    and run.depth + 1 >= run.max_depth):
+        return False
+    guess = run.frontier_size * run.growth()
+    if run.max_states is not None and run.unique + guess > run.max_states:
+        return False
+    return guess > run.limit() // 2 or run.unique > DRIVER_VISITED_MAX
 
 
 def _restore(sc, core_bc, nparts, store, depth, run):

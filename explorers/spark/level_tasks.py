@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import pickle
+import threading
 import time
 
 from explorers.spark import keycodec, level
@@ -50,7 +51,7 @@ def broadcast_value(bc):
 
 
 def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commit, expand,
-              table=None):
+              table=None, lagged=False):
     """The one task of a Spark level on partition ``pid`` (``SparkFrontier`` says why
     one): merge the candidates this partition owns into its visited keys and check the
     new states (``dedup``; nothing is added or checked unless ``commit``), then expand
@@ -61,7 +62,11 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
 
     ``table``: the owners of this job's output (``level.owners``). The candidates and the
     visited keys go by the same table, so each owner gets the visited keys its next
-    candidates meet; the keys whose owner changed travel as "V" records."""
+    candidates meet; the keys whose owner changed travel as "V" records.
+
+    ``lagged``: a job submitted before the level it follows ended
+    (``SparkFrontier.run_level``'s ``ahead``), whose window lacks that level's keys:
+    the partition's own keys of that level (its block's frontier) stand in for them."""
     def run(pid, records):
         core = core_of(core_bc)
         t0 = time.perf_counter()
@@ -78,6 +83,7 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             raise RuntimeError(f"partition {pid} lost its block: the blocks and the "
                                "candidates are not co-partitioned")
         _tag, visited, fkeys, held, recent = block
+        before = fkeys
         visited = keycodec.unpack(visited)
         for keys in passed:  # disjoint from visited: another owner's keys until now
             visited = insert_sorted(visited, keys)
@@ -98,8 +104,12 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             window = None if window_bcs is None else \
                 tuple(broadcast_value(b) for b in window_bcs)
             # the driver's window of visited keys (the levels before this partition's new
-            # ones), else this partition's own recent ones
-            known = (fkeys, *window) if window is not None else (fkeys, *recent)
+            # ones; a lagged job's ends a level earlier, and this partition's own keys of
+            # that level fill in), else this partition's own recent ones
+            if window is None:
+                known = (fkeys, *recent)
+            else:
+                known = (fkeys, before, *window) if lagged and dedup else (fkeys, *window)
             out, generated, coverage, settled, shipped = level.expand(
                 core, decided, fkeys, states, nparts, known, table)
             expanded = (generated, coverage, settled, time.perf_counter() - t)
@@ -128,6 +138,11 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
     return run
 
 
+#: held while the driver's accumulator server thread adds a task's summary, and while
+#: the level loop takes a job's summaries out (the job ahead's tasks may be ending)
+SUMMARIES_LOCK = threading.Lock()
+
+
 class Summaries:  # a pyspark AccumulatorParam (duck-typed: no PySpark import here)
     """Level summaries reach the driver as accumulator updates keyed by (job, partition):
     no second Python pass over the blocks is needed to collect them, and a task re-run by
@@ -137,7 +152,8 @@ class Summaries:  # a pyspark AccumulatorParam (duck-typed: no PySpark import he
         return {}
 
     def addInPlace(self, a, b):
-        a.update(b)
+        with SUMMARIES_LOCK:
+            a.update(b)
         return a
 
 

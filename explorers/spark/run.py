@@ -135,6 +135,12 @@ class Run:
             return None
         return tuple(last)
 
+    def growth(self) -> float:
+        """How the frontier grew at the last level (its size over the level before's)."""
+        if len(self.level_keys) < 2 or not self.level_keys[-2].size:
+            return 1.0
+        return self.level_keys[-1].size / self.level_keys[-2].size
+
     def last_levels(self):
         """(the frontier's keys, their parents' keys, the level before's keys or None):
         what a Spark level weighs its owner table on (``placement.predicted_weights``)."""

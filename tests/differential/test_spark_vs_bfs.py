@@ -17,7 +17,7 @@ from explorers.bfs import bfs
 from explorers.core import Core
 from explorers.spark import spark_bfs
 from explorers.spark.explore import explore
-from explorers.spark.frontier import DriverFrontier
+from explorers.spark.driver import DriverFrontier
 from explorers.spark.placement import place_by_partition_key
 from explorers.spark.run import Run, driver_seconds
 from kmc import catalog
@@ -133,6 +133,36 @@ def test_time_limit_and_progress(sc):
     assert got.unique_states == (levels[-1]["total"] if levels else 1)
 
 
+def test_each_level_runs_the_job_submitted_ahead_of_it(sc, monkeypatch):
+    """On Spark a level's job is submitted while the level before runs: one job per
+    level (and one for the placed blocks); the job ahead of the last level, which found
+    nothing new, is cancelled, and the summaries of every job that ran are taken out
+    of the accumulator. A time limit that cancels a running level cancels the job
+    ahead of it too: no job is left running."""
+    import time
+
+    from explorers.spark.frontier import SparkFrontier
+
+    ends, real_release = [], SparkFrontier.release
+
+    def release(self):
+        ends.append((self.jobs, self._ahead is not None, dict(self.summaries.value)))
+        real_release(self)
+    monkeypatch.setattr(SparkFrontier, "release", release)
+    got = spark_bfs(TwoPhase(5), driver_level_max=0)
+    assert summary(got) == summary(bfs(TwoPhase(5)))
+    jobs, ahead, left = ends[-1]
+    levels = sum(lv["mode"] == "spark" for lv in got.extra["spark"]["levels"])
+    assert ahead and jobs == levels + 3  # placed blocks, levels, the empty one, ahead
+    assert {job for job, _pid in left} <= {jobs}  # only the cancelled job's, if any
+    cut = spark_bfs(TwoPhase(8), driver_level_max=0, time_limit=3.0)
+    assert cut.stopped_by == "time_limit"
+    deadline = time.monotonic() + 20
+    while sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not sc.statusTracker().getActiveJobsIds()
+
+
 def _gc_after(read):
     def run(_it):
         import gc
@@ -173,7 +203,8 @@ def test_known_windows_behind_a_lineage_cut_are_destroyed(sc, monkeypatch):
 
     def drop(self, keep):
         real_drop(self, keep)
-        drops.append((self.levels, [lvl for lvl, _k, _bc in self._windows]))
+        drops.append((self.levels, [lvl for lvl, _k, _bc in self._windows],
+                      all(any(k is a for a in keep) for _lvl, k, _bc in self._windows)))
 
     def broadcast(self, keys):
         bc = real_bc(self, keys)
@@ -188,9 +219,13 @@ def test_known_windows_behind_a_lineage_cut_are_destroyed(sc, monkeypatch):
     assert spark_levels > LINEAGE_EVERY
     # one broadcast per level's keys: a window of three levels after the first ones
     assert len(set(made)) == spark_levels + 1 < len(made)
-    # at the cut, the current window's three levels stay (made at its last levels)
-    assert drops[0] == (LINEAGE_EVERY, list(range(LINEAGE_EVERY - WINDOW_LEVELS + 1,
-                                                   LINEAGE_EVERY + 1)))
+    # at the cut, only broadcasts of the current window's levels stay (made at its last
+    # levels; the newest may not be made yet: the level's job was submitted ahead, with
+    # a window one level shorter)
+    at, kept, in_window = drops[0]
+    assert at == LINEAGE_EVERY and in_window
+    assert kept and set(kept) <= set(range(LINEAGE_EVERY - WINDOW_LEVELS + 1,
+                                           LINEAGE_EVERY + 1))
     assert drops[-1][1] == []  # released at the end
 
 

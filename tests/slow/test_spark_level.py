@@ -16,8 +16,8 @@ from explorers.core import Core
 from explorers.errors import ExplorerError
 from explorers.spark import level
 from explorers.spark.explore import _cloudpickle, _shippable, explore
-from explorers.spark.frontier import (DriverFrontier, SparkFrontier, join_blocks,
-                                      split_blocks)
+from explorers.spark.driver import DriverFrontier, join_blocks, split_blocks
+from explorers.spark.frontier import SparkFrontier
 from explorers.spark.placement import default_partitions, place_by_partition_key
 from explorers.spark.run import Run
 from invariants.properties import always, quiescent, sometimes
@@ -133,18 +133,24 @@ class SimulatedPartitions(SparkFrontier):
         self.core_bc = _Held(_cloudpickle(_shippable(core)))
         self.summaries = _Accumulator()
         self.state = [[(p, rec)] for p, rec in driver_frontier.blocks(nparts)]
-        self._next, self._windows, self._kept = None, [], None
+        self._next, self._ahead, self._windows, self._kept = None, None, [], None
         self._size, self._visited_bytes = driver_frontier.size, 0
 
     def _broadcast(self, keys):
         return _Held(keys)
 
-    def _shuffle(self, task, deadline):
+    def _launch(self, parent, task):
         owned = [[] for _ in range(self.nparts)]
-        for pid, records in enumerate(self.state):
+        for pid, records in enumerate(parent):
             for dest, rec in task(pid, iter(records)):
                 owned[dest].append((dest, rec))
-        return owned
+        return owned, None
+
+    def _await(self, job, deadline, also=None):
+        return self._summaries(job.job)
+
+    def _cancel(self, job):
+        pass
 
     def to_driver(self, core):
         return DriverFrontier(core, *join_blocks([r for part in self.state for r in part]))
@@ -357,15 +363,16 @@ class _RecordingPartitions(SimulatedPartitions):
         super().__init__(*args)
         self.seen = []
 
-    def run_level(self, decided, commit, deadline=None, window=None, weigh=None):
+    def run_level(self, decided, commit, deadline=None, window=None, weigh=None,
+                  ahead=False):
         self._window_given = window is not None
-        return super().run_level(decided, commit, deadline, window, weigh)
+        return super().run_level(decided, commit, deadline, window, weigh, ahead)
 
-    def _shuffle(self, task, deadline):
-        owned = super()._shuffle(task, deadline)
+    def _launch(self, parent, task):
+        owned, handle = super()._launch(parent, task)
         carried = {len(rec[4]) for part in owned for _p, rec in part if rec[0] == "B"}
         self.seen.append((self._window_given, carried))
-        return owned
+        return owned, handle
 
 
 def test_blocks_carry_recent_keys_only_while_there_is_no_window():

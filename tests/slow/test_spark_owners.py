@@ -13,7 +13,7 @@ from explorers.bfs import bfs
 from explorers.core import Core
 from explorers.spark import keycodec, level
 from explorers.spark.explore import explore
-from explorers.spark.frontier import DriverFrontier
+from explorers.spark.driver import DriverFrontier
 from explorers.spark.placement import place_by_partition_key
 from explorers.spark.run import Run
 from model.validation.twophase import TwoPhase
@@ -25,13 +25,15 @@ class _Checked(SimulatedPartitions):
     under the job's owner table; counts the moved keys and the compact blocks."""
     moved = packed = tables = 0
 
-    def _job(self, decided, window_bcs, dedup, commit, expand, deadline, table=None):
+    def _submit(self, parent, decided, window_bcs, dedup, commit, expand, table=None,
+                lagged=False):
         self._table = table
         _Checked.tables += table is not None
-        return super()._job(decided, window_bcs, dedup, commit, expand, deadline, table)
+        return super()._submit(parent, decided, window_bcs, dedup, commit, expand, table,
+                               lagged)
 
-    def _shuffle(self, task, deadline):
-        owned = super()._shuffle(task, deadline)
+    def _launch(self, parent, task):
+        owned, handle = super()._launch(parent, task)
         for q, part in enumerate(owned):
             for _dest, rec in part:
                 keys = keycodec.unpack(rec[1])
@@ -39,7 +41,7 @@ class _Checked(SimulatedPartitions):
                 assert (own == q).all(), rec[0]
                 _Checked.moved += rec[0] == "V"
                 _Checked.packed += rec[0] == "B" and not isinstance(rec[1], type(keys))
-        return owned
+        return owned, handle
 
 
 def _run(model, nparts, opts=None):

@@ -1,0 +1,107 @@
+"""The driver's half of the Spark explorer: a level on the driver (``DriverFrontier``,
+for small frontiers), what a level reports (``LevelOutcome``), and the blocks that carry
+a frontier between the driver and Spark. ``SparkFrontier`` runs the same
+``level.expand``/``level.dedup`` on Spark and returns the same ``LevelOutcome``.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explorers.spark import keycodec, level
+
+
+@dataclass
+class LevelOutcome:
+    generated: int = 0
+    coverage: Counter = field(default_factory=Counter)
+    settled: list = field(default_factory=list)  # discoveries on the expanded states
+    found: list = field(default_factory=list)  # discoveries on the new states
+    new_keys: np.ndarray = None  # ascending within each partition's slice
+    new_parents: np.ndarray = None
+    candidates: int = 0  # keys shipped to their owners (after the known-window filter)
+    #: slowest task per phase, seconds (Spark levels): expand, read (inputs), dedup
+    timings: dict = field(default_factory=dict)
+
+
+def owner_of(pid):
+    """Records are keyed by their owner partition already (a module-level function, so
+    every partitionBy uses the very same partitioner and unions stay co-partitioned)."""
+    return pid
+
+
+def is_block(record) -> bool:
+    """A block, or visited keys passed on to a new owner: the state without the next
+    level's candidates."""
+    return record[1][0] in ("B", "V")
+
+
+def split_blocks(visited, fkeys, fstates, nparts, shift=0):
+    """One ("B", visited, frontier keys, held frontier states, recently shipped keys)
+    block per owner partition (``level.held_frontier``)."""
+    vparts = level.split_by_owner(visited, nparts, shift)
+    fparts = level.split_by_owner(fkeys, nparts, shift)
+    out = []
+    for p in range(nparts):
+        fi = fparts[p]
+        states = None if fstates is None else [fstates[i] for i in fi.tolist()]
+        out.append((p, ("B", visited[vparts[p]], fkeys[fi], level.held_frontier(states), ())))
+    return out
+
+
+def join_blocks(records):
+    """The inverse of split_blocks: one global (visited, frontier keys, states), from
+    blocks and the visited keys passed on between them ("V")."""
+    blocks = [rec for _p, rec in records if rec[0] == "B"]
+    passed = [rec[1] for _p, rec in records if rec[0] == "V"]
+    visited = np.sort(np.concatenate([keycodec.unpack(b[1]) for b in blocks] + passed
+                                     or [np.empty(0, np.uint64)]))
+    fkeys = np.concatenate([b[2] for b in blocks] or [np.empty(0, np.uint64)])
+    order = np.argsort(fkeys, kind="stable")
+    packed = all(b[3] is None for b in blocks)
+    states = None if packed else [s for b in blocks for s in level.unpack_frontier(b[3])]
+    return visited, fkeys[order], None if packed else [states[i] for i in order.tolist()]
+
+
+class DriverFrontier:
+    mode = "driver"
+
+    def __init__(self, core, visited, fkeys, fstates):
+        self.core = core
+        self.visited, self.fkeys, self.fstates = visited, fkeys, fstates
+        self.recent = ()  # keys expanded into candidates at the last two levels
+
+    @property
+    def size(self) -> int:
+        return int(self.fkeys.size)
+
+    def run_level(self, decided, commit, deadline=None, window=None, weigh=None,
+                  ahead=False) -> LevelOutcome:
+        known = window if window is not None else (self.fkeys, *self.recent)
+        batches, gen, cov, settled, shipped = level.expand(
+            self.core, decided, self.fkeys, self.fstates, 1, known)
+        visited, nk, npar, ns, found, _picked = level.dedup(self.core, decided, self.visited,
+                                                            batches, commit)
+        if commit:
+            self.visited, self.fkeys, self.fstates = visited, nk, ns
+            self.recent = (shipped, *self.recent[:1]) if window is None else ()
+        return LevelOutcome(gen, cov, [settled], [found], nk, npar,
+                            sum(int(b[0].size) for b in batches))
+
+    def blocks(self, nparts):
+        return split_blocks(self.visited, self.fkeys, self.fstates, nparts,
+                            self.core.owner_shift)
+
+    def save(self, sc, url, nparts):
+        sc.parallelize(self.blocks(nparts), nparts).saveAsPickleFile(url)
+
+    @property
+    def visited_bytes(self) -> int:
+        return int(self.visited.nbytes)
+
+    def release(self):
+        pass
+
+
