@@ -67,6 +67,7 @@ def join_blocks(records):
 
 class DriverFrontier:
     mode = "driver"
+    pending = False  # no job submitted ahead (``SparkFrontier.pending``)
 
     def __init__(self, core, visited, fkeys, fstates):
         self.core = core

@@ -8,7 +8,6 @@ keeps its trace file on the master: 16 bytes per state.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
@@ -22,12 +21,13 @@ from explorers.spark.driver import DriverFrontier, join_blocks, owner_of
 from explorers.spark.frontier import LevelCancelled, SparkFrontier
 from explorers.spark.placement import default_partitions, place_by_partition_key
 from explorers.spark.run import Run, driver_seconds
+from explorers.spark.tuning import check as check_tuning, env_number
 
 #: a fixed driver threshold (frontier states) instead of the adaptive one (Run.limit)
-DRIVER_LEVEL_MAX = os.environ.get("KMC_SPARK_DRIVER_LEVEL")
+DRIVER_LEVEL_MAX = env_number("KMC_SPARK_DRIVER_LEVEL", None, int)
 #: a frontier comes back to the driver only while the visited set is at most this many
 #: keys (8 bytes each): beyond it, visited stays distributed
-DRIVER_VISITED_MAX = int(os.environ.get("KMC_SPARK_DRIVER_VISITED", "4000000"))
+DRIVER_VISITED_MAX = env_number("KMC_SPARK_DRIVER_VISITED", 4000000, int)
 #: cut the RDD lineage (a reliable Spark checkpoint) every this many Spark levels
 LINEAGE_EVERY = 10
 
@@ -45,6 +45,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     ``driver_level_max``: frontiers up to this size are expanded on the driver (0: every
     level on Spark; default: adaptive, see ``Run.limit``).
     """
+    check_tuning()  # a bad KMC_SPARK_* number: one line, exit 2, before anything starts
     if resume and not checkpoint_dir:
         raise ExplorerError("--resume needs --checkpoint-dir DIR: the directory of the "
                             "interrupted run")
@@ -55,8 +56,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     from explorers.spark.preflight import explain_failure, from_spark
     from explorers.spark.session import CtrlC, is_local, probe_executors, spark_context
 
-    limit = driver_level_max if driver_level_max is not None else \
-        (int(DRIVER_LEVEL_MAX) if DRIVER_LEVEL_MAX else None)
+    limit = driver_level_max if driver_level_max is not None else DRIVER_LEVEL_MAX
     if limit is None:
         driver_seconds(False, 1)  # a bad KMC_SPARK_DRIVER_SECONDS fails before Spark starts
     with spark_context(master, executors) as sc:
@@ -164,7 +164,11 @@ def _placed(run, frontier, to_spark):
     limit = run.limit()
     if frontier.mode == "driver":
         return to_spark(frontier) if to_spark and frontier.size > limit else frontier
-    if frontier.size <= limit // 2 and run.unique <= DRIVER_VISITED_MAX:
+    # a job already submitted for this level (``ahead``) costs less to wait for than the
+    # driver's level, and cancelling it would cost its Python workers (Spark replaces
+    # the workers of a cancelled task)
+    if frontier.size <= limit // 2 and run.unique <= DRIVER_VISITED_MAX \
+            and not frontier.pending:
         return frontier.to_driver(run.core)
     return frontier
 

@@ -76,7 +76,10 @@ class SparkFrontier:
     (medians of 8 alternating runs). When the tasks keep every core busy (local[2] on
     2 cores), the driver's work competes with them instead and a large run gains
     nothing measurable. The job ahead knows the driver's keys one level less far
-    (``level_tasks.step_task``'s ``lagged``).
+    (``level_tasks.step_task``'s ``lagged``). A level whose job is ahead stays on Spark
+    even if its frontier turned small (``explore._placed``), and the job after the last
+    level (it expands nothing) is waited for: Spark replaces the Python workers of a
+    cancelled task, so cancelling is kept for stops.
 
     Nothing is cached: Spark keeps a shuffle's output until its RDD is gone, and a lost
     partition is recomputed from the shuffles before it, back to the last lineage cut.
@@ -117,6 +120,11 @@ class SparkFrontier:
     def size(self) -> int:
         return self._size
 
+    @property
+    def pending(self) -> bool:
+        """A job for the next level was submitted already (``run_level``'s ``ahead``)."""
+        return self._ahead is not None
+
     def run_level(self, decided, commit, deadline=None, window=None, weigh=None,
                   ahead=False) -> LevelOutcome:
         """One level on Spark. ``window``: sorted key arrays every partition may drop on
@@ -128,7 +136,7 @@ class SparkFrontier:
         them evenly as ``placement.predicted_weights`` guesses them, values that
         states move between preferably together (``placement.balanced_owners``).
         ``ahead``: submit the next level's job now (the caller expects that level on
-        Spark, committed); a level run otherwise cancels it."""
+        Spark, committed); a level run otherwise cancels it, and so does a stop."""
         decided = tuple(sorted(decided))
         self.levels += 1
         job, self._ahead = self._ahead, None
@@ -321,6 +329,14 @@ class SparkFrontier:
         self._windows = held
 
     def release(self):
+        if self._ahead is not None and not self._size:
+            # the job ahead of a level that found nothing expands nothing: let it end
+            # rather than cancel it, which would cost its Python workers
+            try:
+                self._await(self._ahead, None)
+            except Exception:  # noqa: BLE001  (its result is not needed)
+                pass
+            self._ahead = None
         self._drop_ahead()
         self._drop_windows(())
         if self._kept is not None:

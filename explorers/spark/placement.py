@@ -22,11 +22,10 @@ more partitions even out the cores but multiply the candidates two owners both s
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from explorers.spark.level import owners
+from explorers.spark.tuning import env_number
 from model.contract import Model
 from model.encoding import fingerprint, hash64
 
@@ -127,7 +126,7 @@ def balanced_owners(weights: np.ndarray, nparts: int, links=None) -> np.ndarray:
 #: how far above the least loaded owner (a fraction of an even share) a value may go to
 #: join the values it is linked to (``balanced_owners``); measured offline on
 #: lifecycle-large: 0.01 and 0.05 cut fewer duplicates or balanced worse than 0.02
-AFFINITY_SLACK = float(os.environ.get("KMC_SPARK_AFFINITY", "0.02"))
+AFFINITY_SLACK = env_number("KMC_SPARK_AFFINITY", 0.02)
 
 
 def _adjacency(links) -> dict:

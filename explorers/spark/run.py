@@ -12,6 +12,7 @@ import numpy as np
 
 from explorers.errors import ExplorerError
 from explorers.spark import level
+from explorers.spark.tuning import env_number
 
 
 #: adaptive threshold (``driver_seconds``): a level goes to Spark once the driver would
@@ -31,7 +32,7 @@ FIRST_LIMIT = 20000
 #: the known window (``Run.window``): the new keys of this many latest levels ...
 WINDOW_LEVELS = 3
 #: ... while they are at most this many keys (8 bytes each, sent to every executor)
-WINDOW_MAX = int(os.environ.get("KMC_SPARK_WINDOW_MAX", "4000000"))
+WINDOW_MAX = env_number("KMC_SPARK_WINDOW_MAX", 4000000, int)
 
 
 def driver_seconds(local: bool, cores: int) -> float:

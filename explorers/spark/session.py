@@ -24,9 +24,10 @@ from explorers.errors import ExplorerError
 from explorers.spark.preflight import (check_java, check_master_reachable, explain_failure,
                                        first_line, require_pyspark)
 from explorers.spark.ship import package_zip, source_root
+from explorers.spark.tuning import check as check_tuning, env_number
 
 #: seconds to wait for a cluster to grant executors before giving up with a hint
-EXECUTOR_WAIT_S = float(os.environ.get("KMC_SPARK_WAIT", "60"))
+EXECUTOR_WAIT_S = env_number("KMC_SPARK_WAIT", 60.0)
 # Measured (docs/spark.md): the Unix-domain socket between the JVM and Python workers cuts
 # a Python task from ~51 ms to ~7 ms; the UI costs start-up time and a port.
 BASE_CONF = {
@@ -124,6 +125,7 @@ def executor_path() -> str:
 def spark_context(master: str | None = None, executors: int | None = None):
     """Yield a SparkContext: the active one if any (left running), else a new one that is
     stopped on exit."""
+    check_tuning()
     require_pyspark()
     from pyspark import SparkConf, SparkContext
 

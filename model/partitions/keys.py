@@ -17,7 +17,7 @@ from __future__ import annotations
 from functools import lru_cache
 from math import lcm
 
-from invariants.hashing import level, linear_partition, modulo_partition
+from model.partitions.partitioners import level, linear_partition, modulo_partition
 from model.partitions.variants import LINEAR, MODULO
 
 

@@ -135,13 +135,18 @@ def test_time_limit_and_progress(sc):
 
 def test_each_level_runs_the_job_submitted_ahead_of_it(sc, monkeypatch):
     """On Spark a level's job is submitted while the level before runs: one job per
-    level (and one for the placed blocks); the job ahead of the last level, which found
-    nothing new, is cancelled, and the summaries of every job that ran are taken out
-    of the accumulator. A time limit that cancels a running level cancels the job
-    ahead of it too: no job is left running."""
+    level (and one for the placed blocks), and the one after the last level, which
+    expands nothing, is waited for rather than cancelled (the Python workers stay); the
+    summaries of every job are taken out of the accumulator. A time limit that cancels
+    a running level cancels the job ahead of it too: no job is left running."""
+    import os
     import time
 
     from explorers.spark.frontier import SparkFrontier
+
+    def workers():
+        return set(sc.parallelize(range(2), 2).mapPartitions(lambda _it: [os.getpid()])
+                   .collect())
 
     ends, real_release = [], SparkFrontier.release
 
@@ -149,12 +154,14 @@ def test_each_level_runs_the_job_submitted_ahead_of_it(sc, monkeypatch):
         ends.append((self.jobs, self._ahead is not None, dict(self.summaries.value)))
         real_release(self)
     monkeypatch.setattr(SparkFrontier, "release", release)
+    before = workers()
     got = spark_bfs(TwoPhase(5), driver_level_max=0)
     assert summary(got) == summary(bfs(TwoPhase(5)))
+    assert workers() == before
     jobs, ahead, left = ends[-1]
     levels = sum(lv["mode"] == "spark" for lv in got.extra["spark"]["levels"])
     assert ahead and jobs == levels + 3  # placed blocks, levels, the empty one, ahead
-    assert {job for job, _pid in left} <= {jobs}  # only the cancelled job's, if any
+    assert {job for job, _pid in left} <= {jobs}  # only the job ahead's, if any
     cut = spark_bfs(TwoPhase(8), driver_level_max=0, time_limit=3.0)
     assert cut.stopped_by == "time_limit"
     deadline = time.monotonic() + 20

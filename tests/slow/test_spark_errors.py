@@ -55,6 +55,18 @@ def test_java_missing(tmp_path):
     one_line_error(r, f"JAVA_HOME={tmp_path} has no bin/java")
 
 
+@pytest.mark.parametrize("name, value", [("KMC_SPARK_WINDOW_MAX", "lots"),
+                                         ("KMC_SPARK_DRIVER_LEVEL", "1e4"),
+                                         ("KMC_SPARK_WAIT", "-5")])
+def test_a_tuning_variable_that_is_not_a_number(name, value, tmp_path):
+    """Caught before Spark starts (no checkpoint written), named, one line."""
+    ckpt = tmp_path / "ckpt"
+    r, _ = kmc("check", "diehard", "--explorer", "spark", "--checkpoint-dir", str(ckpt),
+               env={name: value})
+    one_line_error(r, f"{name}={value!r} is not", "unset it")
+    assert not ckpt.exists()
+
+
 def test_unreachable_master_fails_fast():
     url = f"spark://127.0.0.1:{free_port()}"  # nothing listens there
     r, took = kmc("check", "diehard", "--explorer", "spark", "--master", url)

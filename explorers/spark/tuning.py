@@ -1,0 +1,38 @@
+"""Numeric tuning knobs of the Spark explorer, read from ``KMC_SPARK_*`` environment
+variables once, at import (tests and docs/spark.md name them where they are used).
+
+A value that is not a number must not turn into a traceback wherever the module
+happens to be imported: it is noted, the default stands in, and ``check()`` — called
+before Spark starts — turns it into a one-line ExplorerError (exit 2) that names the
+variable.
+"""
+from __future__ import annotations
+
+import os
+
+from explorers.errors import ExplorerError
+
+_BAD: dict = {}  # variable -> the message check() raises
+
+
+def env_number(name: str, default, kind=float):
+    """The non-negative number (``kind``: float or int) in ``$name``, or ``default``
+    when it is unset or empty."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        what = "a whole number" if kind is int else "a number"
+        _BAD[name] = f"{name}={raw!r} is not {what} >= 0: fix it or unset it"
+        return default
+    return value
+
+
+def check() -> None:
+    """Raise the first bad tuning variable (by name) as an ExplorerError."""
+    if _BAD:
+        raise ExplorerError(_BAD[min(_BAD)])
