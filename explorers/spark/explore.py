@@ -176,9 +176,9 @@ def _placed(run, frontier, to_spark):
 def _ahead(run, frontier) -> bool:
     """Whether a Spark level should submit the next level's job before it ends
     (``SparkFrontier.run_level``): when that level will run on Spark too, committed. The
-    frontier the next level expands is guessed to grow as the last one did; a job
-    submitted for a level that does not come is cancelled, at the price of the work it
-    did meanwhile."""
+    frontier the next level expands is guessed to grow as the last one did (if it
+    shrinks faster, that level stays on Spark all the same: ``_placed``); a stop cancels
+    the job, at the price of the work it did meanwhile."""
     if frontier.mode != "spark" or (run.max_depth is not None
                                     and run.depth + 1 >= run.max_depth):
         return False
