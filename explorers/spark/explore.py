@@ -8,6 +8,7 @@ keeps its trace file on the master: 16 bytes per state.
 """
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -125,32 +126,37 @@ def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None,
     outgrows ``run.limit()`` (None: stay on the driver, as the tests do);
     ``check_interrupt()`` raises KeyboardInterrupt after a Ctrl-C, between levels."""
     deadline = None if time_limit is None else run.t0 + time_limit
-    while frontier.size:
-        if check_interrupt is not None:
-            check_interrupt()
-        if run.should_stop():
-            break
-        if deadline is not None and time.perf_counter() > deadline:
-            run.stopped_by = "time_limit"
-            break
-        frontier = _placed(run, frontier, to_spark)
-        commit = not run.at_bound()
-        t = time.perf_counter()
-        try:
-            outcome = frontier.run_level(run.decided(), commit, deadline, run.window(),
-                                         run.last_levels(), _ahead(run, frontier))
-        except LevelCancelled:
-            run.stopped_by = "time_limit"
-            break
-        if not run.absorb(outcome, frontier, time.perf_counter() - t):
-            break
-        if check_interrupt is not None:
-            check_interrupt()  # a level cut short by Ctrl-C is not saved
-        if store is not None and not run.stopped_by:
-            store.save_level(run.depth - 1, frontier, nparts,
-                             run.meta(run.depth - 1, frontier.mode))
-        if run.stopped_by:
-            break
+    try:
+        while frontier.size:
+            if check_interrupt is not None:
+                check_interrupt()
+            if run.should_stop():
+                break
+            if deadline is not None and time.perf_counter() > deadline:
+                run.stopped_by = "time_limit"
+                break
+            frontier = _placed(run, frontier, to_spark)
+            commit = not run.at_bound()
+            t = time.perf_counter()
+            try:
+                outcome = frontier.run_level(run.decided(), commit, deadline, run.window(),
+                                             run.last_levels(), _ahead(run, frontier))
+            except LevelCancelled:
+                run.stopped_by = "time_limit"
+                break
+            if not run.absorb(outcome, frontier, time.perf_counter() - t):
+                break
+            if check_interrupt is not None:
+                check_interrupt()  # a level cut short by Ctrl-C is not saved
+            if store is not None and not run.stopped_by:
+                store.save_level(run.depth - 1, frontier, nparts,
+                                 run.meta(run.depth - 1, frontier.mode))
+            if run.stopped_by:
+                break
+    except BaseException:  # Ctrl-C, a failed level: no job of this run left running
+        with contextlib.suppress(Exception):  # the context may have gone with the level
+            frontier.release()
+        raise
     result = run.result(frontier)
     frontier.release()
     return result

@@ -106,6 +106,34 @@ def test_a_level_with_a_job_ahead_stays_on_spark():
         assert sorted(part.submitted) == sorted(part.awaited) and part.cancelled == []
 
 
+class _Failing(_Jobs):
+    """A level whose job fails (the 4th job) while the job ahead of it is submitted."""
+
+    def _await(self, job, deadline, also=None):
+        if job.job == 4:
+            self.awaited.append(job.job)
+            raise RuntimeError("executor lost for good")
+        return super()._await(job, deadline, also)
+
+
+def test_a_failed_level_cancels_the_job_ahead_of_it():
+    core = Core(TwoPhase(5))
+    run = Run(core, 0, False, None, None, None)
+    made = []
+
+    def to_spark(f):
+        made.append(_Failing(core, f, 2))
+        return made[-1]
+    try:
+        with pytest.raises(RuntimeError, match="executor lost"):
+            explore(run, run.start(DriverFrontier), to_spark=to_spark)
+    finally:
+        gc.unfreeze()
+        gc.enable()
+    (part,) = made
+    assert 5 in part.submitted and part.cancelled == [5] and part._ahead is None
+
+
 def test_lagged_windows_keep_answers_on_a_partition_key_model():
     """A partition-key model's Spark levels route by owner tables guessed a level further
     ahead for the jobs ahead; keys still reach their owners and answers stay BFS's."""
