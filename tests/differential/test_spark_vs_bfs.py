@@ -274,10 +274,12 @@ def test_an_embedded_master_keeps_the_cut_in_the_block_manager(sc, monkeypatch):
 
 
 def test_shuffles_on_this_machine_are_not_compressed(sc):
-    """Compression only pays when shuffled bytes cross a network: an embedded or loopback
-    master turns it off, a remote one keeps Spark's default."""
+    """Compression and shuffle checksums only pay when shuffled bytes cross a network:
+    an embedded or loopback master turns them off, a remote one keeps Spark's
+    defaults."""
     from explorers.spark.session import build_conf
 
-    assert sc.getConf().get("spark.shuffle.compress") == "false"
-    assert build_conf("spark://127.0.0.1:7077", 2, False)["spark.shuffle.compress"] == "false"
-    assert "spark.shuffle.compress" not in build_conf("spark://10.1.2.3:7077", 2, False)
+    for key in ("spark.shuffle.compress", "spark.shuffle.checksum.enabled"):
+        assert sc.getConf().get(key) == "false"
+        assert build_conf("spark://127.0.0.1:7077", 2, False)[key] == "false"
+        assert key not in build_conf("spark://10.1.2.3:7077", 2, False)
