@@ -120,9 +120,11 @@ def test_time_limit_and_progress(sc):
     """A time limit stops at a level boundary (or cancels the running level) with the
     counts of the completed levels; progress is reported after every level."""
     calls = []
-    got = spark_bfs(TwoPhase(6), driver_level_max=0, time_limit=0.5,
+    # rm=7: ~300k states in ~20 Spark levels, well over the limit (rm=6 on local[2] now
+    # finishes in about 0.5 s)
+    got = spark_bfs(TwoPhase(7), driver_level_max=0, time_limit=0.5,
                     progress=lambda *a: calls.append(a))
-    full = bfs(TwoPhase(6))
+    full = bfs(TwoPhase(7))
     assert got.stopped_by == "time_limit" and not got.complete
     assert got.unique_states < full.unique_states
     assert got.verdict("TCConsistent") == "unknown"
@@ -162,7 +164,7 @@ def test_each_level_runs_the_job_submitted_ahead_of_it(sc, monkeypatch):
     levels = sum(lv["mode"] == "spark" for lv in got.extra["spark"]["levels"])
     assert ahead and jobs == levels + 3  # placed blocks, levels, the empty one, ahead
     assert {job for job, _pid in left} <= {jobs}  # only the job ahead's, if any
-    cut = spark_bfs(TwoPhase(8), driver_level_max=0, time_limit=3.0)
+    cut = spark_bfs(TwoPhase(8), driver_level_max=0, time_limit=2.0)
     assert cut.stopped_by == "time_limit"
     deadline = time.monotonic() + 20
     while sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
