@@ -35,7 +35,9 @@ sys.path.insert(0, ROOT)
 
 def tree_cpu() -> float:
     """CPU seconds used so far by this process and all its descendants (the JVM, the
-    Python workers): a figure the other users of the machine do not distort."""
+    Python workers): a figure the other users of the machine do not distort. A
+    descendant that ended (Spark replaces the Python worker of a cancelled or failed
+    task) counts through its parent's reaped-children time."""
     procs = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -44,7 +46,8 @@ def tree_cpu() -> float:
                     st = f.read().rsplit(") ", 1)[1].split()
             except (OSError, IndexError):
                 continue
-            procs[int(entry)] = (int(st[1]), int(st[11]) + int(st[12]))
+            # utime + stime, and cutime + cstime (the children it reaped)
+            procs[int(entry)] = (int(st[1]), sum(int(x) for x in st[11:15]))
     mine, grew = {os.getpid()}, True
     while grew:
         grew = False
