@@ -22,7 +22,7 @@ from explorers.spark.driver import DriverFrontier, join_blocks, owner_of
 from explorers.spark.frontier import LevelCancelled, SparkFrontier
 from explorers.spark.placement import default_partitions, place_by_partition_key
 from explorers.spark.run import Run, driver_seconds
-from explorers.spark.tuning import check as check_tuning, env_number
+from explorers.spark.tuning import env_number
 
 #: a fixed driver threshold (frontier states) instead of the adaptive one (Run.limit)
 DRIVER_LEVEL_MAX = env_number("KMC_SPARK_DRIVER_LEVEL", None, int)
@@ -46,7 +46,6 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     ``driver_level_max``: frontiers up to this size are expanded on the driver (0: every
     level on Spark; default: adaptive, see ``Run.limit``).
     """
-    check_tuning()  # a bad KMC_SPARK_* number: one line, exit 2, before anything starts
     if resume and not checkpoint_dir:
         raise ExplorerError("--resume needs --checkpoint-dir DIR: the directory of the "
                             "interrupted run")
@@ -173,10 +172,14 @@ def _placed(run, frontier, to_spark):
     # a job already submitted for this level (``ahead``) costs less to wait for than the
     # driver's level, and cancelling it would cost its Python workers (Spark replaces
     # the workers of a cancelled task)
-    if frontier.size <= limit // 2 and run.unique <= DRIVER_VISITED_MAX \
-            and not frontier.pending:
+    if _fits_driver(run, frontier.size) and not frontier.pending:
         return frontier.to_driver(run.core)
     return frontier
+
+
+def _fits_driver(run, size) -> bool:
+    """A Spark frontier of ``size`` states goes back to the driver (``_placed``)."""
+    return size <= run.limit() // 2 and run.unique <= DRIVER_VISITED_MAX
 
 
 def _ahead(run, frontier) -> bool:
@@ -191,7 +194,7 @@ def _ahead(run, frontier) -> bool:
     guess = run.frontier_size * run.growth()
     if run.max_states is not None and run.unique + guess > run.max_states:
         return False
-    return guess > run.limit() // 2 or run.unique > DRIVER_VISITED_MAX
+    return not _fits_driver(run, guess)
 
 
 def _restore(sc, core_bc, nparts, store, depth, run):

@@ -24,12 +24,11 @@ from explorers.spark.session import is_local
 
 @dataclass
 class _Job:
-    """A submitted Spark job: its number, its output (the shuffled RDD), how to wait for
-    and cancel it, and whether its level commits."""
+    """A submitted Spark job: its number, its output (the shuffled RDD), and how to wait
+    for and cancel it."""
     job: int
     rdd: object
     handle: object
-    commit: bool
 
 
 class LevelCancelled(Exception):
@@ -140,7 +139,7 @@ class SparkFrontier:
         decided = tuple(sorted(decided))
         self.levels += 1
         job, self._ahead = self._ahead, None
-        if job is not None and job.commit != commit:
+        if job is not None and not commit:  # a job ahead commits; this level must not
             self._cancel(job)
             job = None
         if job is None:
@@ -210,7 +209,7 @@ class SparkFrontier:
                                      self.summaries, self.jobs, dedup, commit, expand,
                                      table, lagged)
         rdd, handle = self._launch(parent, task)
-        return _Job(self.jobs, rdd, handle, commit)
+        return _Job(self.jobs, rdd, handle)
 
     def _launch(self, parent, task):
         # not preservesPartitioning: partitionBy would then return the output unshuffled

@@ -10,9 +10,8 @@ from collections import Counter
 
 import numpy as np
 
-from explorers.errors import ExplorerError
 from explorers.spark import level
-from explorers.spark.tuning import env_number
+from explorers.spark.tuning import env_number, parse_number
 
 
 #: adaptive threshold (``driver_seconds``): a level goes to Spark once the driver would
@@ -45,11 +44,7 @@ def driver_seconds(local: bool, cores: int) -> float:
     One core gains nothing from a Spark level, and a cluster's F is unknown here (larger
     across a network): both keep DRIVER_LEVEL_SECONDS."""
     if DRIVER_SECONDS_SET:
-        try:
-            return float(DRIVER_SECONDS_SET)
-        except ValueError:
-            raise ExplorerError(f"KMC_SPARK_DRIVER_SECONDS={DRIVER_SECONDS_SET!r} is not a "
-                                "number: set it to seconds (e.g. 0.4) or unset it") from None
+        return parse_number("KMC_SPARK_DRIVER_SECONDS", DRIVER_SECONDS_SET)
     if local and cores > SPARK_WORK:
         return min(DRIVER_LEVEL_SECONDS, LOCAL_LEVEL_COST / (1 - SPARK_WORK / cores))
     return DRIVER_LEVEL_SECONDS

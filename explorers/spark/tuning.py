@@ -15,21 +15,30 @@ from explorers.errors import ExplorerError
 _BAD: dict = {}  # variable -> the message check() raises
 
 
-def env_number(name: str, default, kind=float):
-    """The non-negative number (``kind``: float or int) in ``$name``, or ``default``
-    when it is unset or empty."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
+def parse_number(name: str, raw: str, kind=float):
+    """``raw``, the value of ``$name``, as a non-negative ``kind`` (float or int), or an
+    ExplorerError that names the variable."""
     try:
         value = kind(raw)
     except ValueError:
         value = -1
     if value < 0:
         what = "a whole number" if kind is int else "a number"
-        _BAD[name] = f"{name}={raw!r} is not {what} >= 0: fix it or unset it"
-        return default
+        raise ExplorerError(f"{name}={raw!r} is not {what} >= 0: fix it or unset it")
     return value
+
+
+def env_number(name: str, default, kind=float):
+    """The non-negative number in ``$name``, or ``default`` when it is unset or empty
+    (or bad: ``check()`` then raises)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return parse_number(name, raw, kind)
+    except ExplorerError as e:
+        _BAD[name] = str(e)
+        return default
 
 
 def check() -> None:
