@@ -285,3 +285,17 @@ def test_shuffles_on_this_machine_are_not_compressed(sc):
         assert sc.getConf().get(key) == "false"
         assert build_conf("spark://127.0.0.1:7077", 2, False)[key] == "false"
         assert key not in build_conf("spark://10.1.2.3:7077", 2, False)
+
+
+def test_an_embedded_jvm_collects_garbage_with_the_serial_collector(sc):
+    """The embedded master's one JVM runs the serial collector (``session.GC_OPTS``);
+    a cluster's driver and executors keep the JVM's default."""
+    from explorers.spark.session import build_conf
+
+    beans = sc._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+    assert sorted(b.getName() for b in beans) == ["Copy", "MarkSweepCompact"]
+    for master in ("spark://127.0.0.1:7077", "spark://10.1.2.3:7077"):
+        conf = build_conf(master, 2, False)
+        assert "-XX:+UseSerialGC" not in conf["spark.driver.extraJavaOptions"]
+        assert "-XX:+UseSerialGC" not in conf["spark.executor.extraJavaOptions"]
+    assert "-XX:+UseSerialGC" in build_conf(None, 2, False)["spark.driver.extraJavaOptions"]
