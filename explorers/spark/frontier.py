@@ -8,6 +8,7 @@ docstring says how a level runs as a single stage, and how the next one starts e
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -185,7 +186,7 @@ class SparkFrontier:
             self._size = int(outcome.new_keys.size)
             self._visited_bytes = visited_bytes
             if cut:
-                self._cut(window)
+                self._cut(window, deadline)
         return outcome
 
     def _window_bcs(self, window):
@@ -231,17 +232,9 @@ class SparkFrontier:
         does not count (LevelCancelled)."""
         future, group = job.handle
         fired = threading.Event()
-
-        def cancel():
-            fired.set()
-            self.sc.cancelJobGroup(group)
-        timer = None
-        if deadline is not None:
-            timer = threading.Timer(max(0.0, deadline - time.perf_counter()), cancel)
-            timer.daemon = True
-            timer.start()
         try:
-            future.get()
+            with self._deadline(deadline, group, fired):
+                future.get()
         except Exception:
             if also is not None:
                 self._cancel(also)
@@ -249,10 +242,26 @@ class SparkFrontier:
             if fired.is_set():
                 raise LevelCancelled() from None
             raise
-        finally:
-            if timer is not None:
-                timer.cancel()
         return self._summaries(job.job)
+
+    @contextlib.contextmanager
+    def _deadline(self, deadline, group, fired):
+        """Cancel the jobs of the job group ``group`` at ``deadline`` (None: never),
+        setting ``fired``, while the block runs."""
+        if deadline is None:
+            yield
+            return
+
+        def cancel():
+            fired.set()
+            self.sc.cancelJobGroup(group)
+        timer = threading.Timer(max(0.0, deadline - time.perf_counter()), cancel)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
 
     def _summaries(self, job):
         """The summaries of ``job``'s tasks, in partition order, taken out of the
@@ -273,19 +282,35 @@ class SparkFrontier:
             self._cancel(self._ahead)
             self._ahead = None
 
-    def _cut(self, window) -> None:
+    def _cut(self, window, deadline=None) -> None:
         """Cut the lineage, so recovering a lost partition starts here and the shuffles
         before it can go. On a cluster the state is written to the checkpoint directory
         (a lost executor takes its blocks with it). An embedded master has no executor
         to lose apart from the driver itself, so the block manager keeps the state (a
         local checkpoint): one JVM pass instead of two and a write, and the cut took 45-52
-        ms instead of 129-143 ms on TwoPhase rm=8 (local[2], two runs each)."""
+        ms instead of 129-143 ms on TwoPhase rm=8 (local[2], two runs each).
+
+        The time limit (``deadline``) holds here too: a cut it reaches is left undone,
+        since the run stops before another level and nothing will recover through it
+        (writing a large state to a cluster's checkpoint directory can take minutes)."""
+        if deadline is not None and time.perf_counter() >= deadline:
+            return
         jrdd = self.state._jrdd
         if self._embedded:
             jrdd.rdd().localCheckpoint()
         else:
             self.state.checkpoint()
-        jrdd.count()  # a JVM pass over the shuffle output that keeps or writes it
+        group, fired = f"kmc-{uuid.uuid4().hex}", threading.Event()
+        self.sc.setJobGroup(group, "kmc lineage cut", interruptOnCancel=True)
+        try:
+            with self._deadline(deadline, group, fired):
+                jrdd.count()  # a JVM pass over the shuffle output that keeps or writes it
+        except Exception:
+            if fired.is_set():
+                return
+            raise
+        finally:
+            self.sc._jsc.clearJobGroup()
         if self.state.isCheckpointed():
             self._drop_windows(window or ())  # no recovery reaches back past the cut
             if self._kept is not None:  # the state the last local cut kept

@@ -252,8 +252,8 @@ def test_an_embedded_master_keeps_the_cut_in_the_block_manager(sc, monkeypatch):
     def stored(rdd):
         return rdd._jrdd.rdd().getStorageLevel().useDisk()
 
-    def cut(self, window):
-        real_cut(self, window)
+    def cut(self, window, deadline=None):
+        real_cut(self, window, deadline)
         cuts.append((self.state.isCheckpointed(), self.state.getCheckpointFile(),
                      self._kept is self.state, stored(self.state)))
         kept.append(self.state)
@@ -299,3 +299,38 @@ def test_an_embedded_jvm_collects_garbage_with_the_serial_collector(sc):
         assert "-XX:+UseSerialGC" not in conf["spark.driver.extraJavaOptions"]
         assert "-XX:+UseSerialGC" not in conf["spark.executor.extraJavaOptions"]
     assert "-XX:+UseSerialGC" in build_conf(None, 2, False)["spark.driver.extraJavaOptions"]
+
+
+def _sleepy(record):
+    import time
+    time.sleep(30)
+    return record
+
+
+def test_the_time_limit_holds_during_a_lineage_cut(sc):
+    """A lineage cut that the time limit reaches is left undone: with the deadline
+    already past it starts nothing, and a deadline that passes while its job runs
+    cancels that job there and then (the run stops before another level, so nothing
+    will recover through the cut)."""
+    import time
+
+    from explorers.spark.driver import owner_of
+    from explorers.spark.frontier import SparkFrontier
+
+    def frontier():  # a state whose shuffle takes 30 s to compute
+        rdd = sc.parallelize([(0, ("B",)), (1, ("B",))], 2).map(_sleepy)
+        return SparkFrontier(sc, None, 2, rdd.partitionBy(2, owner_of), 2)
+
+    for ahead in (-1.0, 1.0):
+        f = frontier()
+        t = time.perf_counter()
+        f._cut(None, t + ahead)
+        took = time.perf_counter() - t
+        assert not f.state.isCheckpointed()
+        assert took < (0.5 if ahead < 0 else 15.0)
+        f.release()
+    waited = 0.0
+    while sc.statusTracker().getActiveJobsIds() and waited < 10:
+        time.sleep(0.1)
+        waited += 0.1
+    assert not sc.statusTracker().getActiveJobsIds()
