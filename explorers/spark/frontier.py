@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorers.spark import level_tasks
+from explorers.spark.jobs import LevelJobs
 from explorers.spark.driver import (DriverFrontier, LevelOutcome, is_block, join_blocks,
                                     owner_of)
 from explorers.spark.placement import balanced_owners, predicted_weights, value_links
@@ -101,6 +102,7 @@ class SparkFrontier:
         self._serializer = sc._jvm.org.apache.spark.serializer.JavaSerializer(
             sc._jsc.sc().conf())
         _shuffled(rdd, self._serializer)  # the placed blocks' shuffle has not run yet
+        self._jobs = LevelJobs(sc, nparts, self._serializer)
         self._kept = None  # the state the last local lineage cut keeps in memory
         self.summaries = sc.accumulator({}, level_tasks.Summaries())
         # (level, key array, broadcast): one broadcast per level's keys, made when the
@@ -213,15 +215,12 @@ class SparkFrontier:
         return _Job(self.jobs, rdd, handle)
 
     def _launch(self, parent, task):
-        # not preservesPartitioning: partitionBy would then return the output unshuffled
-        rdd = parent.mapPartitionsWithIndex(task).partitionBy(self.nparts, owner_of)
-        dep = _shuffled(rdd, self._serializer).dependencies().head()
         group = f"kmc-{uuid.uuid4().hex}"  # to cancel it (a time limit, a dropped job)
         self.sc.setJobGroup(group, "kmc BFS level", interruptOnCancel=True)
         try:
             # Spark's map-stage job: a plain action would follow the map side with a
             # stage reading all the shuffled data back
-            future = self.sc._jsc.sc().submitMapStage(dep)
+            rdd, future = self._jobs.launch(parent, task)
         finally:
             self.sc._jsc.clearJobGroup()
         return rdd, (future, group)

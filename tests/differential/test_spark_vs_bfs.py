@@ -245,9 +245,10 @@ def test_an_embedded_master_keeps_the_cut_in_the_block_manager(sc, monkeypatch):
     instance built per task)."""
     from explorers.spark import frontier as fr
     from explorers.spark.explore import LINEAGE_EVERY
+    from explorers.spark.jobs import LevelJobs
 
     cuts, kept, shuffles = [], [], []
-    real_cut, real_shuffled = fr.SparkFrontier._cut, fr._shuffled
+    real_cut, real_launch = fr.SparkFrontier._cut, LevelJobs.launch
 
     def stored(rdd):
         return rdd._jrdd.rdd().getStorageLevel().useDisk()
@@ -259,12 +260,13 @@ def test_an_embedded_master_keeps_the_cut_in_the_block_manager(sc, monkeypatch):
         kept.append(self.state)
         cuts.append(tuple(stored(k) for k in kept[:-1]))  # the cuts before: released
 
-    def shuffled(rdd, serializer):
-        out = real_shuffled(rdd, serializer)
-        shuffles.append(out.dependencies().head().serializer().getClass().getSimpleName())
-        return out
+    def launch(self, parent, task):  # each level's shuffle, as LevelJobs built it
+        out, future = real_launch(self, parent, task)
+        dep = out._jrdd.rdd().dependencies().head().rdd().dependencies().head()
+        shuffles.append(dep.serializer().getClass().getSimpleName())
+        return out, future
     monkeypatch.setattr(fr.SparkFrontier, "_cut", cut)
-    monkeypatch.setattr(fr, "_shuffled", shuffled)
+    monkeypatch.setattr(LevelJobs, "launch", launch)
     got = spark_bfs(TwoPhase(6), driver_level_max=0)
     assert summary(got) == summary(bfs(TwoPhase(6)))
     assert sc.getCheckpointDir() is None
