@@ -1,7 +1,7 @@
 """A level's Spark job, built with few py4j calls.
 
 Through PySpark's API (``mapPartitionsWithIndex(...).partitionBy(...)``) one level's job
-took ~75 py4j round trips: a class lookup before every constructor, the environment
+took ~80 py4j round trips: a class lookup before every constructor, the environment
 and the include list converted to Java entry by entry, the partition-function wrapper,
 call-site bookkeeping. A TwoPhase rm=8 run made ~1,470 of them (541 releasing JVM
 objects), 0.14-0.18 CPU s of the JVM's py4j threads and ~3.3 ms of the driver's per job,
@@ -18,7 +18,6 @@ them, where ``partitionBy`` held them all until the task ended.
 from __future__ import annotations
 
 import struct
-
 
 
 def keyed(task, dumps):
@@ -58,7 +57,7 @@ class LevelJobs:
     def launch(self, parent, task):
         """The RDD of ``task`` run on every partition of ``parent`` and shuffled to its
         owners, and the job of its map side, submitted (a JVM FutureAction)."""
-        from pyspark.core.rdd import RDD
+        from pyspark import RDD
         from pyspark.serializers import CloudPickleSerializer
 
         sc = self.sc
