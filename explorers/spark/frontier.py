@@ -37,23 +37,6 @@ class LevelCancelled(Exception):
     """The time limit cancelled a running level."""
 
 
-def _shuffled(rdd, serializer):
-    """The JVM ShuffledRDD behind ``rdd`` (a ``partitionBy`` result, before any job
-    ran it), set to write its records with ``serializer``.
-
-    Spark picks Kryo for a shuffle of PySpark's (long, bytes) records, and each task
-    gets its own copy of the serializer, so each task built a Kryo instance and
-    registered Scala's classes with it, twice (writing and reading): 54% of the
-    executor threads' samples in a Java Flight Recording of TwoPhase rm=3 with every
-    level on Spark. A handful of large byte arrays per task needs neither Kryo's speed
-    nor its set-up: Java serialization writes them as they are."""
-    jrdd = rdd._jrdd.rdd()  # the values of the ShuffledRDD (PythonRDD.valueOfPair)
-    shuffled = jrdd.dependencies().head().rdd()
-    if shuffled.getClass().getSimpleName() != "ShuffledRDD":
-        raise RuntimeError("a level's output is not a fresh shuffle")
-    return shuffled.setSerializer(serializer)
-
-
 class SparkFrontier:
     """The visited keys and the frontier on Spark, as the output of one shuffle: each
     partition's block ("B", sent to itself) and, once ``_next`` is set, the candidates of
@@ -98,11 +81,8 @@ class SparkFrontier:
         self.levels = self.jobs = 0
         self._visited_bytes = 0
         self._embedded = is_local(sc.master)  # see _cut
-        # Java serialization for every shuffle of the run (see _shuffled)
-        self._serializer = sc._jvm.org.apache.spark.serializer.JavaSerializer(
-            sc._jsc.sc().conf())
-        _shuffled(rdd, self._serializer)  # the placed blocks' shuffle has not run yet
-        self._jobs = LevelJobs(sc, nparts, self._serializer)
+        self._jobs = LevelJobs(sc, nparts)
+        self._jobs.java_serialized(rdd)  # the placed blocks' shuffle has not run yet
         self._kept = None  # the state the last local lineage cut keeps in memory
         self.summaries = sc.accumulator({}, level_tasks.Summaries())
         # (level, key array, broadcast): one broadcast per level's keys, made when the
@@ -215,15 +195,22 @@ class SparkFrontier:
         return _Job(self.jobs, rdd, handle)
 
     def _launch(self, parent, task):
-        group = f"kmc-{uuid.uuid4().hex}"  # to cancel it (a time limit, a dropped job)
-        self.sc.setJobGroup(group, "kmc BFS level", interruptOnCancel=True)
-        try:
+        with self._job_group("kmc BFS level") as group:
             # Spark's map-stage job: a plain action would follow the map side with a
             # stage reading all the shuffled data back
             rdd, future = self._jobs.launch(parent, task)
+        return rdd, (future, group)
+
+    @contextlib.contextmanager
+    def _job_group(self, what):
+        """Jobs submitted in the block join a fresh job group (yielded), so they can be
+        cancelled by it: a time limit, a dropped job ahead."""
+        group = f"kmc-{uuid.uuid4().hex}"
+        self.sc.setJobGroup(group, what, interruptOnCancel=True)
+        try:
+            yield group
         finally:
             self.sc._jsc.clearJobGroup()
-        return rdd, (future, group)
 
     def _await(self, job, deadline, also=None):
         """Wait for ``job``; returns its summaries in partition order. Past the
@@ -299,17 +286,15 @@ class SparkFrontier:
             jrdd.rdd().localCheckpoint()
         else:
             self.state.checkpoint()
-        group, fired = f"kmc-{uuid.uuid4().hex}", threading.Event()
-        self.sc.setJobGroup(group, "kmc lineage cut", interruptOnCancel=True)
+        fired = threading.Event()
         try:
-            with self._deadline(deadline, group, fired):
+            with self._job_group("kmc lineage cut") as group, \
+                    self._deadline(deadline, group, fired):
                 jrdd.count()  # a JVM pass over the shuffle output that keeps or writes it
         except Exception:
             if fired.is_set():
                 return
             raise
-        finally:
-            self.sc._jsc.clearJobGroup()
         if self.state.isCheckpointed():
             self._drop_windows(window or ())  # no recovery reaches back past the cut
             if self._kept is not None:  # the state the last local cut kept

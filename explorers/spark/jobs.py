@@ -35,7 +35,7 @@ def keyed(task, dumps):
 class LevelJobs:
     """Builds each level's RDD and its shuffle (see the module docstring)."""
 
-    def __init__(self, sc, nparts, serializer):
+    def __init__(self, sc, nparts):
         from py4j.java_collections import ListConverter, MapConverter
         from pyspark.serializers import BatchedSerializer, NoOpSerializer
 
@@ -51,7 +51,9 @@ class LevelJobs:
         self._out = NoOpSerializer()  # the task's output is bytes already (``keyed``)
         self._records = sc._unbatched_serializer
         self._batched = BatchedSerializer(self._records)
-        self._serializer = serializer  # the shuffle's (frontier._shuffled says why)
+        # Java serialization for every shuffle of the run (``java_serialized`` says why)
+        self._serializer = sc._jvm.org.apache.spark.serializer.JavaSerializer(
+            sc._jsc.sc().conf())
         self._submit = sc._jsc.sc().submitMapStage
 
     def launch(self, parent, task):
@@ -80,3 +82,20 @@ class LevelJobs:
         jshuffled = shuffled.rdd()
         jshuffled.setSerializer(self._serializer)
         return out, self._submit(jshuffled.dependencies().head())
+
+    def java_serialized(self, rdd):
+        """Set the shuffle behind ``rdd`` (a ``partitionBy`` result no job has run yet:
+        the blocks placed from the driver or a checkpoint) to Java serialization, as
+        ``launch`` sets every level's.
+
+        Spark picks Kryo for a shuffle of PySpark's (long, bytes) records, and each task
+        gets its own copy of the serializer, so each task built a Kryo instance and
+        registered Scala's classes with it, twice (writing and reading): 54% of the
+        executor threads' samples in a Java Flight Recording of TwoPhase rm=3 with every
+        level on Spark. A handful of large byte arrays per task needs neither Kryo's
+        speed nor its set-up: Java serialization writes them as they are."""
+        # the values of the ShuffledRDD (PythonRDD.valueOfPair)
+        shuffled = rdd._jrdd.rdd().dependencies().head().rdd()
+        if shuffled.getClass().getSimpleName() != "ShuffledRDD":
+            raise RuntimeError("placed blocks are not a fresh shuffle")
+        shuffled.setSerializer(self._serializer)
