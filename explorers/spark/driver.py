@@ -58,11 +58,25 @@ def join_blocks(records):
     passed = [rec[1] for _p, rec in records if rec[0] == "V"]
     visited = np.sort(np.concatenate([keycodec.unpack(b[1]) for b in blocks] + passed
                                      or [np.empty(0, np.uint64)]))
-    fkeys = np.concatenate([b[2] for b in blocks] or [np.empty(0, np.uint64)])
+    return (visited, *join_frontiers([(b[2], b[3]) for b in blocks]))
+
+
+def frontier_of(record) -> list:
+    """A block's frontier (keys, held states) without its visited keys; nothing for
+    other records (a flatMap function: what ``SparkFrontier.to_driver`` collects)."""
+    rec = record[1]
+    return [(rec[2], rec[3])] if rec[0] == "B" else []
+
+
+def join_frontiers(parts):
+    """One frontier (ascending keys, their states or None) from the blocks' (keys,
+    held states)."""
+    fkeys = np.concatenate([k for k, _h in parts] or [np.empty(0, np.uint64)])
     order = np.argsort(fkeys, kind="stable")
-    packed = all(b[3] is None for b in blocks)
-    states = None if packed else [s for b in blocks for s in level.unpack_frontier(b[3])]
-    return visited, fkeys[order], None if packed else [states[i] for i in order.tolist()]
+    if all(h is None for _k, h in parts):  # a packed model: the keys are the states
+        return fkeys[order], None
+    states = [s for _k, h in parts for s in level.unpack_frontier(h)]
+    return fkeys[order], [states[i] for i in order.tolist()]
 
 
 class DriverFrontier:

@@ -29,8 +29,13 @@ DRIVER_LEVEL_MAX = env_number("KMC_SPARK_DRIVER_LEVEL", None, int)
 #: a frontier comes back to the driver only while the visited set is at most this many
 #: keys (8 bytes each): beyond it, visited stays distributed
 DRIVER_VISITED_MAX = env_number("KMC_SPARK_DRIVER_VISITED", 4000000, int)
-#: cut the RDD lineage (a reliable Spark checkpoint) every this many Spark levels
-LINEAGE_EVERY = 10
+#: cut the RDD lineage (``SparkFrontier._cut_due``) once the Spark levels since the last
+#: cut number this many ...
+LINEAGE_EVERY = env_number("KMC_SPARK_LINEAGE_LEVELS", 100, int)
+#: ... or held this many bytes of visited keys in all (the state's size, summed over
+#: those levels: what recovering a lost partition may replay, and about the size of
+#: the shuffle files kept for it)
+LINEAGE_BYTES = env_number("KMC_SPARK_LINEAGE_BYTES", 256 << 20, int)
 
 
 @without_cyclic_gc
@@ -82,7 +87,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
 
         def to_spark(frontier):
             return SparkFrontier.from_records(sc, core_bc, nparts, frontier.blocks(nparts),
-                                              frontier.size, LINEAGE_EVERY, core.owner_shift)
+                                              frontier.size, LINEAGE_EVERY, core.owner_shift,
+                                              lineage_bytes=LINEAGE_BYTES)
         with CtrlC(sc) as ctrl_c:
             try:
                 if start is None:
@@ -173,7 +179,7 @@ def _placed(run, frontier, to_spark):
     # driver's level, and cancelling it would cost its Python workers (Spark replaces
     # the workers of a cancelled task)
     if _fits_driver(run, frontier.size) and not frontier.pending:
-        return frontier.to_driver(run.core)
+        return frontier.to_driver(run.core, *run.visited())
     return frontier
 
 
@@ -206,7 +212,7 @@ def _restore(sc, core_bc, nparts, store, depth, run):
         return DriverFrontier(run.core, visited, fkeys, fstates)
     state = rdd.partitionBy(nparts, owner_of)
     return SparkFrontier(sc, core_bc, nparts, state, run.frontier_size, LINEAGE_EVERY,
-                         run.core.owner_shift)
+                         run.core.owner_shift, lineage_bytes=LINEAGE_BYTES)
 
 
 def _lineage_dir(sc, store):

@@ -18,8 +18,8 @@ import numpy as np
 
 from explorers.spark import level_tasks
 from explorers.spark.jobs import LevelJobs
-from explorers.spark.driver import (DriverFrontier, LevelOutcome, is_block, join_blocks,
-                                    owner_of)
+from explorers.spark.driver import (DriverFrontier, LevelOutcome, frontier_of, is_block,
+                                    join_frontiers)
 from explorers.spark.placement import balanced_owners, predicted_weights, value_links
 from explorers.spark.session import is_local
 
@@ -70,19 +70,24 @@ class SparkFrontier:
     """
     mode = "spark"
 
-    def __init__(self, sc, core_bc, nparts, rdd, size, lineage_every=0, shift=0):
+    def __init__(self, sc, core_bc, nparts, rdd, size, lineage_every=0, shift=0,
+                 shuffled=True, lineage_bytes=0):
         self.sc, self.core_bc, self.nparts = sc, core_bc, nparts
         self.shift = shift  # the Core's owner_shift: owners by partition key when set
         self.state = rdd  # records (pid, ("B", ...)) and, once _next is set, (pid, ("C", ...))
         self._next = None  # per partition (generated, coverage, settled, expand s) of it
         self._ahead = None  # the next level's job, submitted already (a _Job)
         self._size = size
-        self.lineage_every = lineage_every
+        # a lineage cut once the levels since the last one number lineage_every or held
+        # lineage_bytes of visited keys in all (0: no such bound; _cut_due)
+        self.lineage_every, self.lineage_bytes = lineage_every, lineage_bytes
+        self._since_cut = (0, 0)  # (levels, visited bytes) since the last cut
         self.levels = self.jobs = 0
         self._visited_bytes = 0
         self._embedded = is_local(sc.master)  # see _cut
         self._jobs = LevelJobs(sc, nparts)
-        self._jobs.java_serialized(rdd)  # the placed blocks' shuffle has not run yet
+        if shuffled:  # blocks read back from a checkpoint: their shuffle has not run yet
+            self._jobs.java_serialized(rdd)
         self._kept = None  # the state the last local lineage cut keeps in memory
         self.summaries = sc.accumulator({}, level_tasks.Summaries())
         # (level, key array, broadcast): one broadcast per level's keys, made when the
@@ -92,9 +97,18 @@ class SparkFrontier:
         self._windows: list = []
 
     @classmethod
-    def from_records(cls, sc, core_bc, nparts, records, size, lineage_every=0, shift=0):
-        rdd = sc.parallelize(records, nparts).partitionBy(nparts, owner_of)
-        f = cls(sc, core_bc, nparts, rdd, size, lineage_every, shift)
+    def from_records(cls, sc, core_bc, nparts, records, size, lineage_every=0, shift=0,
+                     lineage_bytes=0):
+        """Blocks placed from the driver, one per partition in partition order
+        (``DriverFrontier.blocks``). ``parallelize`` slices such a list one record per
+        partition, so block p is already where partition p's task reads it: no
+        ``partitionBy``, whose Python pass and shuffle were a job of their own before the
+        first Spark level (~20 ms on TwoPhase rm=8, local[2])."""
+        if [p for p, _rec in records] != list(range(nparts)):
+            raise ValueError("from_records needs one block per partition, in order")
+        rdd = sc.parallelize(records, nparts)
+        f = cls(sc, core_bc, nparts, rdd, size, lineage_every, shift, shuffled=False,
+                lineage_bytes=lineage_bytes)
         f._visited_bytes = sum(int(rec[1].nbytes) for _p, rec in records)
         return f
 
@@ -137,8 +151,7 @@ class SparkFrontier:
             if first is not None:
                 self.state = first.rdd
                 self._next = [x for _d, x in self._await(first, deadline, job)]
-        cut = commit and self.lineage_every and self.levels % self.lineage_every == 0 \
-            and (self._embedded or self.sc.getCheckpointDir())
+        cut = commit and self._cut_due() and (self._embedded or self.sc.getCheckpointDir())
         if ahead and commit and not cut:
             # the driver's keys of the level before this one's frontier, the one before
             # that, and (in each task) its own keys of this one's frontier
@@ -167,9 +180,24 @@ class SparkFrontier:
             self.state, self._next = job.rdd, [x for _d, x in parts]
             self._size = int(outcome.new_keys.size)
             self._visited_bytes = visited_bytes
-            if cut:
-                self._cut(window, deadline)
+            levels, held = self._since_cut
+            self._since_cut = (levels + 1, held + visited_bytes)
+            if cut and self._cut(window, deadline):
+                self._since_cut = (0, 0)
         return outcome
+
+    def _cut_due(self) -> bool:
+        """Whether this level ends with a lineage cut: once the levels since the last
+        cut number ``lineage_every`` (this one included) or held ``lineage_bytes`` of
+        visited keys in all (through the level before: this one's are known at its
+        end). A cut is a pass over the whole state (on a cluster, a write of it), paid to
+        bound what recovering a lost partition replays and the shuffle files kept for
+        it; a run of a few seconds spent more on it than any recovery would replay
+        (TwoPhase rm=8: its one cut, at the 10th of 13 Spark levels, took 35-40 ms on
+        local[2], and no job ran ahead across it)."""
+        levels, held = self._since_cut
+        return bool(self.lineage_every and levels + 1 >= self.lineage_every) \
+            or bool(self.lineage_bytes and held >= self.lineage_bytes)
 
     def _window_bcs(self, window):
         return None if window is None else tuple(self._broadcast(k) for k in window)
@@ -268,7 +296,7 @@ class SparkFrontier:
             self._cancel(self._ahead)
             self._ahead = None
 
-    def _cut(self, window, deadline=None) -> None:
+    def _cut(self, window, deadline=None) -> bool:
         """Cut the lineage, so recovering a lost partition starts here and the shuffles
         before it can go. On a cluster the state is written to the checkpoint directory
         (a lost executor takes its blocks with it). An embedded master has no executor
@@ -278,9 +306,10 @@ class SparkFrontier:
 
         The time limit (``deadline``) holds here too: a cut it reaches is left undone,
         since the run stops before another level and nothing will recover through it
-        (writing a large state to a cluster's checkpoint directory can take minutes)."""
+        (writing a large state to a cluster's checkpoint directory can take minutes).
+        Returns whether the lineage was cut."""
         if deadline is not None and time.perf_counter() >= deadline:
-            return
+            return False
         jrdd = self.state._jrdd
         if self._embedded:
             jrdd.rdd().localCheckpoint()
@@ -293,22 +322,32 @@ class SparkFrontier:
                 jrdd.count()  # a JVM pass over the shuffle output that keeps or writes it
         except Exception:
             if fired.is_set():
-                return
+                return False
             raise
-        if self.state.isCheckpointed():
-            self._drop_windows(window or ())  # no recovery reaches back past the cut
-            if self._kept is not None:  # the state the last local cut kept
-                self._kept.unpersist()
-            self._kept = self.state if self._embedded else None
+        if not self.state.isCheckpointed():
+            return False
+        self._drop_windows(window or ())  # no recovery reaches back past the cut
+        if self._kept is not None:  # the state the last local cut kept
+            self._kept.unpersist()
+        self._kept = self.state if self._embedded else None
+        return True
 
     def save(self, sc, url, nparts):
         self.state.filter(is_block).saveAsPickleFile(url)
 
-    def to_driver(self, core) -> DriverFrontier:
-        """Bring a small frontier and the visited keys back to the driver (the caller
-        checks that they fit); the next level's candidates are left behind."""
+    def to_driver(self, core, visited, fkeys) -> DriverFrontier:
+        """Bring a small frontier back to the driver (the caller checks that it fits);
+        the next level's candidates are left behind. ``visited`` (every key found so
+        far) and ``fkeys`` (the frontier's) are the driver's own trace rows
+        (``Run.visited``): only the frontier's states come from Spark, and nothing for a
+        packed model, whose states are their keys. Collecting the blocks' visited keys
+        instead took 60-70 ms of TwoPhase rm=8's tail (1.75 M keys) on local[2]."""
         self._drop_ahead()
-        visited, fkeys, fstates = join_blocks(self.state.filter(is_block).collect())
+        fstates = None
+        if not core.packed:
+            held, fstates = join_frontiers(self.state.flatMap(frontier_of).collect())
+            if not np.array_equal(held, fkeys):
+                raise RuntimeError("the frontier on Spark is not the driver's last level")
         self.release()
         return DriverFrontier(core, visited, fkeys, fstates)
 

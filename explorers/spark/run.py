@@ -137,6 +137,11 @@ class Run:
             return 1.0
         return self.level_keys[-1].size / self.level_keys[-2].size
 
+    def visited(self):
+        """Every key found so far (ascending) and the frontier's: the driver's trace
+        rows, the same keys the partitions hold (``SparkFrontier.to_driver``)."""
+        return np.sort(np.concatenate(self.level_keys)), self.level_keys[-1]
+
     def last_levels(self):
         """(the frontier's keys, their parents' keys, the level before's keys or None):
         what a Spark level weighs its owner table on (``placement.predicted_weights``)."""

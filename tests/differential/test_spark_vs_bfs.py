@@ -11,6 +11,7 @@ ones after it run on Spark.
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from explorers.bfs import bfs
@@ -24,6 +25,7 @@ from kmc import catalog
 from model.validation.diehard import DieHard
 from model.validation.tcommit import TCommit
 from model.validation.twophase import TwoPhase
+from spark_answers import summary
 
 pytestmark = pytest.mark.slow
 
@@ -39,21 +41,6 @@ PINNED = {
 def _scenario_cases():
     return [(name, v) for name, sc in sorted(catalog.scenarios().items())
             if sc.family != "validation" for v in sc.variants]
-
-
-@pytest.fixture(scope="module")
-def sc():
-    from explorers.spark.session import shutdown_gateway, spark_context
-
-    with spark_context(None, 2) as context:
-        yield context
-    shutdown_gateway()  # leave no JVM running behind this module
-
-
-def summary(r):
-    return {"unique": r.unique_states, "generated": r.generated_states,
-            "depth": r.max_depth, "stopped_by": r.stopped_by, "verdicts": r.verdicts(),
-            "trace_lengths": {n: len(d.trace) for n, d in r.discoveries.items()}}
 
 
 @pytest.mark.parametrize("name", sorted(PINNED))
@@ -106,6 +93,23 @@ def test_catalog_scenario(sc, name, variant):
     core = Core(scenario.make(variant, {})[0])
     place_by_partition_key(core)  # by default two owners per core for a partition key
     assert got.extra["spark"]["partitions"] == (4 if core.owner_shift else 2)
+
+
+def test_a_kafka_tail_comes_back_to_the_driver(sc):
+    """A frontier leaving Spark brings its states from the blocks and takes the visited
+    keys from the driver's own trace rows (``SparkFrontier.to_driver``): on a model whose
+    states are not their keys, levels on Spark and then back on the driver give BFS's
+    answers."""
+    scenario = catalog.scenarios()["stale-read"]
+    deadlock = scenario.options.get("deadlock", False)
+    model = scenario.make("legacy", {})[0]
+    want = bfs(model, deadlock=deadlock)
+    got = spark_bfs(scenario.make("legacy", {})[0], deadlock=deadlock,
+                    driver_level_max=_widest_level(model, None, deadlock) - 1)
+    modes = [lv["mode"] for lv in got.extra["spark"]["levels"]]
+    assert not Core(model).packed
+    assert summary(got) == summary(want)
+    assert "spark" in modes and modes[-1] == "driver"
 
 
 def _widest_level(model, max_depth, deadlock) -> int:
@@ -172,6 +176,24 @@ def test_each_level_runs_the_job_submitted_ahead_of_it(sc, monkeypatch):
     assert not sc.statusTracker().getActiveJobsIds()
 
 
+def test_blocks_placed_from_the_driver_need_no_shuffle(sc):
+    """``SparkFrontier.from_records`` puts block p in partition p as it is (parallelize
+    slices a list of one block per partition that way): no shuffle before the first
+    level's job, which finds each block where its task runs (every Spark run here
+    starts so); blocks out of partition order are refused."""
+    from explorers.spark.frontier import SparkFrontier
+
+    records = [(p, ("B", np.full(p + 1, p, dtype=np.uint64))) for p in range(3)]
+    f = SparkFrontier.from_records(sc, None, 3, records, 3)
+    placed = f.state.glom().collect()
+    assert [[(p, rec[1].tolist()) for p, rec in part] for part in placed] == \
+        [[(0, [0])], [(1, [1, 1])], [(2, [2, 2, 2])]]
+    assert f.state._jrdd.rdd().dependencies().size() == 0
+    f.release()
+    with pytest.raises(ValueError, match="one block per partition"):
+        SparkFrontier.from_records(sc, None, 3, records[::-1], 3)
+
+
 def _gc_after(read):
     def run(_it):
         import gc
@@ -198,85 +220,6 @@ def test_reading_a_broadcast_keeps_the_cyclic_collector_off(sc):
         .collect() == [(10, False)]
 
 
-def test_known_windows_behind_a_lineage_cut_are_destroyed(sc, monkeypatch):
-    """Each level's keys are broadcast once, when they enter the known window, and shared
-    by every window that holds them. A run of more than LINEAGE_EVERY Spark levels cuts
-    the lineage; the broadcasts then kept are only the current window's (later windows
-    still hold them), the rest at the end, and the answers stay BFS's."""
-    from explorers.spark.explore import LINEAGE_EVERY
-    from explorers.spark.frontier import SparkFrontier
-    from explorers.spark.run import WINDOW_LEVELS
-
-    drops, made, real_drop, real_bc = [], [], SparkFrontier._drop_windows, \
-        SparkFrontier._broadcast
-
-    def drop(self, keep):
-        real_drop(self, keep)
-        drops.append((self.levels, [lvl for lvl, _k, _bc in self._windows],
-                      all(any(k is a for a in keep) for _lvl, k, _bc in self._windows)))
-
-    def broadcast(self, keys):
-        bc = real_bc(self, keys)
-        made.append(bc._jbroadcast.id())
-        return bc
-    monkeypatch.setattr(SparkFrontier, "_drop_windows", drop)
-    monkeypatch.setattr(SparkFrontier, "_broadcast", broadcast)
-    want = bfs(TwoPhase(5))
-    got = spark_bfs(TwoPhase(5), driver_level_max=0)
-    assert summary(got) == summary(want)
-    spark_levels = sum(lv["mode"] == "spark" for lv in got.extra["spark"]["levels"])
-    assert spark_levels > LINEAGE_EVERY
-    # one broadcast per level's keys: a window of three levels after the first ones
-    assert len(set(made)) == spark_levels + 1 < len(made)
-    # at the cut, only broadcasts of the current window's levels stay (made at its last
-    # levels; the newest may not be made yet: the level's job was submitted ahead, with
-    # a window one level shorter)
-    at, kept, in_window = drops[0]
-    assert at == LINEAGE_EVERY and in_window
-    assert kept and set(kept) <= set(range(LINEAGE_EVERY - WINDOW_LEVELS + 1,
-                                           LINEAGE_EVERY + 1))
-    assert drops[-1][1] == []  # released at the end
-
-
-def test_an_embedded_master_keeps_the_cut_in_the_block_manager(sc, monkeypatch):
-    """On local[N] the lineage cut is a local checkpoint (no files: the only executor
-    to lose is the driver), the state it kept is released at the next cut and at the
-    end, and every level's shuffle is written with Java serialization (not a Kryo
-    instance built per task)."""
-    from explorers.spark import frontier as fr
-    from explorers.spark.explore import LINEAGE_EVERY
-    from explorers.spark.jobs import LevelJobs
-
-    cuts, kept, shuffles = [], [], []
-    real_cut, real_launch = fr.SparkFrontier._cut, LevelJobs.launch
-
-    def stored(rdd):
-        return rdd._jrdd.rdd().getStorageLevel().useDisk()
-
-    def cut(self, window, deadline=None):
-        real_cut(self, window, deadline)
-        cuts.append((self.state.isCheckpointed(), self.state.getCheckpointFile(),
-                     self._kept is self.state, stored(self.state)))
-        kept.append(self.state)
-        cuts.append(tuple(stored(k) for k in kept[:-1]))  # the cuts before: released
-
-    def launch(self, parent, task):  # each level's shuffle, as LevelJobs built it
-        out, future = real_launch(self, parent, task)
-        dep = out._jrdd.rdd().dependencies().head().rdd().dependencies().head()
-        shuffles.append(dep.serializer().getClass().getSimpleName())
-        return out, future
-    monkeypatch.setattr(fr.SparkFrontier, "_cut", cut)
-    monkeypatch.setattr(LevelJobs, "launch", launch)
-    got = spark_bfs(TwoPhase(6), driver_level_max=0)
-    assert summary(got) == summary(bfs(TwoPhase(6)))
-    assert sc.getCheckpointDir() is None
-    assert len(kept) >= 2
-    assert cuts[0::2] == [(True, None, True, True)] * len(kept)
-    assert cuts[1::2] == [(False,) * i for i in range(len(kept))]
-    assert not any(stored(k) for k in kept)  # the last one, when the run ended
-    assert len(shuffles) > 2 * LINEAGE_EVERY and set(shuffles) == {"JavaSerializer"}
-
-
 def test_shuffles_on_this_machine_are_not_compressed(sc):
     """Compression and shuffle checksums only pay when shuffled bytes cross a network:
     an embedded or loopback master turns them off, a remote one keeps Spark's
@@ -301,38 +244,3 @@ def test_an_embedded_jvm_collects_garbage_with_the_serial_collector(sc):
         assert "-XX:+UseSerialGC" not in conf["spark.driver.extraJavaOptions"]
         assert "-XX:+UseSerialGC" not in conf["spark.executor.extraJavaOptions"]
     assert "-XX:+UseSerialGC" in build_conf(None, 2, False)["spark.driver.extraJavaOptions"]
-
-
-def _sleepy(record):
-    import time
-    time.sleep(30)
-    return record
-
-
-def test_the_time_limit_holds_during_a_lineage_cut(sc):
-    """A lineage cut that the time limit reaches is left undone: with the deadline
-    already past it starts nothing, and a deadline that passes while its job runs
-    cancels that job there and then (the run stops before another level, so nothing
-    will recover through the cut)."""
-    import time
-
-    from explorers.spark.driver import owner_of
-    from explorers.spark.frontier import SparkFrontier
-
-    def frontier():  # a state whose shuffle takes 30 s to compute
-        rdd = sc.parallelize([(0, ("B",)), (1, ("B",))], 2).map(_sleepy)
-        return SparkFrontier(sc, None, 2, rdd.partitionBy(2, owner_of), 2)
-
-    for ahead in (-1.0, 1.0):
-        f = frontier()
-        t = time.perf_counter()
-        f._cut(None, t + ahead)
-        took = time.perf_counter() - t
-        assert not f.state.isCheckpointed()
-        assert took < 15.0  # the cut's job takes 30 s: it never ran to its end
-        f.release()
-    waited = 0.0
-    while sc.statusTracker().getActiveJobsIds() and waited < 10:
-        time.sleep(0.1)
-        waited += 0.1
-    assert not sc.statusTracker().getActiveJobsIds()

@@ -129,6 +129,7 @@ class SimulatedPartitions(SparkFrontier):
 
     def __init__(self, core, driver_frontier, nparts):
         self.nparts, self.lineage_every, self.levels, self.jobs = nparts, 0, 0, 0
+        self.lineage_bytes, self._since_cut = 0, (0, 0)  # no lineage to cut here
         self.shift = core.owner_shift
         self.core_bc = _Held(_cloudpickle(_shippable(core)))
         self.summaries = _Accumulator()
@@ -152,8 +153,12 @@ class SimulatedPartitions(SparkFrontier):
     def _cancel(self, job):
         pass
 
-    def to_driver(self, core):
-        return DriverFrontier(core, *join_blocks([r for part in self.state for r in part]))
+    def to_driver(self, core, visited, fkeys):
+        # the driver's own keys stand in for the partitions' (SparkFrontier.to_driver):
+        # here they are checked against what the partitions hold
+        held = join_blocks([r for part in self.state for r in part])
+        assert np.array_equal(held[0], visited) and np.array_equal(held[1], fkeys)
+        return DriverFrontier(core, *held)
 
 
 def run_levels(model, nparts=None, limit=0, window=True, **opts):
