@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorers.spark import keycodec, level
+from explorers.spark import keycodec, level, visited_store
 
 
 @dataclass
@@ -56,8 +56,8 @@ def join_blocks(records):
     blocks and the visited keys passed on between them ("V")."""
     blocks = [rec for _p, rec in records if rec[0] == "B"]
     passed = [rec[1] for _p, rec in records if rec[0] == "V"]
-    visited = np.sort(np.concatenate([keycodec.unpack(b[1]) for b in blocks] + passed
-                                     or [np.empty(0, np.uint64)]))
+    mine = [keycodec.unpack(visited_store.read(b[1])) for b in blocks]
+    visited = np.sort(np.concatenate(mine + passed or [np.empty(0, np.uint64)]))
     return (visited, *join_frontiers([(b[2], b[3]) for b in blocks]))
 
 

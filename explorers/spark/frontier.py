@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorers.spark import level_tasks
+from explorers.spark import level_tasks, visited_store
 from explorers.spark.jobs import LevelJobs
 from explorers.spark.driver import (DriverFrontier, LevelOutcome, frontier_of, is_block,
                                     join_frontiers)
@@ -85,6 +85,9 @@ class SparkFrontier:
         self.levels = self.jobs = 0
         self._visited_bytes = 0
         self._embedded = is_local(sc.master)  # see _cut
+        # an embedded master's visited keys wait in files between levels (visited_store)
+        self._store = visited_store.VisitedStore() if visited_store.embedded(sc.master) \
+            else None
         self._jobs = LevelJobs(sc, nparts)
         if shuffled:  # blocks read back from a checkpoint: their shuffle has not run yet
             self._jobs.java_serialized(rdd)
@@ -159,6 +162,8 @@ class SparkFrontier:
             self._ahead = self._submit(job.rdd, decided, self._window_bcs(lag), True, True,
                                        True, self._owner_table(weigh, 3), lagged=True)
         parts = self._await(job, deadline, self._ahead)
+        if self._store is not None:
+            self._store.prune(job.job)
         outcome = LevelOutcome()
         for gen, cov, settled, expand_s in self._next:
             outcome.generated += gen
@@ -218,7 +223,7 @@ class SparkFrontier:
         self.jobs += 1
         task = level_tasks.step_task(self.core_bc, decided, self.nparts, window_bcs,
                                      self.summaries, self.jobs, dedup, commit, expand,
-                                     table, lagged)
+                                     table, lagged, self._store and self._store.dir)
         rdd, handle = self._launch(parent, task)
         return _Job(self.jobs, rdd, handle)
 
@@ -333,7 +338,7 @@ class SparkFrontier:
         return True
 
     def save(self, sc, url, nparts):
-        self.state.filter(is_block).saveAsPickleFile(url)
+        self.state.filter(is_block).map(visited_store.resolved).saveAsPickleFile(url)
 
     def to_driver(self, core, visited, fkeys) -> DriverFrontier:
         """Bring a small frontier back to the driver (the caller checks that it fits);
@@ -389,3 +394,5 @@ class SparkFrontier:
         if self._kept is not None:
             self._kept.unpersist()
             self._kept = None
+        if self._store is not None:
+            self._store.close()

@@ -14,7 +14,7 @@ import pickle
 import threading
 import time
 
-from explorers.spark import keycodec, level
+from explorers.spark import keycodec, level, visited_store
 from explorers.visited import insert_sorted
 
 # Loaded Cores per worker process, by broadcast id. Python workers are reused across tasks
@@ -51,7 +51,7 @@ def broadcast_value(bc):
 
 
 def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commit, expand,
-              table=None, lagged=False):
+              table=None, lagged=False, store=None):
     """The one task of a Spark level on partition ``pid`` (``SparkFrontier`` says why
     one): merge the candidates this partition owns into its visited keys and check the
     new states (``dedup``; nothing is added or checked unless ``commit``), then expand
@@ -66,7 +66,10 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
 
     ``lagged``: a job submitted before the level it follows ended
     (``SparkFrontier.run_level``'s ``ahead``), whose window lacks that level's keys:
-    the partition's own keys of that level (its block's frontier) stand in for them."""
+    the partition's own keys of that level (its block's frontier) stand in for them.
+
+    ``store``: on an embedded master, the directory where each block's visited keys wait
+    for the next level instead of going through the shuffle (``visited_store``)."""
     def run(pid, records):
         core = core_of(core_bc)
         t0 = time.perf_counter()
@@ -84,7 +87,7 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
                                "candidates are not co-partitioned")
         _tag, visited, fkeys, held, recent = block
         before = fkeys
-        visited = keycodec.unpack(visited)
+        visited = keycodec.unpack(visited_store.read(visited))
         for keys in passed:  # disjoint from visited: another owner's keys until now
             visited = insert_sorted(visited, keys)
         states = deduped = expanded = None
@@ -127,7 +130,10 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
                 visited = visited[parts[pid]]
             # the block keeps the frontier (pickled) for a move back to the driver or a
             # checkpoint; the next level expands its own new states instead
-            yield pid, ("B", keycodec.pack(visited), fkeys, held, recent)
+            packed = keycodec.pack(visited)
+            if store is not None:
+                packed = visited_store.write(store, job, pid, packed)
+            yield pid, ("B", packed, fkeys, held, recent)
         if expand:
             for dest, (k, p, s) in enumerate(out):
                 if k.size:

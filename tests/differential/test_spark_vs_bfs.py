@@ -194,6 +194,32 @@ def test_blocks_placed_from_the_driver_need_no_shuffle(sc):
         SparkFrontier.from_records(sc, None, 3, records[::-1], 3)
 
 
+def test_an_embedded_master_keeps_visited_keys_in_files_between_levels(sc, monkeypatch):
+    """On local[N] each block's visited keys wait for the next level in a file of the
+    run's store (``visited_store``), not in the shuffle: when the driver has waited for a
+    job, its files are there, one per partition, and those of the jobs before it are
+    gone; the directory goes with the run, and the answers are BFS's."""
+    import os
+
+    from explorers.spark import visited_store
+
+    seen, real_prune = [], visited_store.VisitedStore.prune
+
+    def prune(self, job):
+        real_prune(self, job)
+        seen.append((self.dir, job, sorted(os.listdir(self.dir))))
+    monkeypatch.setattr(visited_store.VisitedStore, "prune", prune)
+    got = spark_bfs(TwoPhase(5), driver_level_max=0)
+    assert summary(got) == summary(bfs(TwoPhase(5)))
+    # one wait per Spark level, and one for the last, which found nothing (not logged)
+    assert len(seen) == sum(lv["mode"] == "spark" for lv in got.extra["spark"]["levels"]) + 1
+    for _dir, job, names in seen:
+        mine = [n for n in names if int(n.split("-")[0]) == job]
+        assert sorted(mine) == [f"{job}-0", f"{job}-1"]
+        assert all(int(n.split("-")[0]) >= job for n in names)  # the job ahead's, if any
+    assert not os.path.exists(seen[0][0])
+
+
 def _gc_after(read):
     def run(_it):
         import gc

@@ -130,6 +130,7 @@ class SimulatedPartitions(SparkFrontier):
     def __init__(self, core, driver_frontier, nparts):
         self.nparts, self.lineage_every, self.levels, self.jobs = nparts, 0, 0, 0
         self.lineage_bytes, self._since_cut = 0, (0, 0)  # no lineage to cut here
+        self._store = None  # the blocks keep their visited keys
         self.shift = core.owner_shift
         self.core_bc = _Held(_cloudpickle(_shippable(core)))
         self.summaries = _Accumulator()
