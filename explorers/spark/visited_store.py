@@ -12,8 +12,10 @@ A file is needed until the level that reads it has ended: the driver removes the
 the jobs before the last one it waited for (``prune``), and the whole directory with the
 frontier (``close``). Nothing else reads one: a checkpoint takes the keys out of the
 files first (``resolved``), and a frontier moving back to the driver takes the driver's
-own keys. A cluster's executors do not share files: there the keys stay in the shuffle,
-as do those of a lost executor's partitions Spark recomputes.
+own keys. A cluster's executors share no files, and Spark may recompute a lost
+executor's partitions from older levels there: on a cluster the keys stay in the
+shuffle. A driver killed outright (SIGKILL) leaves its directory behind, as Spark leaves
+its own temporary directories.
 """
 from __future__ import annotations
 
