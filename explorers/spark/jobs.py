@@ -85,8 +85,8 @@ class LevelJobs:
 
     def java_serialized(self, rdd):
         """Set the shuffle behind ``rdd`` (a ``partitionBy`` result no job has run yet:
-        the blocks placed from the driver or a checkpoint) to Java serialization, as
-        ``launch`` sets every level's.
+        blocks read back from a checkpoint) to Java serialization, as ``launch`` sets
+        every level's.
 
         Spark picks Kryo for a shuffle of PySpark's (long, bytes) records, and each task
         gets its own copy of the serializer, so each task built a Kryo instance and
