@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorers.spark import keycodec, level, visited_store
+from explorers.spark import keycodec, level, spool
 
 
 @dataclass
@@ -54,9 +54,10 @@ def split_blocks(visited, fkeys, fstates, nparts, shift=0):
 def join_blocks(records):
     """The inverse of split_blocks: one global (visited, frontier keys, states), from
     blocks and the visited keys passed on between them ("V")."""
+    records = [(p, spool.opened(rec)) for p, rec in records]
     blocks = [rec for _p, rec in records if rec[0] == "B"]
     passed = [rec[1] for _p, rec in records if rec[0] == "V"]
-    mine = [keycodec.unpack(visited_store.read(b[1])) for b in blocks]
+    mine = [keycodec.unpack(b[1]) for b in blocks]
     visited = np.sort(np.concatenate(mine + passed or [np.empty(0, np.uint64)]))
     return (visited, *join_frontiers([(b[2], b[3]) for b in blocks]))
 
@@ -64,8 +65,10 @@ def join_blocks(records):
 def frontier_of(record) -> list:
     """A block's frontier (keys, held states) without its visited keys; nothing for
     other records (a flatMap function: what ``SparkFrontier.to_driver`` collects)."""
-    rec = record[1]
-    return [(rec[2], rec[3])] if rec[0] == "B" else []
+    if record[1][0] != "B":
+        return []
+    rec = spool.opened(record[1])
+    return [(rec[2], rec[3])]
 
 
 def join_frontiers(parts):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorers.spark import level_tasks, visited_store
+from explorers.spark import level_tasks, spool
 from explorers.spark.jobs import LevelJobs
 from explorers.spark.driver import (DriverFrontier, LevelOutcome, frontier_of, is_block,
                                     join_frontiers)
@@ -31,6 +31,15 @@ class _Job:
     job: int
     rdd: object
     handle: object
+
+
+def _with_rows(deduped, expanded):
+    """A task's summary with its trace rows (new keys, parents) in it, read back from
+    the task's file if they were spooled (``level_tasks.step_task``)."""
+    if deduped is not None:
+        _tag, keys, parents = spool.opened(deduped[0])
+        deduped = (keys, parents, *deduped[1:])
+    return deduped, expanded
 
 
 class LevelCancelled(Exception):
@@ -85,9 +94,8 @@ class SparkFrontier:
         self.levels = self.jobs = 0
         self._visited_bytes = 0
         self._embedded = is_local(sc.master)  # see _cut
-        # an embedded master's visited keys wait in files between levels (visited_store)
-        self._store = visited_store.VisitedStore() if visited_store.embedded(sc.master) \
-            else None
+        # an embedded master's records wait in files between levels (spool)
+        self._spool = spool.Spool() if spool.embedded(sc.master) else None
         self._jobs = LevelJobs(sc, nparts)
         if shuffled:  # blocks read back from a checkpoint: their shuffle has not run yet
             self._jobs.java_serialized(rdd)
@@ -162,8 +170,8 @@ class SparkFrontier:
             self._ahead = self._submit(job.rdd, decided, self._window_bcs(lag), True, True,
                                        True, self._owner_table(weigh, 3), lagged=True)
         parts = self._await(job, deadline, self._ahead)
-        if self._store is not None:
-            self._store.prune(job.job)
+        if self._spool is not None:
+            self._spool.prune(job.job)
         outcome = LevelOutcome()
         for gen, cov, settled, expand_s in self._next:
             outcome.generated += gen
@@ -223,7 +231,7 @@ class SparkFrontier:
         self.jobs += 1
         task = level_tasks.step_task(self.core_bc, decided, self.nparts, window_bcs,
                                      self.summaries, self.jobs, dedup, commit, expand,
-                                     table, lagged, self._store and self._store.dir)
+                                     table, lagged, self._spool and self._spool.dir)
         rdd, handle = self._launch(parent, task)
         return _Job(self.jobs, rdd, handle)
 
@@ -291,7 +299,7 @@ class SparkFrontier:
             mine = {pid: v for (j, pid), v in done.items() if j == job}
             for key in [k for k in done if k[0] <= job]:
                 del done[key]
-        return [mine[pid] for pid in sorted(mine)]
+        return [_with_rows(*mine[pid]) for pid in sorted(mine)]
 
     def _cancel(self, job) -> None:
         self.sc.cancelJobGroup(job.handle[1])
@@ -338,7 +346,7 @@ class SparkFrontier:
         return True
 
     def save(self, sc, url, nparts):
-        self.state.filter(is_block).map(visited_store.resolved).saveAsPickleFile(url)
+        self.state.filter(is_block).map(spool.opened_record).saveAsPickleFile(url)
 
     def to_driver(self, core, visited, fkeys) -> DriverFrontier:
         """Bring a small frontier back to the driver (the caller checks that it fits);
@@ -394,5 +402,5 @@ class SparkFrontier:
         if self._kept is not None:
             self._kept.unpersist()
             self._kept = None
-        if self._store is not None:
-            self._store.close()
+        if self._spool is not None:
+            self._spool.close()

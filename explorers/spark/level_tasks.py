@@ -14,7 +14,7 @@ import pickle
 import threading
 import time
 
-from explorers.spark import keycodec, level, visited_store
+from explorers.spark import keycodec, level, spool
 from explorers.visited import insert_sorted
 
 # Loaded Cores per worker process, by broadcast id. Python workers are reused across tasks
@@ -75,6 +75,7 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
         t0 = time.perf_counter()
         block, batches, blobs, passed = None, [], [], []
         for _pid, rec in records:
+            rec = spool.opened(rec)
             if rec[0] == "B":
                 block = rec
             elif rec[0] == "V":
@@ -87,7 +88,7 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
                                "candidates are not co-partitioned")
         _tag, visited, fkeys, held, recent = block
         before = fkeys
-        visited = keycodec.unpack(visited_store.read(visited))
+        visited = keycodec.unpack(visited)
         for keys in passed:  # disjoint from visited: another owner's keys until now
             visited = insert_sorted(visited, keys)
         states = deduped = expanded = None
@@ -96,7 +97,7 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             visited, fkeys, parents, states, disc, picked = level.dedup(
                 core, decided, visited, batches, commit)
             times = (t1 - t0, time.perf_counter() - t1)  # reading the inputs, deduplicating
-            deduped = (fkeys, parents, disc, int(visited.nbytes),
+            deduped = (("T", fkeys, parents), disc, int(visited.nbytes),
                        sum(int(b[0].size) for b in batches), times)
             if states is not None:
                 held = level.forwarded(blobs, [b[0].size for b in batches], picked)
@@ -121,25 +122,28 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             # local[2]: 0.7-0.9 JVM CPU s of 3.6-4.0). When the window ends, the first
             # two levels after it ship a few more stale candidates.
             recent = (shipped, *recent[:1]) if window is None else ()
-        if commit:
-            if table is not None:
-                parts = level.split_by_owner(visited, nparts, core.owner_shift, table)
-                for dest, idx in enumerate(parts):
-                    if dest != pid and idx.size:
-                        yield dest, ("V", visited[idx])
-                visited = visited[parts[pid]]
-            # the block keeps the frontier (pickled) for a move back to the driver or a
-            # checkpoint; the next level expands its own new states instead
-            packed = keycodec.pack(visited)
-            if store is not None:
-                packed = visited_store.write(store, job, pid, packed)
-            yield pid, ("B", packed, fkeys, held, recent)
-        if expand:
-            for dest, (k, p, s) in enumerate(out):
-                if k.size:
-                    # states as one C-pickled blob: PySpark's own record serializer is
-                    # cloudpickle, whose Python-level hooks cost ~3x more per state
-                    yield dest, ("C", k, p, level.pack_states(s))
+        out_file = spool.TaskFile(store, job, pid)
+        try:
+            if commit:
+                if table is not None:
+                    parts = level.split_by_owner(visited, nparts, core.owner_shift, table)
+                    for dest, idx in enumerate(parts):
+                        if dest != pid and idx.size:
+                            yield dest, out_file.put(("V", visited[idx]))
+                    visited = visited[parts[pid]]
+                # the block keeps the frontier (pickled) for a move back to the driver or
+                # a checkpoint; the next level expands its own new states instead
+                yield pid, out_file.put(("B", keycodec.pack(visited), fkeys, held, recent))
+            if expand:
+                for dest, (k, p, s) in enumerate(out):
+                    if k.size:
+                        # states as one C-pickled blob: PySpark's own record serializer is
+                        # cloudpickle, whose Python-level hooks cost ~3x more per state
+                        yield dest, out_file.put(("C", k, p, level.pack_states(s)))
+            if deduped is not None:  # the trace rows: the bulk of the summary
+                deduped = (out_file.put(deduped[0]), *deduped[1:])
+        finally:
+            out_file.close()
         summaries.add({(job, pid): (deduped, expanded)})
     return run
 

@@ -194,21 +194,22 @@ def test_blocks_placed_from_the_driver_need_no_shuffle(sc):
         SparkFrontier.from_records(sc, None, 3, records[::-1], 3)
 
 
-def test_an_embedded_master_keeps_visited_keys_in_files_between_levels(sc, monkeypatch):
-    """On local[N] each block's visited keys wait for the next level in a file of the
-    run's store (``visited_store``), not in the shuffle: when the driver has waited for a
-    job, its files are there, one per partition, and those of the jobs before it are
-    gone; the directory goes with the run, and the answers are BFS's."""
+def test_an_embedded_master_keeps_each_levels_records_in_files(sc, monkeypatch):
+    """On local[N] a level's records (blocks, candidates) and trace rows wait for the
+    next level in one file per task of the run's spool (``spool``), not in the
+    shuffle: when the driver has waited for a job, its files are there, one per
+    partition, and those of the jobs before it are gone; the directory goes with the
+    run, and the answers are BFS's."""
     import os
 
-    from explorers.spark import visited_store
+    from explorers.spark import spool
 
-    seen, real_prune = [], visited_store.VisitedStore.prune
+    seen, real_prune = [], spool.Spool.prune
 
     def prune(self, job):
         real_prune(self, job)
         seen.append((self.dir, job, sorted(os.listdir(self.dir))))
-    monkeypatch.setattr(visited_store.VisitedStore, "prune", prune)
+    monkeypatch.setattr(spool.Spool, "prune", prune)
     got = spark_bfs(TwoPhase(5), driver_level_max=0)
     assert summary(got) == summary(bfs(TwoPhase(5)))
     # one wait per Spark level, and one for the last, which found nothing (not logged)

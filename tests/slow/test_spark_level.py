@@ -20,6 +20,7 @@ from explorers.spark.driver import DriverFrontier, join_blocks, split_blocks
 from explorers.spark.frontier import SparkFrontier
 from explorers.spark.placement import default_partitions, place_by_partition_key
 from explorers.spark.run import Run
+from explorers.spark.spool import Spool
 from invariants.properties import always, quiescent, sometimes
 from model.contract import Model
 from model.encoding import fingerprint, mix64
@@ -127,10 +128,10 @@ class SimulatedPartitions(SparkFrontier):
     partition's task runs in turn, and its records go to their owners as the shuffle
     sends them."""
 
-    def __init__(self, core, driver_frontier, nparts):
+    def __init__(self, core, driver_frontier, nparts, spooled=False):
         self.nparts, self.lineage_every, self.levels, self.jobs = nparts, 0, 0, 0
         self.lineage_bytes, self._since_cut = 0, (0, 0)  # no lineage to cut here
-        self._store = None  # the blocks keep their visited keys
+        self._spool = Spool() if spooled else None  # records in files, as on local[N]
         self.shift = core.owner_shift
         self.core_bc = _Held(_cloudpickle(_shippable(core)))
         self.summaries = _Accumulator()
@@ -162,7 +163,7 @@ class SimulatedPartitions(SparkFrontier):
         return DriverFrontier(core, *held)
 
 
-def run_levels(model, nparts=None, limit=0, window=True, **opts):
+def run_levels(model, nparts=None, limit=0, window=True, spooled=False, **opts):
     core = Core(model, symmetry=opts.get("symmetry", False),
                 deadlock=opts.get("deadlock", False))
     place_by_partition_key(core)  # as spark_bfs does
@@ -174,7 +175,8 @@ def run_levels(model, nparts=None, limit=0, window=True, **opts):
     if nparts is None:
         return explore(run, frontier)
     try:
-        return explore(run, frontier, to_spark=lambda f: SimulatedPartitions(core, f, nparts))
+        return explore(run, frontier,
+                       to_spark=lambda f: SimulatedPartitions(core, f, nparts, spooled))
     finally:  # the executors' task switches the cyclic collector off for its process
         gc.unfreeze()
         gc.enable()
@@ -195,13 +197,16 @@ def test_driver_levels_give_bfs_answers(name, opts):
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_answers_do_not_depend_on_partitioning(name):
-    """Same counts as BFS for every P, with and without the driver's known window, and the
-    very same counterexamples across them (choices are made by key order, never by
-    arrival order)."""
+    """Same counts as BFS for every P, with and without the driver's known window, with
+    the records in files (as on an embedded master) or passed as they are, and the very
+    same counterexamples across them (choices are made by key order, never by arrival
+    order)."""
     want = bfs(MODELS[name](), deadlock=True)
     traces = set()
-    for nparts, window in ((1, True), (3, True), (7, True), (1, False), (3, False)):
-        got = run_levels(MODELS[name](), nparts, window=window, deadlock=True)
+    for nparts, window, spooled in ((1, True, False), (3, True, False), (7, True, False),
+                                    (1, False, False), (3, False, False), (3, True, True)):
+        got = run_levels(MODELS[name](), nparts, window=window, spooled=spooled,
+                         deadlock=True)
         assert summary(got) == summary(want)
         traces.add(tuple(sorted((n, d.trace.init_index, tuple(d.trace.action_indices))
                                 for n, d in got.discoveries.items())))
