@@ -5,7 +5,8 @@ Records are (partition id, tagged tuple). A partition of the state holds one blo
 recently), the visited keys other partitions passed on to it ("V", keys: the owner of a
 partition-key value may change from level to level, ``placement.balanced_owners``) and
 the candidate batches ("C", keys, parents, states) it owns for the next level; a level's
-task turns them into the next block and the candidates after it.
+task turns them into the next block and the candidates after it. On an embedded master a
+record's payload waits in its task's file and the record is (tag, ``spool.Spooled``).
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def broadcast_value(bc):
 
 
 def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commit, expand,
-              table=None, lagged=False, store=None):
+              table=None, lagged=False, spool_dir=None):
     """The one task of a Spark level on partition ``pid`` (``SparkFrontier`` says why
     one): merge the candidates this partition owns into its visited keys and check the
     new states (``dedup``; nothing is added or checked unless ``commit``), then expand
@@ -68,8 +69,9 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
     (``SparkFrontier.run_level``'s ``ahead``), whose window lacks that level's keys:
     the partition's own keys of that level (its block's frontier) stand in for them.
 
-    ``store``: on an embedded master, the directory where each block's visited keys wait
-    for the next level instead of going through the shuffle (``visited_store``)."""
+    ``spool_dir``: on an embedded master, the directory where the task's records and
+    trace rows wait in a file of its own, the shuffle and the accumulator carrying only
+    where they are (``spool``)."""
     def run(pid, records):
         core = core_of(core_bc)
         t0 = time.perf_counter()
@@ -122,7 +124,7 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             # local[2]: 0.7-0.9 JVM CPU s of 3.6-4.0). When the window ends, the first
             # two levels after it ship a few more stale candidates.
             recent = (shipped, *recent[:1]) if window is None else ()
-        out_file = spool.TaskFile(store, job, pid)
+        out_file = spool.TaskFile(spool_dir, job, pid)
         try:
             if commit:
                 if table is not None:
