@@ -33,15 +33,6 @@ class _Job:
     handle: object
 
 
-def _with_rows(deduped, expanded):
-    """A task's summary with its trace rows (new keys, parents) in it, read back from
-    the task's file if they were spooled (``level_tasks.step_task``)."""
-    if deduped is not None:
-        _tag, keys, parents = spool.opened(deduped[0])
-        deduped = (keys, parents, *deduped[1:])
-    return deduped, expanded
-
-
 class LevelCancelled(Exception):
     """The time limit cancelled a running level."""
 
@@ -299,7 +290,7 @@ class SparkFrontier:
             mine = {pid: v for (j, pid), v in done.items() if j == job}
             for key in [k for k in done if k[0] <= job]:
                 del done[key]
-        return [_with_rows(*mine[pid]) for pid in sorted(mine)]
+        return [level_tasks.with_rows(*mine[pid]) for pid in sorted(mine)]
 
     def _cancel(self, job) -> None:
         self.sc.cancelJobGroup(job.handle[1])

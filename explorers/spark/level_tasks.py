@@ -150,6 +150,15 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
     return run
 
 
+def with_rows(deduped, expanded):
+    """A task's summary as the driver reads it: with its trace rows (new keys, parents)
+    in it, read back from the task's file if they were spooled."""
+    if deduped is not None:
+        _tag, keys, parents = spool.opened(deduped[0])
+        deduped = (keys, parents, *deduped[1:])
+    return deduped, expanded
+
+
 #: held while the driver's accumulator server thread adds a task's summary, and while
 #: the level loop takes a job's summaries out (the job ahead's tasks may be ending)
 SUMMARIES_LOCK = threading.Lock()

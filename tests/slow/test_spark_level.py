@@ -4,7 +4,6 @@ BFS's answers, and the same answers whatever the partitioning."""
 from __future__ import annotations
 
 import gc
-import random
 import uuid
 from typing import NamedTuple
 
@@ -23,7 +22,7 @@ from explorers.spark.run import Run
 from explorers.spark.spool import Spool
 from invariants.properties import always, quiescent, sometimes
 from model.contract import Model
-from model.encoding import fingerprint, mix64
+from model.encoding import fingerprint
 from model.validation.diehard import DieHard
 from model.validation.tcommit import TCommit
 from model.validation.twophase import TwoPhase
@@ -211,21 +210,6 @@ def test_answers_do_not_depend_on_partitioning(name):
         traces.add(tuple(sorted((n, d.trace.init_index, tuple(d.trace.action_indices))
                                 for n, d in got.discoveries.items())))
     assert len(traces) == 1
-
-
-def test_mix64_array_matches_mix64():
-    rng = random.Random(7)
-    xs = [0, 1, 2 ** 63, 2 ** 64 - 1] + [rng.getrandbits(64) for _ in range(1000)]
-    got = level.mix64_array(np.array(xs, dtype=np.uint64))
-    assert [int(v) for v in got] == [mix64(x) for x in xs]
-
-
-def test_owners_split_keys_evenly_and_stably():
-    keys = np.arange(10_000, dtype=np.uint64)  # packed states are small consecutive ints
-    own = level.owners(keys, 4)
-    assert [int(o) for o in own[:50]] == [mix64(int(k)) % 4 for k in keys[:50]]
-    counts = np.bincount(own, minlength=4)
-    assert counts.min() > 2200  # mix64 spreads consecutive ints over all owners
 
 
 @pytest.mark.parametrize("symmetry", [False, True])

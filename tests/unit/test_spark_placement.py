@@ -1,7 +1,10 @@
-"""Two pieces of the Spark explorer's data path, without a JVM: the owner table that
-balances partition-key values (``placement.balanced_owners``) and the compact form of
-sorted visited keys (``keycodec``)."""
+"""Pieces of the Spark explorer's data path, without a JVM: owners by hash
+(``level.owners``), the owner table that balances partition-key values
+(``placement.balanced_owners``) and the compact form of sorted visited keys
+(``keycodec``)."""
 from __future__ import annotations
+
+import random
 
 import numpy as np
 import pytest
@@ -9,6 +12,7 @@ import pytest
 from explorers.spark import keycodec, level, placement
 from explorers.spark.placement import (SHIFT, balanced_owners, predicted_weights,
                                        value_links)
+from model.encoding import mix64
 
 
 def _keys(values_and_counts, seed=1):
@@ -118,3 +122,18 @@ def test_keycodec_round_trips(spread):
         assert packed is keys  # nothing to gain: sent as they are
     elif spread == "packed":
         assert 8 + sum(a.nbytes for a in packed[1:]) < 2.2 * keys.size
+
+
+def test_mix64_array_matches_mix64():
+    rng = random.Random(7)
+    xs = [0, 1, 2 ** 63, 2 ** 64 - 1] + [rng.getrandbits(64) for _ in range(1000)]
+    got = level.mix64_array(np.array(xs, dtype=np.uint64))
+    assert [int(v) for v in got] == [mix64(x) for x in xs]
+
+
+def test_owners_split_keys_evenly_and_stably():
+    keys = np.arange(10_000, dtype=np.uint64)  # packed states are small consecutive ints
+    own = level.owners(keys, 4)
+    assert [int(o) for o in own[:50]] == [mix64(int(k)) % 4 for k in keys[:50]]
+    counts = np.bincount(own, minlength=4)
+    assert counts.min() > 2200  # mix64 spreads consecutive ints over all owners
