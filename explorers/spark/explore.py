@@ -219,9 +219,10 @@ def _lineage_dir(sc, store):
     """Spark's RDD checkpoints need storage every executor can reach: the checkpoint dir
     when given, else a temporary directory when every executor is on this machine. An
     embedded master needs none (``SparkFrontier._cut``)."""
-    from explorers.spark.session import is_local, loopback
+    from explorers.spark.session import loopback
+    from explorers.spark.spool import embedded
 
-    if is_local(sc.master):
+    if embedded(sc.master):
         return None
     if store is not None:
         d = f"{store.url}/lineage"

@@ -21,7 +21,6 @@ from explorers.spark.jobs import LevelJobs
 from explorers.spark.driver import (DriverFrontier, LevelOutcome, frontier_of, is_block,
                                     join_frontiers)
 from explorers.spark.placement import balanced_owners, predicted_weights, value_links
-from explorers.spark.session import is_local
 
 
 @dataclass
@@ -84,9 +83,9 @@ class SparkFrontier:
         self._since_cut = (0, 0)  # (levels, visited bytes) since the last cut
         self.levels = self.jobs = 0
         self._visited_bytes = 0
-        self._embedded = is_local(sc.master)  # see _cut
-        # an embedded master's records wait in files between levels (spool)
-        self._spool = spool.Spool() if spool.embedded(sc.master) else None
+        # every task in this JVM (see _cut); their records wait in files between levels
+        self._embedded = spool.embedded(sc.master)
+        self._spool = spool.Spool() if self._embedded else None
         self._jobs = LevelJobs(sc, nparts)
         if shuffled:  # blocks read back from a checkpoint: their shuffle has not run yet
             self._jobs.java_serialized(rdd)
