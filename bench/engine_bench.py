@@ -17,8 +17,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from explorers.bfs import bfs  # noqa: E402
-from explorers.dfs import dfs  # noqa: E402
+from kmc.explorers.bfs import bfs  # noqa: E402
+from kmc.explorers.dfs import dfs  # noqa: E402
 from kmc.api import build  # noqa: E402
 
 

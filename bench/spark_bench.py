@@ -64,9 +64,9 @@ def child(spec: dict) -> dict:
     """Runs in the child process: one SparkContext, one measurement."""
     import time
 
-    from explorers.bfs import bfs
-    from explorers.spark import spark_bfs
-    from explorers.spark.session import spark_context
+    from kmc.explorers.bfs import bfs
+    from kmc.explorers.spark import spark_bfs
+    from kmc.explorers.spark.session import spark_context
     from kmc.api import build
 
     model = build(spec["scenario"], spec.get("variant"), spec.get("params"))

@@ -28,11 +28,11 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from explorers.bfs import bfs  # noqa: E402
-from invariants.z3mode import z3_properties, z3_stats  # noqa: E402
+from kmc.explorers.bfs import bfs  # noqa: E402
+from kmc.invariants.z3mode import z3_properties, z3_stats  # noqa: E402
 from kmc import api, catalog  # noqa: E402
 
-KAFKA_PACKAGES = ("model.topics", "model.partitions")
+KAFKA_PACKAGES = ("kmc.model.topics", "kmc.model.partitions")
 
 
 def kafka_scenarios() -> list:

@@ -6,10 +6,10 @@ import importlib
 #: explorer name -> "module:function"; every engine takes (model, **options) and returns
 #: a CheckResult. Spark is imported lazily so local runs never pay for PySpark.
 ENGINES = {
-    "bfs": "explorers.bfs:bfs",
-    "dfs": "explorers.dfs:dfs",
-    "simulate": "explorers.simulate:simulate",
-    "spark": "explorers.spark:spark_bfs",
+    "bfs": "kmc.explorers.bfs:bfs",
+    "dfs": "kmc.explorers.dfs:dfs",
+    "simulate": "kmc.explorers.simulate:simulate",
+    "spark": "kmc.explorers.spark:spark_bfs",
 }
 
 

@@ -15,10 +15,10 @@ import time
 
 import numpy as np
 
-from explorers.core import Core
-from explorers.gcpause import without_cyclic_gc
-from explorers.level import level_expander
-from explorers.visited import SortedKeySet, keys_array
+from kmc.explorers.core import Core
+from kmc.explorers.gcpause import without_cyclic_gc
+from kmc.explorers.level import level_expander
+from kmc.explorers.visited import SortedKeySet, keys_array
 
 
 @without_cyclic_gc

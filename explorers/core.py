@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from invariants.properties import ALWAYS, DEADLOCK, QUIESCENT, SOMETIMES
-from model.contract import Model
-from model.encoding import collision_probability, fingerprint
-from model.trace import Trace
-from explorers.result import CheckResult, Discovery
+from kmc.invariants.properties import ALWAYS, DEADLOCK, QUIESCENT, SOMETIMES
+from kmc.model.contract import Model
+from kmc.model.encoding import collision_probability, fingerprint
+from kmc.model.trace import Trace
+from kmc.explorers.result import CheckResult, Discovery
 
 
 class Core:

@@ -16,7 +16,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from explorers.visited import keys_array
+from kmc.explorers.visited import keys_array
 
 
 class Level(NamedTuple):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from invariants.properties import SOMETIMES
+from kmc.invariants.properties import SOMETIMES
 
 HOLDS = "holds"
 VIOLATED = "violated"

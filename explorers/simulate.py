@@ -9,8 +9,8 @@ from __future__ import annotations
 import random
 import time
 
-from explorers.core import Core
-from explorers.gcpause import without_cyclic_gc
+from kmc.explorers.core import Core
+from kmc.explorers.gcpause import without_cyclic_gc
 
 
 @without_cyclic_gc

@@ -1,4 +1,4 @@
 """Properties, declared once. Knows the model's state types, never an engine."""
-from invariants.properties import (  # noqa: F401
+from kmc.invariants.properties import (  # noqa: F401
     ALWAYS, QUIESCENT, SOMETIMES, Property, always, quiescent, sometimes,
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 
-from invariants.logic import And, Arith, Atom, BoolOp, C, Cmp, Const, Quant, V
+from kmc.invariants.logic import And, Arith, Atom, BoolOp, C, Cmp, Const, Quant, V
 
 _counter = itertools.count()
 

@@ -7,8 +7,8 @@ the Property so z3 mode (``invariants.z3mode``) derives its decider from the sam
 """
 from __future__ import annotations
 
-from invariants.compile import compile_counterexample, compile_python
-from invariants.properties import Property
+from kmc.invariants.compile import compile_counterexample, compile_python
+from kmc.invariants.properties import Property
 
 
 def declare(kind: str, name: str, formula, view, description: str = "") -> Property:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import z3
 
-from model.partitions.partitioners import (  # noqa: F401  (re-exported)
+from kmc.model.partitions.partitioners import (  # noqa: F401  (re-exported)
     level, linear_partition, modulo_partition, split_pointer_partition)
 
 HASH_BITS = 32

@@ -14,7 +14,7 @@ from typing import Callable
 
 import z3
 
-from invariants.hashing import (
+from kmc.invariants.hashing import (
     Bounds, Space, bv_const as _c, bv_var as _v, modulus_sound, modulus_tight, z3_level,
     z3_mod_level, z3_modulo_partition, z3_split_pointer_partition,
 )

@@ -26,8 +26,8 @@ from __future__ import annotations
 import numbers
 from typing import NamedTuple
 
-from invariants.compile import active_domain
-from invariants.logic import Arith, Atom, BoolOp, C, Cmp, Const, Quant, V
+from kmc.invariants.compile import active_domain
+from kmc.invariants.logic import Arith, Atom, BoolOp, C, Cmp, Const, Quant, V
 
 
 class Z3ModeError(ValueError):

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import time
 
-from invariants.compile import active_domain
-from invariants.logic import Arith, Atom, BoolOp, Cmp, Quant, V
-from invariants.properties import Property
-from invariants.z3encode import Encoding, Z3ModeError, guard_atoms
+from kmc.invariants.compile import active_domain
+from kmc.invariants.logic import Arith, Atom, BoolOp, Cmp, Quant, V
+from kmc.invariants.properties import Property
+from kmc.invariants.z3encode import Encoding, Z3ModeError, guard_atoms
 
 __all__ = ["Z3Decider", "Z3ModeError", "z3_properties", "z3_stats"]
 

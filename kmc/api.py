@@ -7,11 +7,11 @@
 """
 from __future__ import annotations
 
-from explorers import ENGINES, engine
-from explorers.errors import ExplorerError
+from kmc.explorers import ENGINES, engine
+from kmc.explorers.errors import ExplorerError
 from kmc import catalog
 from kmc.errors import UsageError
-from model.contract import ModelError, validate_model
+from kmc.model.contract import ModelError, validate_model
 
 
 def build(scenario: str, variant: str | None = None, params: dict | None = None):
@@ -41,7 +41,7 @@ def check(scenario: str, variant: str | None = None, params: dict | None = None,
         raise UsageError(str(e)) from None
     properties = None
     if z3:  # the same declarations, decided by z3 instead of the compiled evaluator
-        from invariants.z3mode import z3_properties
+        from kmc.invariants.z3mode import z3_properties
         properties = z3_properties(model.properties())
     opts = dict(properties=properties, max_states=max_states, max_depth=max_depth, time_limit=time_limit,
                 stop_on_violation=stop_on_violation, symmetry=symmetry,
@@ -56,6 +56,6 @@ def check(scenario: str, variant: str | None = None, params: dict | None = None,
     result.extra.update(scenario=sc.name, variant=info["variant"], params=info["params"],
                         model=model, z3=z3)
     if z3:  # which properties z3 decided, the memo hit rate, solver calls (driver side)
-        from invariants.z3mode import z3_stats
+        from kmc.invariants.z3mode import z3_stats
         result.extra["z3_stats"] = z3_stats(properties)
     return result

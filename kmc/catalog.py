@@ -5,10 +5,10 @@ import importlib
 import os
 
 from kmc.errors import UsageError
-from model.scenario import Scenario, ScenarioError
+from kmc.model.scenario import Scenario, ScenarioError
 
 #: model packages that export SCENARIOS; a package that is not there yet is skipped
-PACKAGES = ("model.validation", "model.topics", "model.partitions")
+PACKAGES = ("kmc.model.validation", "kmc.model.topics", "kmc.model.partitions")
 
 
 def scenarios() -> dict[str, Scenario]:

@@ -50,7 +50,7 @@ def main(argv=None) -> int:
             raise UsageError("no command given: try `kmc list` or `kmc check twophase`")
         return int(args._run(args))
     except UsageError as e:
-        print(f"kmc: error: {e}", file=sys.stderr)
+        print(f"kmc: error: {one_line(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kmc: interrupted", file=sys.stderr)
@@ -60,9 +60,15 @@ def main(argv=None) -> int:
     except Exception as e:  # an internal error: say so in one line, traceback on demand
         if os.environ.get("KMC_DEBUG"):
             raise
-        print(f"kmc: internal error: {type(e).__name__}: {e} "
+        print(f"kmc: internal error: {type(e).__name__}: {one_line(str(e))} "
               "(rerun with KMC_DEBUG=1 for the traceback)", file=sys.stderr)
         return 3
+
+
+def one_line(text: str) -> str:
+    """The message on one line: a line break inside (from a user's argument, say) is shown
+    escaped, so an error is always exactly one line."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _version() -> str:

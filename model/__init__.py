@@ -1,2 +1,2 @@
 """Protocol models and the Model contract. Imports nothing of kmc, explorers or reports."""
-from model.contract import Model, ModelError, validate_model  # noqa: F401
+from kmc.model.contract import Model, ModelError, validate_model  # noqa: F401

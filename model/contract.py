@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Sequence
 
-from model.encoding import NonCanonicalState, check_canonical
+from kmc.model.encoding import NonCanonicalState, check_canonical
 
 
 class ModelError(ValueError):
@@ -82,7 +82,7 @@ class Model:
 
     def state_to_json(self, state):
         """A JSON-ready view of a state (for trace files and reports)."""
-        from model.encoding import to_jsonable
+        from kmc.model.encoding import to_jsonable
 
         return to_jsonable(state)
 
@@ -122,7 +122,7 @@ def validate_model(model: Model, sample: int = 64) -> None:
     non-canonical or unhashable states, duplicate property names, a property that is not a
     Property value.
     """
-    from invariants.properties import Property
+    from kmc.invariants.properties import Property
 
     try:
         inits = list(model.init_states())

@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from invariants.properties import always, quiescent, sometimes
-from model import packed_codegen as cg
-from model.contract import Model, ModelError
+from kmc.invariants.properties import always, quiescent, sometimes
+from kmc.model import packed_codegen as cg
+from kmc.model.contract import Model, ModelError
 
 
 #: the ``__module__`` of the generated functions (not an importable module)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from model.contract import ModelError
+from kmc.model.contract import ModelError
 
 
 class Read:

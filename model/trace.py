@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from model.encoding import fingerprint
+from kmc.model.encoding import fingerprint
 
 TRACE_FORMAT = "kmc-trace"
 TRACE_VERSION = 2

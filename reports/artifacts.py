@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 
-from reports.graph import draw_trace_graph, trace_graph, write_dot, write_graphml, \
+from kmc.reports.graph import draw_trace_graph, trace_graph, write_dot, write_graphml, \
     write_node_link
-from reports.sequence import draw_sequence
-from reports.snippet import python_snippet
+from kmc.reports.sequence import draw_sequence
+from kmc.reports.snippet import python_snippet
 
 #: state graphs are drawn whole up to this many states, else cut to the neighbourhood
 STATE_GRAPH_LIMIT = 60
@@ -48,9 +48,9 @@ def write_artifacts(doc: dict, out_dir: str, *, model=None, trace_path=None) -> 
 
 def write_state_graph(doc: dict, model, out_dir: str) -> dict:
     """The explored graph around the trace; {} when the trace no longer replays."""
-    from model.trace import ReplayError, Trace
-    from reports.statedraw import draw_state_graph
-    from reports.statespace import state_graph
+    from kmc.model.trace import ReplayError, Trace
+    from kmc.reports.statedraw import draw_state_graph
+    from kmc.reports.statespace import state_graph
 
     try:
         trace = Trace.from_dict(model, doc)

@@ -9,8 +9,8 @@ import json
 
 import networkx as nx
 
-from reports import draw
-from reports.show import change_lines, flatten
+from kmc.reports import draw
+from kmc.reports.show import change_lines, flatten
 
 
 def trace_graph(doc: dict) -> nx.DiGraph:

@@ -9,10 +9,10 @@ import html
 import json
 import os
 
-from reports.artifacts import write_artifacts
-from reports.show import change_lines
-from reports.summary import summary, trace_meta
-from reports.tracefile import describe, load_trace
+from kmc.reports.artifacts import write_artifacts
+from kmc.reports.show import change_lines
+from kmc.reports.summary import summary, trace_meta
+from kmc.reports.tracefile import describe, load_trace
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#222;margin:2em auto;

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from invariants.properties import ALWAYS, DEADLOCK, QUIESCENT, SOMETIMES
-from model.trace import Trace, state_changes, state_key
+from kmc.invariants.properties import ALWAYS, DEADLOCK, QUIESCENT, SOMETIMES
+from kmc.model.trace import Trace, state_changes, state_key
 
 REPRODUCED = "reproduced"
 MODEL_CHANGED = "model changed"

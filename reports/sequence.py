@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import textwrap
 
-from reports import draw
+from kmc.reports import draw
 
 TOP = 0.62  # header height, inches
 LEFT = 0.45  # step-number column

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
-from model.trace import state_changes
-from reports.tracefile import describe, verdict_word
+from kmc.model.trace import state_changes
+from kmc.reports.tracefile import describe, verdict_word
 
 
 def render(doc: dict, *, full: bool = False, width: int = 100) -> str:

@@ -3,8 +3,8 @@ it rebuilds the model through the public API, takes each recorded action by inde
 checks that the index still names the recorded action, and asserts the verdict."""
 from __future__ import annotations
 
-from invariants.properties import DEADLOCK
-from reports.tracefile import describe
+from kmc.invariants.properties import DEADLOCK
+from kmc.reports.tracefile import describe
 
 
 def python_snippet(doc: dict) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from reports import draw
+from kmc.reports import draw
 
 COL = 1.35  # inches per column
 ROW = 0.55  # inches per row

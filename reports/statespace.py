@@ -12,7 +12,7 @@ from collections import deque
 
 import networkx as nx
 
-from invariants.properties import ALWAYS, QUIESCENT
+from kmc.invariants.properties import ALWAYS, QUIESCENT
 
 FULL = "full"
 NEIGHBOURHOOD = "neighbourhood"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 
-from explorers.result import CheckResult
+from kmc.explorers.result import CheckResult
 
 
 def summary(result: CheckResult, trace_files: dict | None = None) -> dict:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 
-from model.trace import TRACE_FORMAT, TRACE_VERSION
+from kmc.model.trace import TRACE_FORMAT, TRACE_VERSION
 
 #: versions this code reads (version 1 files lack fingerprints, messages and changes)
 READABLE_VERSIONS = (1, TRACE_VERSION)

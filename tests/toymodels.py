@@ -2,8 +2,8 @@
 path (fingerprints, dict level expansion, quiescence, boundaries)."""
 from typing import NamedTuple
 
-from invariants import always, quiescent, sometimes
-from model import Model
+from kmc.invariants import always, quiescent, sometimes
+from kmc.model import Model
 
 
 class Sys(NamedTuple):

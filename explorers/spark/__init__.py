@@ -2,4 +2,4 @@
 
 PySpark is imported only when a check runs, so local explorers never pay for it.
 """
-from explorers.spark.explore import spark_bfs  # noqa: F401
+from kmc.explorers.spark.explore import spark_bfs  # noqa: F401

@@ -19,8 +19,8 @@ import os
 import pickle
 from urllib.parse import urlparse
 
-from explorers.errors import ExplorerError
-from model.encoding import fingerprint
+from kmc.explorers.errors import ExplorerError
+from kmc.model.encoding import fingerprint
 
 FORMAT = 1
 

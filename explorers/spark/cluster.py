@@ -3,7 +3,7 @@ explorer on one machine and for the tests. It runs PySpark's bundled ``bin/spark
 (no separate Spark install), records every PID in a state directory, and stops what it
 started by PID — never by process name.
 
-    from explorers.spark import cluster
+    from kmc.explorers.spark import cluster
     c = cluster.start("/tmp/kmc-cluster", workers=2)   # c.master_url: spark://127.0.0.1:PORT
     cluster.stop("/tmp/kmc-cluster")
 """
@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from explorers.errors import ExplorerError
+from kmc.explorers.errors import ExplorerError
 
 MASTER = "org.apache.spark.deploy.master.Master"
 WORKER = "org.apache.spark.deploy.worker.Worker"
@@ -72,7 +72,7 @@ def _launch(home, args, log_path, env):
 
 def start(state_dir: str, workers: int = 2, cores: int = 1, memory: str = "1g",
           port: int = 7077, wait_s: float = 90.0) -> Cluster:
-    from explorers.spark.session import check_java
+    from kmc.explorers.spark.session import check_java
 
     state = Path(state_dir).resolve()
     if load(str(state)) is not None and status(str(state))["alive"]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorers.spark import keycodec, level, spool
+from kmc.explorers.spark import keycodec, level, spool
 
 
 @dataclass

@@ -14,15 +14,15 @@ import sys
 import tempfile
 import time
 
-from explorers.core import Core
-from explorers.errors import ExplorerError
-from explorers.gcpause import without_cyclic_gc
-from explorers.spark import checkpoint as ckpt
-from explorers.spark.driver import DriverFrontier, join_blocks, owner_of
-from explorers.spark.frontier import LevelCancelled, SparkFrontier
-from explorers.spark.placement import default_partitions, place_by_partition_key
-from explorers.spark.run import Run, driver_seconds
-from explorers.spark.tuning import env_number
+from kmc.explorers.core import Core
+from kmc.explorers.errors import ExplorerError
+from kmc.explorers.gcpause import without_cyclic_gc
+from kmc.explorers.spark import checkpoint as ckpt
+from kmc.explorers.spark.driver import DriverFrontier, join_blocks, owner_of
+from kmc.explorers.spark.frontier import LevelCancelled, SparkFrontier
+from kmc.explorers.spark.placement import default_partitions, place_by_partition_key
+from kmc.explorers.spark.run import Run, driver_seconds
+from kmc.explorers.spark.tuning import env_number
 
 #: a fixed driver threshold (frontier states) instead of the adaptive one (Run.limit)
 DRIVER_LEVEL_MAX = env_number("KMC_SPARK_DRIVER_LEVEL", None, int)
@@ -58,8 +58,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     place_by_partition_key(core)
     if checkpoint_dir:
         ckpt.precheck(checkpoint_dir, ckpt.identity(core, 0), resume)
-    from explorers.spark.preflight import explain_failure, from_spark
-    from explorers.spark.session import CtrlC, is_local, probe_executors, spark_context
+    from kmc.explorers.spark.preflight import explain_failure, from_spark
+    from kmc.explorers.spark.session import CtrlC, is_local, probe_executors, spark_context
 
     limit = driver_level_max if driver_level_max is not None else DRIVER_LEVEL_MAX
     if limit is None:
@@ -219,8 +219,8 @@ def _lineage_dir(sc, store):
     """Spark's RDD checkpoints need storage every executor can reach: the checkpoint dir
     when given, else a temporary directory when every executor is on this machine. An
     embedded master needs none (``SparkFrontier._cut``)."""
-    from explorers.spark.session import loopback
-    from explorers.spark.spool import embedded
+    from kmc.explorers.spark.session import loopback
+    from kmc.explorers.spark.spool import embedded
 
     if embedded(sc.master):
         return None

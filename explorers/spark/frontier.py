@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorers.spark import level_tasks, spool
-from explorers.spark.jobs import LevelJobs
-from explorers.spark.driver import (DriverFrontier, LevelOutcome, frontier_of, is_block,
+from kmc.explorers.spark import level_tasks, spool
+from kmc.explorers.spark.jobs import LevelJobs
+from kmc.explorers.spark.driver import (DriverFrontier, LevelOutcome, frontier_of, is_block,
                                     join_frontiers)
-from explorers.spark.placement import balanced_owners, predicted_weights, value_links
+from kmc.explorers.spark.placement import balanced_owners, predicted_weights, value_links
 
 
 @dataclass

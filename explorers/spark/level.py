@@ -16,9 +16,9 @@ import pickle
 
 import numpy as np
 
-from explorers.level import level_expander
-from explorers.visited import insert_sorted, unseen
-from invariants.properties import SOMETIMES
+from kmc.explorers.level import level_expander
+from kmc.explorers.visited import insert_sorted, unseen
+from kmc.invariants.properties import SOMETIMES
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)

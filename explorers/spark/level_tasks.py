@@ -15,8 +15,8 @@ import pickle
 import threading
 import time
 
-from explorers.spark import keycodec, level, spool
-from explorers.visited import insert_sorted
+from kmc.explorers.spark import keycodec, level, spool
+from kmc.explorers.visited import insert_sorted
 
 # Loaded Cores per worker process, by broadcast id. Python workers are reused across tasks
 # (spark.python.worker.reuse), so the model is unpickled once per process, not per task.

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorers.spark.level import owners
-from explorers.spark.tuning import env_number
-from model.contract import Model
-from model.encoding import fingerprint, hash64
+from kmc.explorers.spark.level import owners
+from kmc.explorers.spark.tuning import env_number
+from kmc.model.contract import Model
+from kmc.model.encoding import fingerprint, hash64
 
 SHIFT = 48  # owner bits: key >> SHIFT
 _LOW = (1 << SHIFT) - 1

@@ -11,7 +11,7 @@ import subprocess
 import time
 from urllib.parse import urlparse
 
-from explorers.errors import ExplorerError
+from kmc.explorers.errors import ExplorerError
 
 #: seconds to wait for a TCP connection to a spark:// master
 CONNECT_WAIT_S = 5.0

@@ -10,8 +10,8 @@ from collections import Counter
 
 import numpy as np
 
-from explorers.spark import level
-from explorers.spark.tuning import env_number, parse_number
+from kmc.explorers.spark import level
+from kmc.explorers.spark.tuning import env_number, parse_number
 
 
 #: adaptive threshold (``driver_seconds``): a level goes to Spark once the driver would

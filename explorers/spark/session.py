@@ -20,11 +20,11 @@ import threading
 import time
 from urllib.parse import urlparse
 
-from explorers.errors import ExplorerError
-from explorers.spark.preflight import (check_java, check_master_reachable, explain_failure,
+from kmc.explorers.errors import ExplorerError
+from kmc.explorers.spark.preflight import (check_java, check_master_reachable, explain_failure,
                                        first_line, require_pyspark)
-from explorers.spark.ship import package_zip, source_root
-from explorers.spark.tuning import check as check_tuning, env_number
+from kmc.explorers.spark.ship import package_zip, source_root
+from kmc.explorers.spark.tuning import check as check_tuning, env_number
 
 #: seconds to wait for a cluster to grant executors before giving up with a hint
 EXECUTOR_WAIT_S = env_number("KMC_SPARK_WAIT", 60.0)
@@ -361,7 +361,7 @@ def _ship(sc) -> None:
 def probe_executors(sc, core_bc, tasks: int) -> None:
     """One tiny job: each task imports kmc and loads the shared Core (which imports the
     model's modules), so a cluster that cannot run the model fails before any work."""
-    from explorers.spark import level_tasks
+    from kmc.explorers.spark import level_tasks
 
     try:
         sc.parallelize(range(tasks), tasks).mapPartitions(level_tasks.probe(core_bc)).collect()

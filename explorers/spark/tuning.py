@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from explorers.errors import ExplorerError
+from kmc.explorers.errors import ExplorerError
 
 _BAD: dict = {}  # variable -> the message check() raises
 

@@ -78,8 +78,8 @@ def parse_params(pairs) -> dict:
 
 
 def run(args) -> int:
-    from explorers.progress import Progress
-    from reports.summary import render_text, summary, write_summary, write_traces
+    from kmc.explorers.progress import Progress
+    from kmc.reports.summary import render_text, summary, write_summary, write_traces
 
     spark_opts = {}
     if args.explorer == "spark":
@@ -120,7 +120,7 @@ def run(args) -> int:
 def _write_report(result, out_dir, trace_files) -> None:
     """The HTML report, when the reports package provides one."""
     try:
-        from reports.html import write_report
+        from kmc.reports.html import write_report
     except ImportError:
         return
     write_report(result, out_dir, trace_files)

@@ -61,8 +61,8 @@ def _port(text):
 
 
 def run(args) -> int:
-    from explorers.errors import ExplorerError
-    from explorers.spark import cluster
+    from kmc.explorers.errors import ExplorerError
+    from kmc.explorers.spark import cluster
 
     state_dir = args.dir or default_dir()
     try:

@@ -8,7 +8,7 @@ import argparse
 import json
 import time
 
-from invariants import proofs
+from kmc.invariants import proofs
 from kmc.errors import UsageError
 
 NAME = "prove"

@@ -21,8 +21,8 @@ HELP = "run a regression suite of expected verdicts (for CI); exit 1 when one fl
 
 
 def add_arguments(p):
-    p.add_argument("suite", nargs="?", default="regressions.toml",
-                   help="the suite file (default: regressions.toml)")
+    p.add_argument("suite", nargs="?", default=None,
+                   help="the suite file (default: kmc's own suite, shipped with it)")
     p.add_argument("--tier", choices=["smoke", "full"], default="full",
                    help="smoke: the entries marked tier = \"smoke\"; full: every entry "
                         "(default)")
@@ -45,14 +45,17 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from reports.regress.runner import ERROR, PASS, Job, run_entries
-    from reports.regress.suite import SuiteError, parse_suite, read_suite
-    from reports.regress.text import Table, summary_line
-    from reports.regress.update import append_entries
+    from kmc.reports.regress.runner import ERROR, PASS, Job, run_entries
+    from kmc.reports.regress.suite import (SuiteError, builtin_suite, parse_suite,
+                                           read_suite)
+    from kmc.reports.regress.text import Table, summary_line
+    from kmc.reports.regress.update import append_entries
 
     if args.add_missing and not args.update:
         raise UsageError("--add-missing adds entries without expectations: use it with "
                          "--update")
+    if args.suite is None:
+        args.suite = builtin_suite()
     try:
         suite = read_suite(args.suite)
         if args.add_missing:
@@ -129,8 +132,8 @@ def missing(suite) -> list[dict]:
 
 def _record(suite, outcomes, say) -> None:
     """--update: rewrite the expectations and the stored counterexamples."""
-    from reports.regress.runner import ERROR
-    from reports.regress.update import apply_traces, changes, documented_mismatch, rewrite
+    from kmc.reports.regress.runner import ERROR
+    from kmc.reports.regress.update import apply_traces, changes, documented_mismatch, rewrite
 
     new, notes, doubts = {}, {}, []
     for o in outcomes:
@@ -171,9 +174,9 @@ def _documented(o) -> str:
 
 
 def _artifacts(args, outcomes, wall, code) -> None:
-    from reports.regress.jsonout import regress_json
-    from reports.regress.junit import write_junit
-    from reports.regress.markdown import render_markdown
+    from kmc.reports.regress.jsonout import regress_json
+    from kmc.reports.regress.junit import write_junit
+    from kmc.reports.regress.markdown import render_markdown
 
     if args.junit:
         write_junit(args.junit, outcomes, os.path.basename(args.suite), wall)

@@ -22,7 +22,7 @@ def add_arguments(p):
 def load_model(path: str):
     """The trace document and the model its scenario, variant and params rebuild."""
     from kmc import api
-    from reports.tracefile import TraceFileError, load_trace
+    from kmc.reports.tracefile import TraceFileError, load_trace
 
     try:
         doc = load_trace(path)
@@ -36,7 +36,7 @@ def load_model(path: str):
 
 
 def run(args) -> int:
-    from reports.replay import replay_document
+    from kmc.reports.replay import replay_document
 
     doc, model = load_model(args.trace)
     out = replay_document(model, doc)

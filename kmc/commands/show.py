@@ -27,8 +27,8 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    from reports.show import render
-    from reports.tracefile import TraceFileError, load_trace
+    from kmc.reports.show import render
+    from kmc.reports.tracefile import TraceFileError, load_trace
 
     try:
         doc = load_trace(args.trace)
@@ -41,7 +41,7 @@ def run(args) -> int:
     else:
         print(render(doc, full=args.full))
     if args.pictures:
-        from reports.artifacts import write_artifacts
+        from kmc.reports.artifacts import write_artifacts
 
         model = None
         if args.state_graph:

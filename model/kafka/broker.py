@@ -7,7 +7,7 @@ record type; these helpers only need a ``status`` field on it.
 """
 from __future__ import annotations
 
-from model.kafka.canon import replace_at
+from kmc.model.kafka.canon import replace_at
 
 UP = "up"
 DOWN = "down"

@@ -21,7 +21,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Callable, Iterator
 
-from model.kafka.canon import bag_add, bag_remove
+from kmc.model.kafka.canon import bag_add, bag_remove
 
 EMPTY: tuple = ()
 

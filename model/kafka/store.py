@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
-from model.kafka.canon import keyed_del, keyed_get, keyed_put, replace_at, set_add, set_remove
+from kmc.model.kafka.canon import keyed_del, keyed_get, keyed_put, replace_at, set_add, set_remove
 
 NO_LEADER = -1
 #: KIP-516: the all-zero UUID is the null ID; a sentinel is reserved and never assigned

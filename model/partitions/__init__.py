@@ -2,4 +2,4 @@
 
 See docs/model-partition-changes.md for the model, its simplifications and its figures.
 """
-from model.partitions.scenarios import SCENARIOS  # noqa: F401
+from kmc.model.partitions.scenarios import SCENARIOS  # noqa: F401

@@ -12,9 +12,9 @@ znode or answered with an error code; plus deleteRecords on marked partitions.
 """
 from __future__ import annotations
 
-from model.partitions.broker import produce_error
-from model.partitions.controller import expansion_pending
-from model.kafka.canon import replace_at
+from kmc.model.partitions.broker import produce_error
+from kmc.model.partitions.controller import expansion_pending
+from kmc.model.kafka.canon import replace_at
 
 # error codes an AlterTopic can return
 LEGACY_FEWER = "IncreasePartitionsNotAllowed"  # KIP-4 Alter Topic 3.1 (fewer partitions)

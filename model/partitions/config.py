@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from model.partitions.keys import KeySpace
-from model.partitions.variants import Flags
-from model.scenario import ScenarioError
+from kmc.model.partitions.keys import KeySpace
+from kmc.model.partitions.variants import Flags
+from kmc.model.scenario import ScenarioError
 
 
 @dataclass(frozen=True)

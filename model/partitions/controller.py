@@ -18,13 +18,13 @@ is not enabled.
 """
 from __future__ import annotations
 
-from model.kafka import controller as election
-from model.kafka.canon import replace_at, set_add, set_union
-from model.partitions.messages import (
+from kmc.model.kafka import controller as election
+from kmc.model.kafka.canon import replace_at, set_add, set_union
+from kmc.model.partitions.messages import (
     BROKER, LAIR_RESP, NET, ctrl_endpoint, head_from, leader_and_isr, stop_replica,
     update_metadata,
 )
-from model.partitions.state import Ctrl, log_end, new_znode
+from kmc.model.partitions.state import Ctrl, log_end, new_znode
 
 IDLE = "idle"
 

@@ -6,10 +6,10 @@ follow the shared helpers (``controller-c``, ``broker-1``).
 """
 from __future__ import annotations
 
-from model.kafka.broker import lane as broker_lane
-from model.kafka.controller import lane as controller_lane
-from model.partitions import clients, controller
-from model.partitions.messages import BROKER, LAIR, STOP, UM, head_from
+from kmc.model.kafka.broker import lane as broker_lane
+from kmc.model.kafka.controller import lane as controller_lane
+from kmc.model.partitions import clients, controller
+from kmc.model.partitions.messages import BROKER, LAIR, STOP, UM, head_from
 
 BROKER_LANE = broker_lane(BROKER)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from model.kafka.network import Network
+from kmc.model.kafka.network import Network
 
 BROKER = 1
 NET = Network(ordered=True)

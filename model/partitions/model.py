@@ -6,13 +6,13 @@ clients.py, group.py); this module lists the enabled actions in a fixed order an
 """
 from __future__ import annotations
 
-from model.contract import Model
-from model.kafka import controller as election
-from model.partitions import broker, clients, controller, display, group
-from model.partitions.config import Config
-from model.partitions.controller import IDLE
-from model.partitions.messages import BROKER, heads_to
-from model.partitions.state import (
+from kmc.model.contract import Model
+from kmc.model.kafka import controller as election
+from kmc.model.partitions import broker, clients, controller, display, group
+from kmc.model.partitions.config import Config
+from kmc.model.partitions.controller import IDLE
+from kmc.model.partitions.messages import BROKER, heads_to
+from kmc.model.partitions.state import (
     Admin, Broker, Ctrl, Ghost, Group, Log, Part, Producer, Store, World, new_znode,
 )
 
@@ -104,7 +104,7 @@ class PartitionModel(Model):
 
     def properties(self):
         if self._props is None:
-            from model.partitions.properties import properties_for
+            from kmc.model.partitions.properties import properties_for
             self._props = properties_for(self.cfg)
         return self._props
 

@@ -20,11 +20,11 @@ Each property's view builds only the relations its formula mentions.
 """
 from __future__ import annotations
 
-from invariants.declare import declare
-from invariants.logic import And, Rel, exists, forall, implies, relations_of, variables
-from model.partitions import group
-from model.partitions.clients import LEGACY_FEWER, MARKED
-from model.partitions.state import log_end
+from kmc.invariants.declare import declare
+from kmc.invariants.logic import And, Rel, exists, forall, implies, relations_of, variables
+from kmc.model.partitions import group
+from kmc.model.partitions.clients import LEGACY_FEWER, MARKED
+from kmc.model.partitions.state import log_end
 
 Produced = Rel("Produced", 3, ("key", "producer", "seq"))
 Delivered = Rel("Delivered", 5, ("key", "producer", "seq", "position", "partition"))

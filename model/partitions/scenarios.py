@@ -10,10 +10,10 @@ the key that moves on every split and merge. Each producer sends ``messages`` me
 """
 from __future__ import annotations
 
-from model.partitions.config import Config
-from model.partitions.model import PartitionModel
-from model.partitions.variants import NAMES, flags_for
-from model.scenario import Param, Scenario
+from kmc.model.partitions.config import Config
+from kmc.model.partitions.model import PartitionModel
+from kmc.model.partitions.variants import NAMES, flags_for
+from kmc.model.scenario import Param, Scenario
 
 SPLIT = ("KeyMovedOnSplit", "ChildDeliveredAfterParent")
 MERGE = ("KeyMovedOnMerge", "MarkedPartitionRemoved")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from model.kafka.controller import ControllerState
+from kmc.model.kafka.controller import ControllerState
 
 
 class Znode(NamedTuple):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from model.scenario import ScenarioError
+from kmc.model.scenario import ScenarioError
 
 MODULO, LINEAR = "modulo", "linear"
 

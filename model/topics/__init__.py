@@ -7,4 +7,4 @@ Modules: ``state`` (types), ``variants`` (legacy, kip516, mutants as data), ``co
 (trace text and sequence-picture lanes), ``symmetry`` (broker renaming), ``scenarios``.
 See docs/model-topic-lifecycle.md.
 """
-from model.topics.scenarios import SCENARIOS  # noqa: F401
+from kmc.model.topics.scenarios import SCENARIOS  # noqa: F401

@@ -8,11 +8,11 @@ no effect); the docstring names the KIP section it models.
 """
 from __future__ import annotations
 
-from model.kafka import broker as bk
-from model.kafka.canon import replace_at, set_add
-from model.kafka.store import ZERO_ID
-from model.topics import control
-from model.topics.state import FULL, NO_ROLE, Replica
+from kmc.model.kafka import broker as bk
+from kmc.model.kafka.canon import replace_at, set_add
+from kmc.model.kafka.store import ZERO_ID
+from kmc.model.topics import control
+from kmc.model.topics.state import FULL, NO_ROLE, Replica
 
 
 def _put(w, b, rec):

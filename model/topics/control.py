@@ -7,11 +7,11 @@ docstring names the KIP section it models.
 """
 from __future__ import annotations
 
-from model.kafka import broker as bk
-from model.kafka import store as zk
-from model.kafka.canon import set_add, set_remove, set_union
-from model.kafka.controller import fail_over
-from model.topics.state import (
+from kmc.model.kafka import broker as bk
+from kmc.model.kafka import store as zk
+from kmc.model.kafka.canon import set_add, set_remove, set_union
+from kmc.model.kafka.controller import fail_over
+from kmc.model.topics.state import (
     FULL, INCREMENTAL, TOPIC, Memory, PartState, StopReplicaResponse, lair, stop_replica,
 )
 

@@ -11,11 +11,11 @@ the KIP section it models.
 """
 from __future__ import annotations
 
-from model.kafka import broker as bk
-from model.kafka import store as zk
-from model.kafka.canon import replace_at, set_add, set_union
-from model.kafka.store import NO_LEADER, ZERO_ID
-from model.topics.state import TOPIC, FetchResponse, Meta
+from kmc.model.kafka import broker as bk
+from kmc.model.kafka import store as zk
+from kmc.model.kafka.canon import replace_at, set_add, set_union
+from kmc.model.kafka.store import NO_LEADER, ZERO_ID
+from kmc.model.topics.state import TOPIC, FetchResponse, Meta
 
 
 def replica(br, p):

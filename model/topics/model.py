@@ -14,20 +14,20 @@ from __future__ import annotations
 
 from itertools import permutations
 
-from model.contract import Model
-from model.kafka import broker as bk
-from model.kafka import controller as kc
-from model.kafka import store as zk
-from model.kafka import symmetry as ksym
-from model.kafka.network import Network
-from model.topics import brokers, control, datapath, pictures
-from model.topics import symmetry as tsym
-from model.topics.properties import properties_for
-from model.topics.state import (
+from kmc.model.contract import Model
+from kmc.model.kafka import broker as bk
+from kmc.model.kafka import controller as kc
+from kmc.model.kafka import store as zk
+from kmc.model.kafka import symmetry as ksym
+from kmc.model.kafka.network import Network
+from kmc.model.topics import brokers, control, datapath, pictures
+from kmc.model.topics import symmetry as tsym
+from kmc.model.topics.properties import properties_for
+from kmc.model.topics.state import (
     TOPIC, Admin, Broker, Budget, Client, Ghost, Memory, Meta, Replica, World,
 )
-from model.topics.variants import flags as variant_flags
-from model.topics.views import describe
+from kmc.model.topics.variants import flags as variant_flags
+from kmc.model.topics.views import describe
 
 #: actions the cluster does not take by itself (see module docstring)
 ENVIRONMENT = frozenset({"crash", "restart", "failover", "lose", "create", "delete",

@@ -1,8 +1,8 @@
 """How actions look: text for traces, lanes and arrows for message-sequence pictures."""
 from __future__ import annotations
 
-from model.kafka.broker import lane as broker_lane
-from model.kafka.controller import lane as controller_lane
+from kmc.model.kafka.broker import lane as broker_lane
+from kmc.model.kafka.controller import lane as controller_lane
 
 
 def endpoint(x: int) -> str:

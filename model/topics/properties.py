@@ -10,10 +10,10 @@ the witnesses its bounds make possible (``properties_for``).
 """
 from __future__ import annotations
 
-from invariants.declare import declare
-from invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
-from model.kafka.store import SENTINEL_ID, ZERO_ID
-from model.topics.views import view
+from kmc.invariants.declare import declare
+from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
+from kmc.model.kafka.store import SENTINEL_ID, ZERO_ID
+from kmc.model.topics.views import view
 
 Read = Rel("Read", 3, ("reader", "asked_inc", "record_inc"))
 Wrote = Rel("Wrote", 2, ("believed_inc", "landed_inc"))

@@ -5,11 +5,11 @@ few states; ``-p`` overrides any bound.
 """
 from __future__ import annotations
 
-from model.contract import ModelError
-from model.scenario import Param, Scenario
-from model.topics.model import TopicsModel
-from model.topics.state import Bounds
-from model.topics.variants import VARIANT_NAMES
+from kmc.model.contract import ModelError
+from kmc.model.scenario import Param, Scenario
+from kmc.model.topics.model import TopicsModel
+from kmc.model.topics.state import Bounds
+from kmc.model.topics.variants import VARIANT_NAMES
 
 PARAM_HELP = {
     "brokers": ("brokers", 1, 4),

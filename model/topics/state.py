@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from model.kafka.controller import ControllerState
-from model.kafka.store import Store
+from kmc.model.kafka.controller import ControllerState
+from kmc.model.kafka.store import Store
 
 TOPIC = "A"
 NO_ROLE = -1  # Replica.leader before the first LeaderAndIsr after a restart

@@ -1,8 +1,8 @@
 """Renaming brokers everywhere they occur, for the broker-symmetry representative."""
 from __future__ import annotations
 
-from model.kafka.store import PartitionRecord
-from model.topics.state import Client, Meta
+from kmc.model.kafka.store import PartitionRecord
+from kmc.model.topics.state import Client, Meta
 
 
 def _b(mp, x):

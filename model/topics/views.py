@@ -25,7 +25,7 @@ memo is one (state, view) tuple replaced atomically, so threads never see a torn
 """
 from __future__ import annotations
 
-from model.kafka import broker as bk
+from kmc.model.kafka import broker as bk
 
 class _Memo:
     last: tuple = (None, None)

@@ -2,4 +2,4 @@
 
 They pin the engine's correctness: if a count drifts, the engine is wrong, not the model.
 """
-from model.validation.scenarios import SCENARIOS  # noqa: F401
+from kmc.model.validation.scenarios import SCENARIOS  # noqa: F401

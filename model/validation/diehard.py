@@ -1,6 +1,6 @@
 """DieHard (the 3- and 5-gallon jugs, from Lamport's TLA+ examples). The "invariant"
 NotSolved (big != 4) is meant to be violated: the shortest counterexample has 7 states."""
-from model.packed import Int, PackedModel
+from kmc.model.packed import Int, PackedModel
 
 
 class DieHard(PackedModel):

@@ -1,8 +1,8 @@
 """Named scenarios for the validation models (see ``model.scenario``)."""
-from model.scenario import Param, Scenario
-from model.validation.diehard import DieHard
-from model.validation.tcommit import TCommit
-from model.validation.twophase import TwoPhase
+from kmc.model.scenario import Param, Scenario
+from kmc.model.validation.diehard import DieHard
+from kmc.model.validation.tcommit import TCommit
+from kmc.model.validation.twophase import TwoPhase
 
 SCENARIOS = [
     Scenario(

@@ -2,7 +2,7 @@
 
 Published counts: RM=3 34 distinct, 94 generated, depth 7.
 """
-from model.packed import Enum, PackedModel
+from kmc.model.packed import Enum, PackedModel
 
 
 class TCommit(PackedModel):

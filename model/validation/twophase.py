@@ -6,7 +6,7 @@ Published counts: RM=3 288 distinct / 1,146 generated / depth 11; RM=5 8,832; RM
 1,745,408. With RM symmetry kmc counts the exact orbits (RM=5: 314); Stateright's 665 comes
 from a partial canonicaliser (see docs/architecture.md, "Symmetry").
 """
-from model.packed import Bool, Enum, PackedModel
+from kmc.model.packed import Bool, Enum, PackedModel
 
 RM_STATES = Enum("working", "prepared", "committed", "aborted")
 

@@ -1,8 +1,8 @@
 """The JSON document of a regress run (`kmc regress --json`)."""
 from __future__ import annotations
 
-from reports.regress.markdown import details
-from reports.regress.text import totals
+from kmc.reports.regress.markdown import details
+from kmc.reports.regress.text import totals
 
 
 def regress_json(outcomes, suite_path: str, tier: str, wall_s: float, exit_code: int) -> dict:

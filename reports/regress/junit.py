@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import xml.etree.ElementTree as ET
 
-from reports.regress.markdown import details
-from reports.regress.runner import ERROR, FAIL, NEW
-from reports.regress.text import expected_text, got_text, totals
+from kmc.reports.regress.markdown import details
+from kmc.reports.regress.runner import ERROR, FAIL, NEW
+from kmc.reports.regress.text import expected_text, got_text, totals
 
 
 def junit_tree(outcomes, suite_name: str, wall_s: float) -> ET.ElementTree:

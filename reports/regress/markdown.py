@@ -1,8 +1,8 @@
 """The Markdown summary of a regress run, for a CI job summary ($GITHUB_STEP_SUMMARY)."""
 from __future__ import annotations
 
-from reports.regress.runner import ERROR, FAIL, NEW, PASS
-from reports.regress.text import expected_text, got_text, states_text, totals
+from kmc.reports.regress.runner import ERROR, FAIL, NEW, PASS
+from kmc.reports.regress.text import expected_text, got_text, states_text, totals
 
 ICONS = {PASS: "✅", FAIL: "❌", ERROR: "💥", NEW: "🆕"}
 

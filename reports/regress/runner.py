@@ -12,9 +12,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
-from reports.regress.expect import Expectation, Observation, compare, observe
-from reports.regress.stored import check_stored, slug, trace_documents
-from reports.regress.suite import Entry
+from kmc.reports.regress.expect import Expectation, Observation, compare, observe
+from kmc.reports.regress.stored import check_stored, slug, trace_documents
+from kmc.reports.regress.suite import Entry
 
 PASS, FAIL, ERROR, NEW = "pass", "fail", "error", "new"
 
@@ -105,14 +105,14 @@ def run_entries(jobs: list[Job], workers: int, on_outcome: Callable | None = Non
 def _failure_report(out_dir: str, e: Entry, result, differences) -> str:
     """What a reviewer needs to look at a failing entry: traces, summary.json, the HTML
     report when reports.html exists, and the differences as text."""
-    from reports.summary import write_summary, write_traces
+    from kmc.reports.summary import write_summary, write_traces
 
     d = os.path.join(out_dir, slug(e.id))
     os.makedirs(d, exist_ok=True)
     traces = write_traces(result, d)
     write_summary(result, d, traces)
     try:
-        from reports.html import write_report
+        from kmc.reports.html import write_report
     except ImportError:  # the HTML report is optional
         pass
     else:

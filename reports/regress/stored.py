@@ -14,8 +14,8 @@ import json
 import os
 import tempfile
 
-from invariants.properties import DEADLOCK, QUIESCENT
-from model.trace import ReplayError, Trace
+from kmc.invariants.properties import DEADLOCK, QUIESCENT
+from kmc.model.trace import ReplayError, Trace
 
 
 def slug(name: str) -> str:
@@ -91,7 +91,7 @@ def reproduce(model, doc: dict, prop: str, length: int | None = None) -> str | N
 def trace_documents(result, props) -> dict:
     """property -> trace document (the format of ``reports.summary.write_traces``, so
     stored traces are the files `kmc check --out` writes and `kmc replay` reads)."""
-    from reports.summary import write_traces
+    from kmc.reports.summary import write_traces
 
     if not props:
         return {}

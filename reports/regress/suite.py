@@ -12,7 +12,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 
-from reports.regress.expect import Expectation, parse_expectation
+from kmc.reports.regress.expect import Expectation, parse_expectation
 
 TIERS = ("smoke", "full")
 EXPLORERS = ("bfs", "dfs", "simulate", "spark")
@@ -63,6 +63,13 @@ class Suite:
 
     def select(self, tier: str) -> list[Entry]:
         return [e for e in self.entries if e.in_tier(tier)]
+
+
+def builtin_suite() -> str:
+    """Path of kmc's own suite, shipped with the package (``kmc regress`` with no path)."""
+    import kmc.regressions
+
+    return os.path.join(os.path.dirname(kmc.regressions.__file__), "regressions.toml")
 
 
 def read_suite(path: str) -> Suite:

@@ -2,7 +2,7 @@
 soon as the entry is known; the differences of a failing entry right under it."""
 from __future__ import annotations
 
-from reports.regress.runner import ERROR, FAIL, NEW, PASS
+from kmc.reports.regress.runner import ERROR, FAIL, NEW, PASS
 
 MARKS = {PASS: "ok", FAIL: "FAIL", ERROR: "ERROR", NEW: "NEW"}
 #: a BFS that stops once every property is decided has seen all it needs: not "bounded"

@@ -11,10 +11,10 @@ import json
 import os
 import re
 
-from invariants.properties import DEADLOCK
-from reports.regress.expect import Expectation
-from reports.regress.stored import store, trace_path
-from reports.regress.suite import EXPECT_KEYS, LineMap, Suite, parse_suite
+from kmc.invariants.properties import DEADLOCK
+from kmc.reports.regress.expect import Expectation
+from kmc.reports.regress.stored import store, trace_path
+from kmc.reports.regress.suite import EXPECT_KEYS, LineMap, Suite, parse_suite
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
 _KEY = re.compile(r"^\s*[\"']?([A-Za-z0-9_-]+)[\"']?\s*[=.]")

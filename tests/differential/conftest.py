@@ -4,7 +4,7 @@ import pytest
 
 @pytest.fixture(scope="module")
 def sc():
-    from explorers.spark.session import shutdown_gateway, spark_context
+    from kmc.explorers.spark.session import shutdown_gateway, spark_context
 
     with spark_context(None, 2) as context:
         yield context

@@ -3,12 +3,12 @@ verdicts on every validation model (and on the generic toy model, with and witho
 symmetry); simulation is reproducible from its seed."""
 import pytest
 
-from explorers.bfs import bfs
-from explorers.dfs import dfs
-from explorers.simulate import simulate
-from model.validation.diehard import DieHard
-from model.validation.tcommit import TCommit
-from model.validation.twophase import TwoPhase
+from kmc.explorers.bfs import bfs
+from kmc.explorers.dfs import dfs
+from kmc.explorers.simulate import simulate
+from kmc.model.validation.diehard import DieHard
+from kmc.model.validation.tcommit import TCommit
+from kmc.model.validation.twophase import TwoPhase
 from toymodels import Workers
 
 MODELS = {

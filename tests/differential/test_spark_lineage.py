@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from explorers.bfs import bfs
-from explorers.spark import spark_bfs
-from model.validation.twophase import TwoPhase
+from kmc.explorers.bfs import bfs
+from kmc.explorers.spark import spark_bfs
+from kmc.model.validation.twophase import TwoPhase
 from spark_answers import summary
 
 pytestmark = pytest.mark.slow
@@ -18,9 +18,9 @@ def test_known_windows_behind_a_lineage_cut_are_destroyed(sc, monkeypatch):
     by every window that holds them. A run of more than LINEAGE_EVERY Spark levels cuts
     the lineage; the broadcasts then kept are only the current window's (later windows
     still hold them), the rest at the end, and the answers stay BFS's."""
-    from explorers.spark import explore
-    from explorers.spark.frontier import SparkFrontier
-    from explorers.spark.run import WINDOW_LEVELS
+    from kmc.explorers.spark import explore
+    from kmc.explorers.spark.frontier import SparkFrontier
+    from kmc.explorers.spark.run import WINDOW_LEVELS
 
     LINEAGE_EVERY = 10
     monkeypatch.setattr(explore, "LINEAGE_EVERY", LINEAGE_EVERY)
@@ -62,8 +62,8 @@ def test_an_embedded_master_keeps_the_cut_in_the_block_manager(sc, monkeypatch):
     to lose is the driver), the state it kept is released at the next cut and at the
     end, and every level's shuffle is written with Java serialization (not a Kryo
     instance built per task)."""
-    from explorers.spark import explore, frontier as fr
-    from explorers.spark.jobs import LevelJobs
+    from kmc.explorers.spark import explore, frontier as fr
+    from kmc.explorers.spark.jobs import LevelJobs
 
     LINEAGE_EVERY = 10
     monkeypatch.setattr(explore, "LINEAGE_EVERY", LINEAGE_EVERY)
@@ -103,7 +103,7 @@ def test_the_lineage_is_cut_once_its_levels_held_lineage_bytes(sc, monkeypatch):
     """A lineage cut ends the first level after the levels since the last cut held
     LINEAGE_BYTES of visited keys (8 bytes a key, summed over those levels); with the
     defaults a small run cuts nothing."""
-    from explorers.spark import explore, frontier as fr
+    from kmc.explorers.spark import explore, frontier as fr
 
     cuts, real_cut = [], fr.SparkFrontier._cut
 
@@ -144,8 +144,8 @@ def test_the_time_limit_holds_during_a_lineage_cut(sc):
     will recover through the cut)."""
     import time
 
-    from explorers.spark.driver import owner_of
-    from explorers.spark.frontier import SparkFrontier
+    from kmc.explorers.spark.driver import owner_of
+    from kmc.explorers.spark.frontier import SparkFrontier
 
     def frontier():  # a state whose shuffle takes 30 s to compute
         rdd = sc.parallelize([(0, ("B",)), (1, ("B",))], 2).map(_sleepy)

@@ -14,17 +14,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorers.bfs import bfs
-from explorers.core import Core
-from explorers.spark import spark_bfs
-from explorers.spark.explore import explore
-from explorers.spark.driver import DriverFrontier
-from explorers.spark.placement import place_by_partition_key
-from explorers.spark.run import Run, driver_seconds
+from kmc.explorers.bfs import bfs
+from kmc.explorers.core import Core
+from kmc.explorers.spark import spark_bfs
+from kmc.explorers.spark.explore import explore
+from kmc.explorers.spark.driver import DriverFrontier
+from kmc.explorers.spark.placement import place_by_partition_key
+from kmc.explorers.spark.run import Run, driver_seconds
 from kmc import catalog
-from model.validation.diehard import DieHard
-from model.validation.tcommit import TCommit
-from model.validation.twophase import TwoPhase
+from kmc.model.validation.diehard import DieHard
+from kmc.model.validation.tcommit import TCommit
+from kmc.model.validation.twophase import TwoPhase
 from spark_answers import summary
 
 pytestmark = pytest.mark.slow
@@ -148,7 +148,7 @@ def test_each_level_runs_the_job_submitted_ahead_of_it(sc, monkeypatch):
     import os
     import time
 
-    from explorers.spark.frontier import SparkFrontier
+    from kmc.explorers.spark.frontier import SparkFrontier
 
     def workers():
         return set(sc.parallelize(range(2), 2).mapPartitions(lambda _it: [os.getpid()])
@@ -181,7 +181,7 @@ def test_blocks_placed_from_the_driver_need_no_shuffle(sc):
     slices a list of one block per partition that way): no shuffle before the first
     level's job, which finds each block where its task runs (every Spark run here
     starts so); blocks out of partition order are refused."""
-    from explorers.spark.frontier import SparkFrontier
+    from kmc.explorers.spark.frontier import SparkFrontier
 
     records = [(p, ("B", np.full(p + 1, p, dtype=np.uint64))) for p in range(3)]
     f = SparkFrontier.from_records(sc, None, 3, records, 3)
@@ -202,7 +202,7 @@ def test_an_embedded_master_keeps_each_levels_records_in_files(sc, monkeypatch):
     run, and the answers are BFS's."""
     import os
 
-    from explorers.spark import spool
+    from kmc.explorers.spark import spool
 
     seen, real_prune = [], spool.Spool.prune
 
@@ -238,7 +238,7 @@ def test_reading_a_broadcast_keeps_the_cyclic_collector_off(sc):
     levels took 1.4x longer)."""
     import numpy as np
 
-    from explorers.spark import level_tasks
+    from kmc.explorers.spark import level_tasks
 
     plain, ours = sc.broadcast(np.arange(5)), sc.broadcast(np.arange(5))
     one = sc.parallelize([0], 1)
@@ -251,7 +251,7 @@ def test_shuffles_on_this_machine_are_not_compressed(sc):
     """Compression and shuffle checksums only pay when shuffled bytes cross a network:
     an embedded or loopback master turns them off, a remote one keeps Spark's
     defaults."""
-    from explorers.spark.session import build_conf
+    from kmc.explorers.spark.session import build_conf
 
     for key in ("spark.shuffle.compress", "spark.shuffle.checksum.enabled"):
         assert sc.getConf().get(key) == "false"
@@ -262,7 +262,7 @@ def test_shuffles_on_this_machine_are_not_compressed(sc):
 def test_an_embedded_jvm_collects_garbage_with_the_serial_collector(sc):
     """The embedded master's one JVM runs the serial collector (``session.GC_OPTS``);
     a cluster's driver and executors keep the JVM's default."""
-    from explorers.spark.session import build_conf
+    from kmc.explorers.spark.session import build_conf
 
     beans = sc._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
     assert sorted(b.getName() for b in beans) == ["Copy", "MarkSweepCompact"]

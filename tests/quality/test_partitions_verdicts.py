@@ -9,11 +9,11 @@ the model (docs/model-partition-changes.md has the same table with timings).
 """
 import pytest
 
-from explorers.bfs import bfs
+from kmc.explorers.bfs import bfs
 from kmc.api import check
-from model.partitions.config import Config
-from model.partitions.model import PartitionModel
-from model.partitions.variants import flags_for
+from kmc.model.partitions.config import Config
+from kmc.model.partitions.model import PartitionModel
+from kmc.model.partitions.variants import flags_for
 
 IN_ORDER = "InOrderKeyedDelivery"
 

@@ -2,12 +2,12 @@
 that replays to a state that really violates the property."""
 import pytest
 
-from explorers.bfs import bfs
-from explorers.dfs import dfs
-from explorers.simulate import simulate
-from model.trace import Trace
-from model.validation.diehard import DieHard
-from model.validation.twophase import TwoPhase
+from kmc.explorers.bfs import bfs
+from kmc.explorers.dfs import dfs
+from kmc.explorers.simulate import simulate
+from kmc.model.trace import Trace
+from kmc.model.validation.diehard import DieHard
+from kmc.model.validation.twophase import TwoPhase
 from toymodels import Workers
 
 

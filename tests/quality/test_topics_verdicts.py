@@ -16,7 +16,7 @@ from functools import lru_cache
 import pytest
 
 from kmc import api
-from model.topics.variants import VARIANT_NAMES
+from kmc.model.topics.variants import VARIANT_NAMES
 
 #: (scenario, variant) -> (distinct states, {violated property: counterexample length})
 EXPECTED = {

@@ -10,13 +10,13 @@ import gc
 
 import pytest
 
-from explorers.bfs import bfs
-from explorers.core import Core
-from explorers.spark.driver import DriverFrontier
-from explorers.spark.explore import explore
-from explorers.spark.placement import place_by_partition_key
-from explorers.spark.run import Run
-from model.validation.twophase import TwoPhase
+from kmc.explorers.bfs import bfs
+from kmc.explorers.core import Core
+from kmc.explorers.spark.driver import DriverFrontier
+from kmc.explorers.spark.explore import explore
+from kmc.explorers.spark.placement import place_by_partition_key
+from kmc.explorers.spark.run import Run
+from kmc.model.validation.twophase import TwoPhase
 from test_spark_level import MODELS, MutexByServed, SimulatedPartitions, summary
 
 

@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from explorers.bfs import bfs
-from explorers.errors import ExplorerError
-from explorers.spark import spark_bfs
-from model.validation.twophase import TwoPhase
+from kmc.explorers.bfs import bfs
+from kmc.explorers.errors import ExplorerError
+from kmc.explorers.spark import spark_bfs
+from kmc.model.validation.twophase import TwoPhase
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +25,7 @@ RM = 5  # 17 BFS levels: room to interrupt a run twice in the middle
 
 @pytest.fixture(scope="module")
 def sc():
-    from explorers.spark.session import shutdown_gateway, spark_context
+    from kmc.explorers.spark.session import shutdown_gateway, spark_context
 
     with spark_context(None, 2) as context:
         yield context

@@ -12,9 +12,9 @@ import sys
 
 import pytest
 
-from explorers.bfs import bfs
-from explorers.spark import cluster, spark_bfs
-from model.validation.twophase import TwoPhase
+from kmc.explorers.bfs import bfs
+from kmc.explorers.spark import cluster, spark_bfs
+from kmc.model.validation.twophase import TwoPhase
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +28,7 @@ def standalone(tmp_path_factory):
         c = cluster.start(state, workers=2, cores=1, memory="1g", port=0, wait_s=120)
         yield c
     finally:
-        from explorers.spark.session import shutdown_gateway
+        from kmc.explorers.spark.session import shutdown_gateway
 
         shutdown_gateway()
         cluster.stop(state)

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from explorers.errors import ExplorerError
-from explorers.spark import spark_bfs
-from model.validation.twophase import TwoPhase
+from kmc.explorers.errors import ExplorerError
+from kmc.explorers.spark import spark_bfs
+from kmc.model.validation.twophase import TwoPhase
 
 pytestmark = pytest.mark.slow
 
@@ -103,7 +103,7 @@ def test_a_master_that_never_accepts_the_application():
 
 @pytest.fixture(scope="module")
 def sc():
-    from explorers.spark.session import shutdown_gateway, spark_context
+    from kmc.explorers.spark.session import shutdown_gateway, spark_context
 
     with spark_context(None, 2) as context:
         yield context
@@ -114,7 +114,7 @@ def test_executors_that_cannot_import_the_model(sc, tmp_path):
     """The model's module is importable on the driver only (added to sys.path after the
     executors' path was fixed): the first Spark level says what is missing and the fix."""
     (tmp_path / "outside_model.py").write_text(textwrap.dedent('''
-        from model.contract import Model
+        from kmc.model.contract import Model
 
         class Counter(Model):
             name = "counter"

@@ -10,22 +10,22 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from explorers.bfs import bfs
-from explorers.core import Core
-from explorers.errors import ExplorerError
-from explorers.spark import level
-from explorers.spark.explore import _cloudpickle, _shippable, explore
-from explorers.spark.driver import DriverFrontier, join_blocks, split_blocks
-from explorers.spark.frontier import SparkFrontier
-from explorers.spark.placement import default_partitions, place_by_partition_key
-from explorers.spark.run import Run
-from explorers.spark.spool import Spool
-from invariants.properties import always, quiescent, sometimes
-from model.contract import Model
-from model.encoding import fingerprint
-from model.validation.diehard import DieHard
-from model.validation.tcommit import TCommit
-from model.validation.twophase import TwoPhase
+from kmc.explorers.bfs import bfs
+from kmc.explorers.core import Core
+from kmc.explorers.errors import ExplorerError
+from kmc.explorers.spark import level
+from kmc.explorers.spark.explore import _cloudpickle, _shippable, explore
+from kmc.explorers.spark.driver import DriverFrontier, join_blocks, split_blocks
+from kmc.explorers.spark.frontier import SparkFrontier
+from kmc.explorers.spark.placement import default_partitions, place_by_partition_key
+from kmc.explorers.spark.run import Run
+from kmc.explorers.spark.spool import Spool
+from kmc.invariants.properties import always, quiescent, sometimes
+from kmc.model.contract import Model
+from kmc.model.encoding import fingerprint
+from kmc.model.validation.diehard import DieHard
+from kmc.model.validation.tcommit import TCommit
+from kmc.model.validation.twophase import TwoPhase
 from toymodels import Workers, reachable
 
 
@@ -277,7 +277,7 @@ def test_owner_partitions_per_core():
 def test_driver_budget_shrinks_with_local_cores(monkeypatch):
     """A level leaves the driver once its work split over E local cores outweighs a
     Spark level's fixed cost: sooner with more cores; one core and a cluster keep 0.4 s."""
-    from explorers.spark import run as run_mod
+    from kmc.explorers.spark import run as run_mod
 
     monkeypatch.setattr(run_mod, "DRIVER_SECONDS_SET", None)
     local = [run_mod.driver_seconds(True, e) for e in (1, 2, 4, 16)]
@@ -339,7 +339,7 @@ def test_levels_move_to_partitions_and_back():
 def test_window_holds_the_last_three_levels(monkeypatch):
     """The known window is every key of the last three levels, and there is none
     once those outgrow WINDOW_MAX (partitions then fall back to their own recent keys)."""
-    from explorers.spark import run as run_mod
+    from kmc.explorers.spark import run as run_mod
 
     run = Run(Core(TwoPhase(3)), 0, False, None, None, None)
     run.start(DriverFrontier)

@@ -9,14 +9,14 @@ import gc
 
 import pytest
 
-from explorers.bfs import bfs
-from explorers.core import Core
-from explorers.spark import keycodec, level
-from explorers.spark.explore import explore
-from explorers.spark.driver import DriverFrontier
-from explorers.spark.placement import place_by_partition_key
-from explorers.spark.run import Run
-from model.validation.twophase import TwoPhase
+from kmc.explorers.bfs import bfs
+from kmc.explorers.core import Core
+from kmc.explorers.spark import keycodec, level
+from kmc.explorers.spark.explore import explore
+from kmc.explorers.spark.driver import DriverFrontier
+from kmc.explorers.spark.placement import place_by_partition_key
+from kmc.explorers.spark.run import Run
+from kmc.model.validation.twophase import TwoPhase
 from test_spark_level import MutexByServed, SimulatedPartitions, summary
 
 

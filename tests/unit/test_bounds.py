@@ -1,10 +1,10 @@
 """Bounds, stop rules, deadlock, witnesses and coverage on the shared core."""
 import pytest
 
-from explorers.bfs import bfs
-from explorers.dfs import dfs
-from explorers.simulate import simulate
-from model.validation.twophase import TwoPhase
+from kmc.explorers.bfs import bfs
+from kmc.explorers.dfs import dfs
+from kmc.explorers.simulate import simulate
+from kmc.model.validation.twophase import TwoPhase
 from toymodels import Workers
 
 

@@ -1,10 +1,10 @@
 """Eager model validation and trace replay errors say what is wrong and how to fix it."""
 import pytest
 
-from invariants import always
-from model import Model, ModelError, validate_model
-from model.packed import Int, PackedModel
-from model.trace import ReplayError, Trace
+from kmc.invariants import always
+from kmc.model import Model, ModelError, validate_model
+from kmc.model.packed import Int, PackedModel
+from kmc.model.trace import ReplayError, Trace
 from toymodels import Workers
 
 

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import pytest
 from hypothesis import given, strategies as st
 
-from model.encoding import NonCanonicalState, check_canonical, fingerprint, mix64
+from kmc.model.encoding import NonCanonicalState, check_canonical, fingerprint, mix64
 
 
 class Color(enum.Enum):

@@ -4,9 +4,9 @@ import itertools
 
 from hypothesis import given, strategies as st
 
-from invariants.compile import active_domain, compile_counterexample, compile_python
-from invariants.declare import declare
-from invariants.logic import And, C, Not, Or, Rel, exists, forall, implies, variables
+from kmc.invariants.compile import active_domain, compile_counterexample, compile_python
+from kmc.invariants.declare import declare
+from kmc.invariants.logic import And, C, Not, Or, Rel, exists, forall, implies, variables
 
 Read = Rel("Read", 3)
 Up = Rel("Up", 1)
@@ -33,7 +33,7 @@ def test_exists_with_constants_and_unguarded_variables():
 
 def _naive(f, view, env=None):
     """Reference semantics by brute force over the active domain (slow, obviously right)."""
-    from invariants.logic import Arith, Atom, BoolOp, Cmp, Const, Quant, V
+    from kmc.invariants.logic import Arith, Atom, BoolOp, Cmp, Const, Quant, V
     env = env or {}
     dom = active_domain(view)
 
@@ -107,6 +107,6 @@ def test_inner_quantifier_rebinds_a_shadowed_name():
 
 
 def test_empty_boolean_operators_are_constants():
-    from invariants.logic import BoolOp
+    from kmc.invariants.logic import BoolOp
     assert compile_python(BoolOp("and", ()))({}) is True
     assert compile_python(BoolOp("or", ()))({}) is False

@@ -1,9 +1,9 @@
 """Key classes and the partitioners of the KIP-253 model (model/partitions/keys.py)."""
 import pytest
 
-from invariants.hashing import linear_partition, modulo_partition
-from model.partitions.keys import KeySpace, class_modulus
-from model.partitions.variants import LINEAR, MODULO
+from kmc.invariants.hashing import linear_partition, modulo_partition
+from kmc.model.partitions.keys import KeySpace, class_modulus
+from kmc.model.partitions.variants import LINEAR, MODULO
 
 
 def test_class_modulus_covers_both_partitioners():

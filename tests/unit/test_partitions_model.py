@@ -5,12 +5,12 @@ from toymodels import reachable
 
 from kmc.api import build, check
 from kmc.errors import UsageError
-from model.contract import validate_model
-from model.partitions import SCENARIOS
-from model.partitions.config import Config
-from model.partitions.model import ACTION_NAMES, PartitionModel
-from model.partitions.variants import NAMES, flags_for
-from model.scenario import ScenarioError
+from kmc.model.contract import validate_model
+from kmc.model.partitions import SCENARIOS
+from kmc.model.partitions.config import Config
+from kmc.model.partitions.model import ACTION_NAMES, PartitionModel
+from kmc.model.partitions.variants import NAMES, flags_for
+from kmc.model.scenario import ScenarioError
 
 REQUIRED = {"expand", "shrink", "expand-failover", "shrink-then-expand"}
 

@@ -2,10 +2,10 @@
 states it is about (hand-made variations of reachable states)."""
 import pytest
 
-from invariants.properties import Property
+from kmc.invariants.properties import Property
 from kmc.api import build
-from model.partitions import properties as P
-from model.partitions.state import Part
+from kmc.model.partitions import properties as P
+from kmc.model.partitions.state import Part
 
 
 @pytest.fixture(scope="module")

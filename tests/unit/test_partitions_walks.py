@@ -6,11 +6,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kmc.api import build
-from model.encoding import check_canonical, fingerprint
-from model.partitions.messages import (
+from kmc.model.encoding import check_canonical, fingerprint
+from kmc.model.partitions.messages import (
     BROKER, LeaderAndIsr, LeaderAndIsrResponse, StopReplica, UpdateMetadata,
 )
-from model.partitions.state import Log, Znode
+from kmc.model.partitions.state import Log, Znode
 
 CASES = [("split-merge-spark", "kip253"), ("split-merge-spark", "linear-no-fencing"),
          ("shrink", "linear-no-blocking"), ("expand-failover", "modulo")]

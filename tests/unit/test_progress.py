@@ -1,9 +1,9 @@
 """Progress: plain periodic lines when stderr is not a terminal (CI logs)."""
 import io
 
-from explorers.bfs import bfs
-from explorers.progress import Progress
-from model.validation.twophase import TwoPhase
+from kmc.explorers.bfs import bfs
+from kmc.explorers.progress import Progress
+from kmc.model.validation.twophase import TwoPhase
 
 
 def test_plain_progress_lines_carry_the_figures():

@@ -7,8 +7,8 @@ import pytest
 import z3
 from hypothesis import given, settings, strategies as st
 
-from invariants import proofs
-from invariants.hashing import (
+from kmc.invariants import proofs
+from kmc.invariants.hashing import (
     Bounds, level, linear_partition, modulo_partition, shrink_bound, split_pointer_partition,
     z3_linear_partition, z3_mod_level, z3_modulo_partition, z3_split_pointer_partition,
 )

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from kmc.cli import main
-from reports.regress.suite import read_suite
+from kmc.reports.regress.suite import read_suite
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = ROOT / "regressions.toml"
+SHIPPED = ROOT / "regressions" / "regressions.toml"
 VALIDATION = ("twophase", "tcommit", "diehard")
 
 
@@ -196,7 +196,7 @@ def test_stored_counterexamples_are_replayed(tmp_path, capsys):
     # another last step that is enabled but does not solve the puzzle: the trace replays,
     # and the property holds on its last state
     from kmc.api import build
-    from model.trace import Trace
+    from kmc.model.trace import Trace
     model = build("diehard")
     prop = next(p for p in model.properties() if p.name == "NotSolved")
     before = Trace.replay(model, doc["init_index"], doc["action_indices"][:-1]).last
@@ -256,7 +256,8 @@ def test_the_shipped_suite_covers_every_scenario_and_variant():
     assert not missing, ("regressions.toml has no recorded entry for "
                          f"{', '.join(missing)}: run `kmc regress --update --add-missing`")
     expected_dirs = {e.id for e in suite.entries if e.expect and e.expect.violated}
-    stored = {d for d in os.listdir(suite.traces_dir)}
+    stored = {d.name for d in Path(suite.traces_dir).iterdir()
+              if d.is_dir() and d.name != "__pycache__"}
     assert stored == expected_dirs, "orphaned or missing stored counterexamples"
 
 
@@ -265,9 +266,9 @@ def crashing_check(*_args, **_kwargs):
 
 
 def test_a_crashing_run_is_an_error_case_not_a_crash_of_regress(tmp_path):
-    from reports.regress.junit import write_junit
-    from reports.regress.runner import ERROR, Job, run_entries
-    from reports.regress.suite import parse_suite
+    from kmc.reports.regress.junit import write_junit
+    from kmc.reports.regress.runner import ERROR, Job, run_entries
+    from kmc.reports.regress.suite import parse_suite
 
     suite = parse_suite('[[entry]]\nscenario = "diehard"\n\n[[entry]]\nscenario = "x"\n',
                         str(tmp_path / "s.toml"))

@@ -2,8 +2,8 @@
 import pytest
 
 from kmc.api import check
-from reports.regress.expect import Expectation, compare, observe
-from reports.regress.suite import SuiteError, parse_suite
+from kmc.reports.regress.expect import Expectation, compare, observe
+from kmc.reports.regress.suite import SuiteError, parse_suite
 
 
 def entries(text):

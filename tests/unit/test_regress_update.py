@@ -3,10 +3,10 @@ import json
 import os
 
 from kmc.api import check
-from reports.regress.expect import observe
-from reports.regress.stored import store, trace_path
-from reports.regress.suite import parse_suite
-from reports.regress.update import append_entries, changes, rewrite
+from kmc.reports.regress.expect import observe
+from kmc.reports.regress.stored import store, trace_path
+from kmc.reports.regress.suite import parse_suite
+from kmc.reports.regress.update import append_entries, changes, rewrite
 
 SUITE = '''# header comment
 traces = "stored"
@@ -92,7 +92,7 @@ def test_store_writes_and_removes_stale_traces(tmp_path):
 
 
 def test_documented_mismatch_flags_a_recorded_verdict_the_scenario_contradicts():
-    from reports.regress.update import documented_mismatch
+    from kmc.reports.regress.update import documented_mismatch
 
     obs = observe(check("diehard"))
     (prop,) = obs.violated

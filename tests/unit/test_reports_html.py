@@ -11,7 +11,7 @@ import pytest
 
 from kmc import api
 from kmc.cli import main
-from reports.summary import summary
+from kmc.reports.summary import summary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -12,11 +12,11 @@ import pytest
 
 from kmc import api, catalog
 from kmc.cli import main
-from reports import replay as rp
-from reports.artifacts import write_artifacts
-from reports.sequence import lanes_of
-from reports.summary import write_traces
-from reports.tracefile import load_trace
+from kmc.reports import replay as rp
+from kmc.reports.artifacts import write_artifacts
+from kmc.reports.sequence import lanes_of
+from kmc.reports.summary import write_traces
+from kmc.reports.tracefile import load_trace
 
 
 def svg_text(path) -> str:

@@ -7,13 +7,13 @@ from typing import NamedTuple
 import networkx as nx
 import pytest
 
-from explorers.bfs import bfs
-from invariants.properties import always
+from kmc.explorers.bfs import bfs
+from kmc.invariants.properties import always
 from kmc import api
-from model.contract import Model
-from reports.artifacts import write_artifacts
-from reports.graph import trace_graph, write_dot, write_graphml, write_node_link
-from reports.statespace import FULL, NEIGHBOURHOOD, state_graph
+from kmc.model.contract import Model
+from kmc.reports.artifacts import write_artifacts
+from kmc.reports.graph import trace_graph, write_dot, write_graphml, write_node_link
+from kmc.reports.statespace import FULL, NEIGHBOURHOOD, state_graph
 
 
 class Net(NamedTuple):

@@ -6,9 +6,9 @@ import pytest
 
 from kmc import api
 from kmc.cli import main
-from reports.show import render
-from reports.summary import write_traces
-from reports.tracefile import load_trace
+from kmc.reports.show import render
+from kmc.reports.summary import write_traces
+from kmc.reports.tracefile import load_trace
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,10 @@ import random
 import numpy as np
 import pytest
 
-from explorers.spark import keycodec, level, placement
-from explorers.spark.placement import (SHIFT, balanced_owners, predicted_weights,
+from kmc.explorers.spark import keycodec, level, placement
+from kmc.explorers.spark.placement import (SHIFT, balanced_owners, predicted_weights,
                                        value_links)
-from model.encoding import mix64
+from kmc.model.encoding import mix64
 
 
 def _keys(values_and_counts, seed=1):

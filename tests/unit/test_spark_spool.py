@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from explorers.spark import spool
+from kmc.explorers.spark import spool
 
 
 def _task(directory, job, pid, recs):

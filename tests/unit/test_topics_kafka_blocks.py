@@ -4,10 +4,10 @@ from typing import NamedTuple
 
 import pytest
 
-from model.encoding import check_canonical, fingerprint
-from model.kafka import broker as bk
-from model.kafka import canon, controller, store, symmetry
-from model.kafka.network import Network
+from kmc.model.encoding import check_canonical, fingerprint
+from kmc.model.kafka import broker as bk
+from kmc.model.kafka import canon, controller, store, symmetry
+from kmc.model.kafka.network import Network
 
 
 class Ping(NamedTuple):

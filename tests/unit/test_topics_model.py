@@ -5,12 +5,12 @@ from toymodels import reachable
 from kmc import api, catalog
 from kmc.cli import main
 from kmc.errors import UsageError
-from model.contract import validate_model
-from model.encoding import check_canonical
-from model.kafka.symmetry import mappings
-from model.topics import symmetry as tsym
-from model.topics.properties import ALWAYS, QUIESCENT
-from model.topics.variants import MUTANTS, VARIANT_NAMES, VARIANTS
+from kmc.model.contract import validate_model
+from kmc.model.encoding import check_canonical
+from kmc.model.kafka.symmetry import mappings
+from kmc.model.topics import symmetry as tsym
+from kmc.model.topics.properties import ALWAYS, QUIESCENT
+from kmc.model.topics.variants import MUTANTS, VARIANT_NAMES, VARIANTS
 
 NAMED = ("stale-read", "stale-state", "offline-delete", "failover-mid-delete",
          "recreate-race", "lifecycle-large")

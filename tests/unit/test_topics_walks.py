@@ -6,13 +6,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kmc import api
-from model.encoding import check_canonical
-from model.kafka import broker as bk
-from model.kafka.store import FIRST_ID, NO_LEADER, ZERO_ID
-from model.topics.state import (
+from kmc.model.encoding import check_canonical
+from kmc.model.kafka import broker as bk
+from kmc.model.kafka.store import FIRST_ID, NO_LEADER, ZERO_ID
+from kmc.model.topics.state import (
     Admin, Broker, Budget, Client, Ghost, Memory, Meta, Replica, World,
 )
-from model.topics.variants import VARIANT_NAMES
+from kmc.model.topics.variants import VARIANT_NAMES
 
 SCENARIOS = ("stale-read", "stale-state", "offline-delete", "failover-mid-delete",
              "recreate-race", "lifecycle-large")

@@ -4,9 +4,9 @@ import json
 import pytest
 
 from kmc import api
-from model.trace import TRACE_FORMAT, TRACE_VERSION, ReplayError, Trace, state_changes
-from reports.summary import write_traces
-from reports.tracefile import TraceFileError, load_trace, validate
+from kmc.model.trace import TRACE_FORMAT, TRACE_VERSION, ReplayError, Trace, state_changes
+from kmc.reports.summary import write_traces
+from kmc.reports.tracefile import TraceFileError, load_trace, validate
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,10 @@ import pytest
 
 from kmc import api
 from kmc.cli import main
-from model.validation.diehard import DieHard
-from reports import replay as rp
-from reports.summary import write_traces
-from reports.tracefile import load_trace
+from kmc.model.validation.diehard import DieHard
+from kmc.reports import replay as rp
+from kmc.reports.summary import write_traces
+from kmc.reports.tracefile import load_trace
 
 
 @pytest.fixture(scope="module")

@@ -3,11 +3,11 @@ import itertools
 
 import pytest
 
-from explorers.bfs import bfs
+from kmc.explorers.bfs import bfs
 from kmc.api import check
-from model.validation.diehard import DieHard
-from model.validation.tcommit import TCommit
-from model.validation.twophase import TwoPhase
+from kmc.model.validation.diehard import DieHard
+from kmc.model.validation.tcommit import TCommit
+from kmc.model.validation.twophase import TwoPhase
 from toymodels import reachable
 
 

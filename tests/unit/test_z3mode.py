@@ -5,11 +5,11 @@ import pickle
 
 import pytest
 
-from invariants.compile import compile_python
-from invariants.declare import declare
-from invariants.logic import C, Not, Rel, exists, forall, implies, variables
-from invariants.properties import always
-from invariants.z3mode import Z3Decider, Z3ModeError, z3_properties, z3_stats
+from kmc.invariants.compile import compile_python
+from kmc.invariants.declare import declare
+from kmc.invariants.logic import C, Not, Rel, exists, forall, implies, variables
+from kmc.invariants.properties import always
+from kmc.invariants.z3mode import Z3Decider, Z3ModeError, z3_properties, z3_stats
 
 Read = Rel("Read", 3, ("reader", "asked", "got"))
 Delivered = Rel("Delivered", 4, ("key", "producer", "seq", "pos"))
@@ -57,7 +57,7 @@ def assert_violation(formula, view, binding):
 
 
 def _subst(f, name, value):
-    from invariants.logic import Arith, Atom, BoolOp, Cmp, Quant, V
+    from kmc.invariants.logic import Arith, Atom, BoolOp, Cmp, Quant, V
 
     def term(x):
         if isinstance(x, V) and x.name == name:

@@ -10,9 +10,9 @@ import importlib
 import pytest
 from toymodels import reachable
 
-from invariants.compile import compile_python
-from invariants.logic import Quant
-from invariants.z3mode import deciders, z3_properties
+from kmc.invariants.compile import compile_python
+from kmc.invariants.logic import Quant
+from kmc.invariants.z3mode import deciders, z3_properties
 from test_z3mode import assert_violation  # pytest puts this directory on sys.path
 
 #: a scenario with more reachable states than this is checked on its first LIMIT states
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 
 def kafka_scenarios():
     out = []
-    for pkg in ("model.topics", "model.partitions"):
+    for pkg in ("kmc.model.topics", "kmc.model.partitions"):
         try:
             mod = importlib.import_module(pkg)
         except ModuleNotFoundError as e:

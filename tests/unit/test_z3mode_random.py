@@ -3,10 +3,10 @@ z3's counterexample is a real violation. Seeded (derandomize) so every run is th
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from invariants.compile import compile_python
-from invariants.logic import (And, Arith, Atom, C, Cmp, Const, Not, Or, Quant, V, exists,
+from kmc.invariants.compile import compile_python
+from kmc.invariants.logic import (And, Arith, Atom, C, Cmp, Const, Not, Or, Quant, V, exists,
                               forall, implies)
-from invariants.z3mode import Z3Decider
+from kmc.invariants.z3mode import Z3Decider
 from test_z3mode import assert_violation  # pytest puts this directory on sys.path
 
 ARITY = {"P": 1, "Q": 2, "R": 3}

@@ -4,9 +4,9 @@ the local BFS (each executor process builds its own z3 context from the shipped
 declarations). One embedded local[2] SparkContext serves the module."""
 import pytest
 
-from explorers.bfs import bfs
-from explorers.spark import spark_bfs
-from invariants.z3mode import z3_properties
+from kmc.explorers.bfs import bfs
+from kmc.explorers.spark import spark_bfs
+from kmc.invariants.z3mode import z3_properties
 
 pytestmark = pytest.mark.slow
 
@@ -17,7 +17,7 @@ CASES = [("offline-delete", "legacy")]
 @pytest.fixture(scope="module")
 def sc():
     pytest.importorskip("pyspark")
-    from explorers.spark.session import spark_context
+    from kmc.explorers.spark.session import spark_context
 
     with spark_context(None, 2) as context:
         yield context
