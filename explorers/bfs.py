@@ -18,7 +18,7 @@ import numpy as np
 from kmc.explorers.core import Core
 from kmc.explorers.gcpause import without_cyclic_gc
 from kmc.explorers.level import level_expander
-from kmc.explorers.visited import SortedKeySet, keys_array
+from kmc.explorers.visited import SortedKeySet, keys_array, smallest
 
 
 @without_cyclic_gc
@@ -73,7 +73,7 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
             stopped_by = "max_depth" if fresh.size else ""
             break
         if max_states is not None and unique + fresh.size > max_states:
-            fresh = fresh[: max(0, max_states - unique)]
+            fresh = fresh[smallest(lvl.keys[fresh], max_states - unique)]
             stopped_by = "max_states"
         if fresh.size == 0:
             break

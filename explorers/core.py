@@ -12,7 +12,7 @@ from kmc.invariants.properties import ALWAYS, DEADLOCK, QUIESCENT, SOMETIMES
 from kmc.model.contract import Model
 from kmc.model.encoding import collision_probability, fingerprint
 from kmc.model.trace import Trace
-from kmc.explorers.result import CheckResult, Discovery
+from kmc.model.result import CheckResult, Discovery
 
 
 class Core:

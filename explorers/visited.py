@@ -49,3 +49,15 @@ def insert_sorted(sorted_keys: np.ndarray, new_keys: np.ndarray) -> np.ndarray:
 
 def keys_array(keys, count: int) -> np.ndarray:
     return np.fromiter(keys, dtype=np.uint64, count=count)
+
+
+def smallest(keys: np.ndarray, need: int) -> np.ndarray:
+    """Mask of the ``need`` smallest of distinct ``keys``: the one rule by which every
+    explorer keeps part of a level at ``--max-states``. It depends only on the states'
+    keys, not on the order candidates were generated in nor on the partitioning, so BFS
+    and Spark keep the same states and give the same verdicts."""
+    if need <= 0:
+        return np.zeros(keys.size, dtype=bool)
+    if need >= keys.size:
+        return np.ones(keys.size, dtype=bool)
+    return keys <= np.partition(keys, need - 1)[need - 1]

@@ -1,19 +1,16 @@
 """KIP-253 partitioners as z3 bit-vector terms: what `kmc prove` quantifies over.
 
-The same functions on plain ints live with the model (``model.partitions.partitioners``,
-what its producers call, with the KIP-253 section 5 text they follow; imported here for
-the proofs and the tests). tests/unit/test_proofs.py checks that the two agree on random
-hashes; theorem c0-split-pointer proves linear_partition and split_pointer_partition the
-same function for every 32-bit hash.
+The same functions on plain ints belong to the model (``kmc.model.partitions.partitioners``,
+what its producers call, with the KIP-253 section 5 text they follow); this module does not
+import them. tests/unit/test_proofs.py checks that the two agree on random hashes; theorem
+c0-split-pointer proves linear_partition and split_pointer_partition the same function for
+every 32-bit hash.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import z3
-
-from kmc.model.partitions.partitioners import (  # noqa: F401  (re-exported)
-    level, linear_partition, modulo_partition, split_pointer_partition)
 
 HASH_BITS = 32
 MAX_LEVEL = 4  # counts n < N*2^(MAX_LEVEL+1) = 32N, i.e. every n in [N, 16N] (and 16N+1)
@@ -26,7 +23,7 @@ def shrink_bound(N: int, n: int, m: int) -> int:
     """
     if not N <= m < n:
         raise ValueError(f"need N <= m < n, got N={N}, n={n}, m={m}")
-    k = N << level(N, m)
+    k = N << ((m // N).bit_length() - 1)  # N*2^L(m): L(m) the largest L with N*2^L <= m
     return -(-(n - m) // k)
 
 

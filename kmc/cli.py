@@ -2,7 +2,8 @@
 NAME, HELP, add_arguments(parser) and run(args) -> exit code.
 
 Exit codes: 0 all properties hold and all witnesses were found; 1 a violation or a missing
-witness; 2 bad usage or bad input (one line, never a traceback); 3 internal error.
+witness; 2 bad usage or bad input (one line, never a traceback); 3 internal error; 4 the
+run stopped at a bound with nothing violated and some property undecided.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import os
 import pkgutil
 import sys
 
+from kmc.commands import check as check_command
 from kmc.errors import UsageError
 
 
@@ -30,14 +32,17 @@ def _commands():
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="kmc", description="kmc: the Kafka topic-lifecycle model checker")
+    p = _Parser(prog="kmc", description="kmc: the Kafka topic-lifecycle model checker",
+                epilog=check_command.EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"kmc {_version()}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     order = ["list", "check"]
     mods = sorted(_commands(), key=lambda m: (order.index(m.NAME) if m.NAME in order
                                               else len(order), m.NAME))
     for mod in mods:
-        sp = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
+        sp = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP,
+                            epilog=getattr(mod, "EPILOG", None),
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
         mod.add_arguments(sp)
         sp.set_defaults(_run=mod.run)
     return p

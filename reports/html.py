@@ -9,6 +9,7 @@ import html
 import json
 import os
 
+from kmc.model.result import EXIT_MEANINGS
 from kmc.reports.artifacts import write_artifacts
 from kmc.reports.show import change_lines
 from kmc.reports.summary import summary, trace_meta
@@ -60,8 +61,7 @@ def _document(result, name, path, model) -> dict:
 
 
 def _head(s) -> str:
-    ok = s["exit_code"] == 0
-    state = "all properties hold" if ok else "a property is violated or a witness is missing"
+    state = EXIT_MEANINGS.get(s["exit_code"], "")
     return (f"<h1>kmc — {_e(describe(s))}</h1><p class=muted>explorer {_e(s['explorer'])}"
             f" · exit code {s['exit_code']} ({state})</p>")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 
-from kmc.explorers.result import CheckResult
+from kmc.model.result import EXIT_MEANINGS, CheckResult
 
 
 def summary(result: CheckResult, trace_files: dict | None = None) -> dict:
@@ -93,6 +93,7 @@ def render_text(result: CheckResult, trace_files: dict | None = None) -> str:
                          f"{', '.join(z['passed_through'])}")
     if s["never_fired"]:
         lines.append(f"  never fired: {', '.join(s['never_fired'])}")
+    lines.append(f"  exit {s['exit_code']}: {EXIT_MEANINGS[s['exit_code']]}")
     for name, d in sorted(result.discoveries.items()):
         if d.kind == "sometimes" or model is None:
             continue

@@ -12,6 +12,7 @@ import numpy as np
 
 from kmc.explorers.spark import level
 from kmc.explorers.spark.tuning import env_number, parse_number
+from kmc.explorers.visited import smallest
 
 
 #: adaptive threshold (``driver_seconds``): a level goes to Spark once the driver would
@@ -163,12 +164,10 @@ class Run:
             self._log(frontier.mode, expanded, 0, seconds, outcome)
             return False
         if self.max_states is not None and self.unique + keys.size > self.max_states:
-            # keep the `need` smallest keys: a choice independent of the partitioning
-            need = max(0, self.max_states - self.unique)
-            thr = np.partition(keys, need - 1)[need - 1] if need else None
-            keep = keys <= thr if need else np.zeros(keys.size, dtype=bool)
+            keep = smallest(keys, self.max_states - self.unique)
             keys, parents = keys[keep], parents[keep]
-            found = [{n: d for n, d in f.items() if need and d[3] <= int(thr)} for f in found]
+            thr = int(keys.max()) if keys.size else -1  # the largest key kept
+            found = [{n: d for n, d in f.items() if d[3] <= thr} for f in found]
             self.stopped_by = "max_states"
         if keys.size == 0:
             return False

@@ -10,6 +10,13 @@ from kmc.errors import UsageError
 
 NAME = "check"
 HELP = "explore a scenario (a registered name or a .toml file) and check its properties"
+EPILOG = """exit codes:
+  0  every property holds and every witness was found
+  1  a property is violated or a witness is missing (also in a bounded run)
+  2  bad usage or bad input (one line saying what to fix)
+  3  internal error
+  4  stopped at a bound (--max-states, --max-depth, --time-limit, a simulation) with
+     nothing violated and some property undecided"""
 
 
 def positive(kind):

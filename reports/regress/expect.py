@@ -77,7 +77,7 @@ class Observation:
 
 
 def observe(result) -> Observation:
-    """An Observation of a CheckResult (explorers.result)."""
+    """An Observation of a CheckResult (kmc.model.result)."""
     violated, witnesses = {}, []
     verdicts = result.verdicts()
     for name, verdict in verdicts.items():

@@ -13,7 +13,7 @@ def test_max_states_is_exact(engine):
     r = engine(TwoPhase(4), max_states=200)
     assert r.unique_states == 200 and not r.complete and r.stopped_by == "max_states"
     assert r.verdict("TCConsistent") == "unknown"
-    assert r.exit_code() == 0
+    assert r.exit_code() == 4  # stopped at a bound with TCConsistent undecided
 
 
 def test_max_depth_bounds_the_diameter():

@@ -110,7 +110,7 @@ def test_bounded_run_reports_incomplete_and_unknown(capsys):
     assert d["complete"] is False and d["stopped_by"] == "max_states"
     assert d["unique_states"] == 100
     assert d["properties"]["TCConsistent"]["verdict"] == "unknown"
-    assert code == 0  # nothing violated, nothing definitely missing (as TLC)
+    assert code == 4  # stopped at a bound: nothing violated, some property undecided
 
 
 def test_console_script_entry_point_runs():

@@ -1,7 +1,7 @@
 """Key classes and the partitioners of the KIP-253 model (model/partitions/keys.py)."""
 import pytest
 
-from kmc.invariants.hashing import linear_partition, modulo_partition
+from kmc.model.partitions.partitioners import linear_partition, modulo_partition
 from kmc.model.partitions.keys import KeySpace, class_modulus
 from kmc.model.partitions.variants import LINEAR, MODULO
 

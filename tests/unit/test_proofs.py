@@ -9,9 +9,11 @@ from hypothesis import given, settings, strategies as st
 
 from kmc.invariants import proofs
 from kmc.invariants.hashing import (
-    Bounds, level, linear_partition, modulo_partition, shrink_bound, split_pointer_partition,
-    z3_linear_partition, z3_mod_level, z3_modulo_partition, z3_split_pointer_partition,
+    Bounds, shrink_bound, z3_linear_partition, z3_mod_level, z3_modulo_partition,
+    z3_split_pointer_partition,
 )
+from kmc.model.partitions.partitioners import (
+    level, linear_partition, modulo_partition, split_pointer_partition)
 from kmc.commands import prove
 from kmc.errors import UsageError
 

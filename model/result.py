@@ -1,4 +1,5 @@
-"""CheckResult: what every explorer returns, whatever engine produced it."""
+"""CheckResult: what every explorer returns and every report reads, whatever engine produced it
+(here, not in explorers/, so reports depend on the result and not on the engines)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -11,6 +12,13 @@ VIOLATED = "violated"
 WITNESS_FOUND = "witness_found"
 WITNESS_MISSING = "witness_missing"
 UNKNOWN = "unknown"
+
+#: what each exit code of a check means (the CLI, the summary and the report say the same)
+EXIT_MEANINGS = {
+    0: "every property holds and every witness was found",
+    1: "a property is violated or a witness is missing",
+    4: "stopped at a bound: nothing violated, some property undecided",
+}
 
 
 @dataclass
@@ -59,12 +67,14 @@ class CheckResult:
         return all(v in (HOLDS, WITNESS_FOUND) for v in self.verdicts().values())
 
     def exit_code(self) -> int:
-        """0 nothing violated and no witness missing; 1 a violation or a missing witness.
-
-        As in TLC, a bounded run (max depth/states, time limit, simulation) that found
-        nothing wrong exits 0; its verdicts say "unknown" and the output says why."""
-        bad = (VIOLATED, WITNESS_MISSING)
-        return 1 if any(v in bad for v in self.verdicts().values()) else 0
+        """0 every property decided (holds, witness found); 1 a property violated or a
+        witness missing (whether or not a bound stopped the run); 4 the run stopped at a
+        bound (states, depth, time, a simulation's walks) with nothing violated and some
+        property undecided: a CI job must not read "nothing found yet" as "all good"."""
+        verdicts = self.verdicts().values()
+        if any(v in (VIOLATED, WITNESS_MISSING) for v in verdicts):
+            return 1
+        return 4 if UNKNOWN in verdicts else 0
 
     # ---- test helpers, as Stateright's assert_properties / assert_discovery -------------
     def assert_properties(self) -> None:
