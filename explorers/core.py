@@ -26,8 +26,8 @@ class Core:
         self.pending_witness = [p for p in props if p.kind == SOMETIMES]
         self.deadlock = deadlock
         self.discoveries: dict[str, tuple] = {}  # name -> (kind, state, detail, locator)
-        self.packed = bool(getattr(model, "packed", False))
-        use_sym = symmetry and getattr(model, "has_symmetry", False)
+        self.packed = bool(model.packed)
+        use_sym = symmetry and model.has_symmetry
         self.symmetry = use_sym
         # does the model override within_boundary? (then every successor is filtered)
         self.bounded = type(model).within_boundary is not Model.within_boundary
@@ -131,7 +131,7 @@ class Core:
         """Per-action fire counts, incremented on the hot path as ``cov[a] += 1``: a plain
         list for packed models (actions are small ints; 2.6x cheaper than a Counter on
         TwoPhase rm=8), a defaultdict otherwise."""
-        n = getattr(self.model, "n_actions", None)
+        n = self.model.n_actions
         return [0] * n if self.packed and n else defaultdict(int)
 
     # ---- results ------------------------------------------------------------------------
@@ -150,11 +150,11 @@ class Core:
         items = enumerate(coverage) if isinstance(coverage, list) else coverage.items()
         for a, n in items:
             if n:
-                names[action_name(m, a)] += n
+                names[m.action_name(a)] += n
         r.coverage = dict(sorted(names.items()))
-        declared = getattr(m, "action_names", None)
+        declared = m.action_names()
         if declared is not None:
-            r.never_fired = [n for n in declared() if n not in names]
+            r.never_fired = [n for n in declared if n not in names]
             for n in r.never_fired:
                 r.coverage[n] = 0
         r.collision_probability = 0.0 if self.packed else \
@@ -165,17 +165,6 @@ class Core:
 
     def rebuild(self, init_index: int, keys: list) -> Trace:
         return Trace.from_keys(self.model, init_index, keys, self.key)
-
-
-def action_name(model, action) -> str:
-    """Coverage groups actions by name: the model's ``action_name`` if it has one, else
-    the first element of a tuple action, else its formatted text."""
-    f = getattr(model, "action_name", None)
-    if f is not None:
-        return f(action)
-    if isinstance(action, tuple) and action and isinstance(action[0], str):
-        return action[0]
-    return model.format_action(action)
 
 
 def _explain(p, s):

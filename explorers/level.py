@@ -32,7 +32,7 @@ def level_expander(core, coverage):
     frontier states and aborts the level when it returns True (time limits, progress)."""
     m = core.model
     fast = core.packed and not core.needs_settled and not core.bounded and \
-        hasattr(m, "make_successor_states") and isinstance(coverage, list)
+        m.make_successor_states is not None and isinstance(coverage, list)
     if fast:
         return _packed(core, m.make_successor_states(coverage))
     return _generic(core, coverage)

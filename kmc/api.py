@@ -1,61 +1,87 @@
 """The public API: what the CLI does, callable from Python and tests.
 
-    >>> from kmc.api import check
+    >>> from kmc import check
     >>> r = check("twophase", params={"rm": 3})
     >>> r.unique_states, r.verdict("TCConsistent")
     (288, 'holds')
+
+``check`` takes a scenario reference (a registered name, ``file.py:factory``,
+``package.module:factory`` or a scenario ``.toml`` file) or a ``Model`` instance, and
+always validates the model before exploring it.
 """
 from __future__ import annotations
 
-from kmc.explorers import ENGINES, engine
-from kmc.explorers.errors import ExplorerError
 from kmc import catalog
 from kmc.errors import UsageError
-from kmc.model.contract import ModelError, validate_model
+from kmc.explorers import ENGINES, engine
+from kmc.explorers.errors import ExplorerError
+from kmc.model.contract import Model, ModelError, validate_model
 
 
 def build(scenario: str, variant: str | None = None, params: dict | None = None):
     """The model of a scenario: ``build("twophase", params={"rm": 4})``."""
     info = catalog.load(scenario, variant, dict(params or {}))
-    return info["scenario"].build(info["variant"], info["params"])
+    try:
+        return info["scenario"].build(info["variant"], info["params"])
+    except ModelError as e:
+        raise UsageError(str(e)) from None
 
 
-def check(scenario: str, variant: str | None = None, params: dict | None = None, *,
+def check(scenario, variant: str | None = None, params: dict | None = None, *,
           explorer: str = "bfs", max_states=None, max_depth=None, time_limit=None,
           seed: int = 0, walks: int = 1000, walk_length: int = 50,
           stop_on_violation: bool = False, symmetry: bool = False, deadlock=None,
           progress=None, z3: bool = False, **engine_options):
-    """Explore a scenario and return its CheckResult (with ``extra`` naming the run)."""
-    info = catalog.load(scenario, variant, dict(params or {}))
-    sc = info["scenario"]
+    """Explore a scenario (or a Model) and return its CheckResult (``extra`` names the run).
+
+    Raises ``kmc.UsageError`` for bad input: an unknown scenario, variant or parameter, a
+    model that fails validation (the message says what to fix), an unknown explorer."""
     if explorer not in ENGINES:
         raise UsageError(f"unknown explorer {explorer!r}: use one of {', '.join(ENGINES)}")
-    bounds = info["bounds"]
-    max_states = max_states if max_states is not None else bounds.get("max_states")
-    max_depth = max_depth if max_depth is not None else bounds.get("max_depth")
-    time_limit = time_limit if time_limit is not None else bounds.get("time_limit")
+    if isinstance(scenario, Model):
+        if variant is not None or params:
+            raise UsageError("variant and params belong to a scenario: build the Model "
+                             "with them instead")
+        name, v, p, model, options, bounds = scenario.name, "default", {}, scenario, {}, {}
+    else:
+        info = catalog.load(scenario, variant, dict(params or {}))
+        sc = info["scenario"]
+        name, v, p, options, bounds = sc.name, info["variant"], info["params"], \
+            sc.options, info["bounds"]
+        model = build_model(sc, v, p)
     try:
-        model = sc.build(info["variant"], info["params"])
         validate_model(model)
     except ModelError as e:
         raise UsageError(str(e)) from None
+    max_states = max_states if max_states is not None else bounds.get("max_states")
+    max_depth = max_depth if max_depth is not None else bounds.get("max_depth")
+    time_limit = time_limit if time_limit is not None else bounds.get("time_limit")
     properties = None
     if z3:  # the same declarations, decided by z3 instead of the compiled evaluator
         from kmc.invariants.z3mode import z3_properties
         properties = z3_properties(model.properties())
-    opts = dict(properties=properties, max_states=max_states, max_depth=max_depth, time_limit=time_limit,
-                stop_on_violation=stop_on_violation, symmetry=symmetry,
-                deadlock=sc.options.get("deadlock", False) if deadlock is None else deadlock,
+    opts = dict(properties=properties, max_states=max_states, max_depth=max_depth,
+                time_limit=time_limit, stop_on_violation=stop_on_violation,
+                symmetry=symmetry,
+                deadlock=options.get("deadlock", False) if deadlock is None else deadlock,
                 progress=progress, **engine_options)
     if explorer == "simulate":
         opts.update(seed=seed, walks=walks, walk_length=walk_length)
+    if explorer == "spark":
+        opts.setdefault("app_name", f"kmc {name}")
     try:
         result = engine(explorer)(model, **opts)
     except ExplorerError as e:
         raise UsageError(str(e)) from None
-    result.extra.update(scenario=sc.name, variant=info["variant"], params=info["params"],
-                        model=model, z3=z3)
+    result.extra.update(scenario=name, variant=v, params=p, model=model, z3=z3)
     if z3:  # which properties z3 decided, the memo hit rate, solver calls (driver side)
         from kmc.invariants.z3mode import z3_stats
         result.extra["z3_stats"] = z3_stats(properties)
     return result
+
+
+def build_model(sc, variant: str, params: dict):
+    try:
+        return sc.build(variant, params)
+    except ModelError as e:
+        raise UsageError(str(e)) from None

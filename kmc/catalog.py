@@ -1,37 +1,81 @@
-"""The scenario catalogue: every model package's SCENARIOS, plus scenario TOML files."""
+"""The scenario catalogue: the built-in model packages' SCENARIOS, scenario packages
+installed through the ``kmc.scenarios`` entry point group, user models named by
+``path/to/file.py:factory`` or ``package.module:factory``, and scenario TOML files that
+name any of these."""
 from __future__ import annotations
 
 import importlib
 import os
 
 from kmc.errors import UsageError
-from kmc.model.scenario import Scenario, ScenarioError
+from kmc.model.scenario import Scenario, ScenarioError, did_you_mean
+from kmc.user_models import is_user_ref, user_scenario
 
-#: model packages that export SCENARIOS; a package that is not there yet is skipped
+#: model packages that export SCENARIOS
 PACKAGES = ("kmc.model.validation", "kmc.model.topics", "kmc.model.partitions")
+#: the entry point group through which other distributions add scenarios
+ENTRY_POINT_GROUP = "kmc.scenarios"
 
 
 def scenarios() -> dict[str, Scenario]:
+    """Every registered scenario by name: the built-ins, then the entry points'."""
     out: dict[str, Scenario] = {}
     for pkg in PACKAGES:
-        try:
-            mod = importlib.import_module(pkg)
-        except ModuleNotFoundError as e:
-            if e.name and pkg.startswith(e.name):
-                continue
-            raise
-        for sc in getattr(mod, "SCENARIOS", ()):
-            if sc.name in out:
-                raise RuntimeError(f"scenario {sc.name!r} is registered twice ({pkg})")
-            out[sc.name] = sc
+        for sc in importlib.import_module(pkg).SCENARIOS:
+            _register(out, sc, pkg)
+    for ep in _entry_points():
+        for sc in _entry_point_scenarios(ep):
+            _register(out, sc, f"entry point {ep.name!r}")
     return out
 
 
+def _register(out: dict, sc: Scenario, where: str) -> None:
+    if sc.name in out:
+        raise UsageError(f"scenario {sc.name!r} is registered twice ({where} and "
+                         f"{out[sc.name].source}): rename one of them")
+    out[sc.name] = sc
+
+
+def _entry_points():
+    from importlib.metadata import entry_points
+
+    return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+
+
+def _entry_point_scenarios(ep) -> list[Scenario]:
+    """An entry point names a list of Scenario values, a module with SCENARIOS, or a
+    callable returning such a list."""
+    import dataclasses
+    import types
+
+    try:
+        obj = ep.load()
+        if isinstance(obj, types.ModuleType):
+            obj = getattr(obj, "SCENARIOS", None)
+        elif callable(obj):
+            obj = obj()
+    except Exception as e:  # a broken third-party package: say which one
+        raise UsageError(f"entry point {ep.name!r} ({ep.value}) of group "
+                         f"{ENTRY_POINT_GROUP} failed to load: {type(e).__name__}: {e}") \
+            from None
+    items = list(obj) if isinstance(obj, (list, tuple)) else None
+    if not items or not all(isinstance(sc, Scenario) for sc in items):
+        raise UsageError(f"entry point {ep.name!r} ({ep.value}) must name a list of "
+                         "kmc.Scenario values, a module with SCENARIOS, or a function "
+                         "returning that list")
+    return [dataclasses.replace(sc, source=f"entry point {ep.name} ({ep.value})")
+            for sc in items]
+
+
 def get(name: str) -> Scenario:
+    if is_user_ref(name):
+        return user_scenario(name)
     table = scenarios()
     if name not in table:
-        raise UsageError(f"unknown scenario {name!r}: run `kmc list` to see the "
-                         f"{len(table)} scenarios ({', '.join(sorted(table))})")
+        raise UsageError(f"unknown scenario {name!r}{did_you_mean(name, table)}: run "
+                         f"`kmc list` to see the {len(table)} scenarios "
+                         f"({', '.join(sorted(table))}), or name a model as "
+                         "path/to/file.py:factory")
     return table[name]
 
 
@@ -39,12 +83,15 @@ def load(ref: str, variant: str | None, raw_params: dict) -> dict:
     """Resolve a scenario reference (a registered name or a path to a .toml file) plus
     command-line overrides into {scenario, variant, params, bounds, model}."""
     bounds: dict = {}
-    if ref.endswith(".toml") or os.sep in ref:
+    if ref.endswith(".toml") or (os.sep in ref and not is_user_ref(ref)):
         spec = _read_toml(ref)
         base = spec.get("scenario")
         if not isinstance(base, str):
             raise UsageError(f"{ref}: missing `scenario = \"NAME\"` (one of the names that "
-                             "`kmc list` shows)")
+                             "`kmc list` shows, or a model as \"file.py:factory\")")
+        if is_user_ref(base) and base.partition(":")[0].endswith(".py") \
+                and not os.path.isabs(base):  # a model file beside the scenario file
+            base = os.path.join(os.path.dirname(os.path.abspath(ref)), base)
         file_params = spec.get("params", {})
         if not isinstance(file_params, dict):
             raise UsageError(f"{ref}: [params] must be a table of KEY = VALUE")

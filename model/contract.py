@@ -77,6 +77,19 @@ class Model:
     def format_action(self, action) -> str:
         return repr(action)
 
+    def action_name(self, action) -> str:
+        """The name coverage groups an action under: by default the first element of a
+        tuple action whose head is a string (``("Deliver", 1)`` -> ``Deliver``), else the
+        formatted action."""
+        if isinstance(action, tuple) and action and isinstance(action[0], str):
+            return action[0]
+        return self.format_action(action)
+
+    def action_names(self) -> Sequence[str] | None:
+        """Every action name the model can fire, when it knows them: coverage then lists
+        the ones that never fired (a sign of a vacuous scenario). None: not declared."""
+        return None
+
     def format_state(self, state) -> str:
         return repr(state)
 
@@ -99,6 +112,15 @@ class Model:
         """Lane names for sequence pictures, in display order (controllers, store,
         brokers, clients). Empty means: derive them from the trace's actors."""
         return []
+
+    # ---- compiled models (model.packed sets these) --------------------------------------
+    #: True when states are ints below 2**64 that are their own collision-free keys
+    packed: bool = False
+    #: number of distinct actions when actions are the ints 0..n_actions-1 (packed)
+    n_actions: int | None = None
+    #: packed models: ``make_successor_states(coverage)`` returns a function giving the
+    #: successor states of a state while counting fired actions into ``coverage``
+    make_successor_states = None
 
     # ---- fast path ----------------------------------------------------------------------
     def successors(self, state) -> list[tuple[Any, Any]]:

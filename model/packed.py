@@ -23,6 +23,7 @@ from typing import Any
 from kmc.invariants.properties import always, quiescent, sometimes
 from kmc.model import packed_codegen as cg
 from kmc.model.contract import Model, ModelError
+from kmc.model.packed_checks import check_spec
 
 
 #: the ``__module__`` of the generated functions (not an importable module)
@@ -146,6 +147,7 @@ class PackedModel(Model):
     def __init__(self):
         spec = Spec()
         self.declare(spec)
+        check_spec(spec, self.name)
         self.spec = spec
         self.has_symmetry = spec.symmetry is not None
         self._rules = []  # (name, params, fault, actor) per rule instance = action id

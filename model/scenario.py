@@ -14,6 +14,28 @@ class ScenarioError(ValueError):
     """Bad scenario input (unknown variant, bad parameter). One line, says the fix."""
 
 
+def did_you_mean(word: str, choices) -> str:
+    """" (did you mean 'x'?)" for the closest of ``choices``, or ""."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.5)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def literal(raw):
+    """A parameter value of a user model: a TOML literal (3 is an int, true a bool,
+    "x" a string, [1, 2] a list), anything else the string itself. Values that are not
+    strings (from a scenario file) pass through."""
+    if not isinstance(raw, str):
+        return raw
+    import tomllib
+
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
@@ -65,10 +87,13 @@ class Scenario:
     variants: tuple[str, ...] = ("default",)
     default_variant: str = ""
     family: str = ""
-    #: variant -> expected verdict note, shown by `kmc list` (documentation only)
-    expectations: Mapping[str, str] = field(default_factory=dict)
     #: scenario-level options passed to explorers (e.g. {"deadlock": True})
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: where the scenario comes from: "built-in", an entry point, or a user model reference
+    source: str = "built-in"
+    #: a user model's factory takes any keyword parameters (checked against its
+    #: signature by ``build``): values are read as TOML literals, else as strings
+    free_params: bool = False
 
     @property
     def variant_default(self) -> str:
@@ -76,17 +101,21 @@ class Scenario:
 
     def resolve(self, variant: str | None, raw_params: Mapping[str, Any]) -> tuple[str, dict]:
         """Validate a variant name and raw parameter values; fill defaults."""
-        v = variant or self.variant_default
+        v = self.variant_default if variant is None else variant
         if v not in self.variants:
-            raise ScenarioError(f"scenario {self.name!r} has no variant {v!r}: "
+            raise ScenarioError(f"scenario {self.name!r} has no variant {v!r}"
+                                f"{did_you_mean(v, self.variants)}: "
                                 f"use one of {', '.join(self.variants)}")
         known = {p.name: p for p in self.params}
         params = {p.name: p.default for p in self.params}
         for key, raw in raw_params.items():
+            if self.free_params and key not in known:
+                params[key] = literal(raw)
+                continue
             if key not in known:
                 names = ", ".join(known) or "none"
-                raise ScenarioError(f"scenario {self.name!r} has no parameter {key!r}: "
-                                    f"its parameters are {names}")
+                raise ScenarioError(f"scenario {self.name!r} has no parameter {key!r}"
+                                    f"{did_you_mean(key, known)}: its parameters are {names}")
             params[key] = known[key].parse(raw)
         return v, params
 

@@ -42,7 +42,7 @@ LINEAGE_BYTES = env_number("KMC_SPARK_LINEAGE_BYTES", 256 << 20, int)
 def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint_dir=None,
               resume=False, max_states=None, max_depth=None, time_limit=None,
               stop_on_violation=False, symmetry=False, deadlock=False, progress=None,
-              properties=None, core=None, driver_level_max=None):
+              properties=None, core=None, driver_level_max=None, app_name=None):
     """Explore ``model`` exhaustively on Spark; returns the same CheckResult as BFS.
 
     ``master``: a Spark master URL (default: embedded ``local[executors or *]``, or the
@@ -64,7 +64,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     limit = driver_level_max if driver_level_max is not None else DRIVER_LEVEL_MAX
     if limit is None:
         driver_seconds(False, 1)  # a bad KMC_SPARK_DRIVER_SECONDS fails before Spark starts
-    with spark_context(master, executors) as sc:
+    with spark_context(master, executors, app_name) as sc:
         nparts = partitions or default_partitions(sc.defaultParallelism,
                                                   lumpy=bool(core.owner_shift))
         core_bc = sc.broadcast(_cloudpickle(_shippable(core)))

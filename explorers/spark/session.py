@@ -136,9 +136,11 @@ def executor_path() -> str:
 
 
 @contextlib.contextmanager
-def spark_context(master: str | None = None, executors: int | None = None):
+def spark_context(master: str | None = None, executors: int | None = None,
+                  app_name: str | None = None):
     """Yield a SparkContext: the active one if any (left running), else a new one that is
-    stopped on exit."""
+    stopped on exit, named ``app_name`` (e.g. "kmc stale-read") unless spark-submit named
+    it."""
     check_tuning()
     require_pyspark()
     from pyspark import SparkConf, SparkContext
@@ -161,6 +163,8 @@ def spark_context(master: str | None = None, executors: int | None = None):
     for k, v in build_conf(master, executors, submitted).items():
         if k == "spark.master" or not conf.contains(k):
             conf.set(k, v)
+    if app_name and not submitted:
+        conf.set("spark.app.name", app_name)
     m = conf.get("spark.master", "local[*]")
     old_sigint = signal.getsignal(signal.SIGINT)
     sc = _create(conf, submitted, m)

@@ -167,10 +167,8 @@ def _record(suite, outcomes, say) -> None:
 
 
 def _documented(o) -> str:
-    try:
-        return catalog.get(o.entry.scenario).expectations.get(o.variant, "")
-    except UsageError:  # a scenario file, not a registered name
-        return ""
+    """The entry's hand-written note (e.g. "violates P: why"), what its authors meant."""
+    return o.entry.note
 
 
 def _artifacts(args, outcomes, wall, code) -> None:

@@ -62,37 +62,25 @@ def _changes(start, ops, allow_shrink) -> tuple:
     return grows, shrinks
 
 
-_EXPECT_SPLIT = {"modulo": "violates InOrderKeyedDelivery (keys move without blocking)",
-                 "linear-no-blocking": "violates InOrderKeyedDelivery (child not blocked)",
-                 "linear-no-fencing": "violates InOrderKeyedDelivery (stale-count produce "
-                                      "lands after the split offset)",
-                 "kip253": "holds, every witness found"}
-
 SCENARIOS = [
     Scenario(
         name="expand",
         description="KIP-253 expansion 2 -> 3 partitions while a producer sends one key "
                     "across the split and a 2-member group consumes",
         build=_builder(2, 2, (3,), (2,), SPLIT), params=_params(producers=2),
-        variants=NAMES, default_variant="kip253", family="partitions",
-        expectations=_EXPECT_SPLIT),
+        variants=NAMES, default_variant="kip253", family="partitions"),
     Scenario(
         name="expand-failover",
         description="expand, with one controller failover that may fall between any two "
                     "steps of the expansion procedure",
         build=_builder(2, 2, (3,), (2,), SPLIT), params=_params(messages=3, failovers=1),
-        variants=NAMES, default_variant="kip253", family="partitions",
-        expectations=_EXPECT_SPLIT),
+        variants=NAMES, default_variant="kip253", family="partitions"),
     Scenario(
         name="shrink",
         description="KIP-253 deletion 3 -> 2 partitions: partition 2 is marked, drained, "
                     "removed; its keys merge back into partition 0; one controller failover",
         build=_builder(2, 3, (2,), (2,), MERGE, legacy_witnesses=("ShrinkRejected",)),
-        params=_params(failovers=1), variants=NAMES, default_variant="kip253", family="partitions",
-        expectations={"modulo": "holds: the shrink is refused (KIP-4 legacy rule)",
-                      "linear-no-blocking": "violates InOrderKeyedDelivery",
-                      "linear-no-fencing": "violates InOrderKeyedDelivery",
-                      "kip253": "holds, every witness found"}),
+        params=_params(failovers=1), variants=NAMES, default_variant="kip253", family="partitions"),
     Scenario(
         name="shrink-then-expand",
         description="deletion 3 -> 2 then expansion back to 3: the expansion is refused "
@@ -100,11 +88,7 @@ SCENARIOS = [
         build=_builder(2, 3, (2, 3), (2,), MERGE + AFTER_REMOVAL + SPLIT,
                        legacy_witnesses=("ShrinkRejected",)),
         params=_params(messages=3), variants=NAMES, default_variant="kip253",
-        family="partitions",
-        expectations={"modulo": "holds: the shrink is refused, the expansion is a no-op",
-                      "linear-no-blocking": "violates InOrderKeyedDelivery",
-                      "linear-no-fencing": "violates InOrderKeyedDelivery",
-                      "kip253": "holds, every witness found"}),
+        family="partitions"),
     Scenario(
         name="split-merge-spark",
         description="shrink-then-expand with a controller failover anywhere: ~250k states "
@@ -112,9 +96,5 @@ SCENARIOS = [
         build=_builder(2, 3, (2, 3), (2,), MERGE + AFTER_REMOVAL + SPLIT,
                        legacy_witnesses=("ShrinkRejected",)),
         params=_params(messages=3, failovers=1), variants=NAMES, default_variant="kip253",
-        family="partitions",
-        expectations={"modulo": "holds: the shrink is refused, the expansion is a no-op",
-                      "linear-no-blocking": "violates InOrderKeyedDelivery",
-                      "linear-no-fencing": "violates InOrderKeyedDelivery",
-                      "kip253": "holds, every witness found"}),
+        family="partitions"),
 ]

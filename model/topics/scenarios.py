@@ -46,11 +46,10 @@ def _build(defaults: Bounds):
     return build
 
 
-def _scenario(name, description, bounds, expectations):
+def _scenario(name, description, bounds):
     return Scenario(name=name, description=description, build=_build(bounds),
                     params=_params(bounds), variants=VARIANT_NAMES,
-                    default_variant="kip516", family="topics",
-                    expectations=expectations)
+                    default_variant="kip516", family="topics")
 
 
 SCENARIOS = [
@@ -58,41 +57,28 @@ SCENARIOS = [
         "stale-read",
         "KIP-516 'Stale reads': a follower of the recreated topic fetches from a broker "
         "that still holds the deleted one",
-        Bounds(brokers=2, rf=2, incarnations=2, crashes=1, reassign=1),
-        {"legacy": "violates NoStaleRead (a replica reassigned away while down comes back "
-                   "and leads the recreated topic)",
-         "kip516": "holds", "kip516-no-fetch-id": "violates NoStaleRead"}),
+        Bounds(brokers=2, rf=2, incarnations=2, crashes=1, reassign=1)),
     _scenario(
         "stale-state",
         "KIP-516 'Stale state': a broker misses its StopReplica and later gets a "
         "LeaderAndIsr for the recreated topic",
-        Bounds(brokers=2, rf=2, incarnations=2, crashes=1, reassign=1, loss=True),
-        {"legacy": "violates StaleReplicasCleaned", "kip516": "holds",
-         "kip516-incremental-ignores-id": "violates NoStaleReplication",
-         "kip516-no-stop-replica-retry": "violates StaleReplicasCleaned"}),
+        Bounds(brokers=2, rf=2, incarnations=2, crashes=1, reassign=1, loss=True)),
     _scenario(
         "offline-delete",
         "KIP-516 'Motivation': delete while a replica's broker is down, then recreate",
-        Bounds(brokers=2, rf=1, incarnations=2, crashes=1),
-        {"legacy": "violates DeletionCompletes and RecreateAfterDelete", "kip516": "holds"}),
+        Bounds(brokers=2, rf=1, incarnations=2, crashes=1)),
     _scenario(
         "failover-mid-delete",
         "the controller fails over and a broker dies in the middle of a deletion",
-        Bounds(brokers=2, rf=2, incarnations=1, crashes=1, failovers=1),
-        {"legacy": "violates DeletionCompletes (KAFKA-10548)", "kip516": "holds",
-         "kip516-failover-incremental": "violates StaleReplicasCleaned",
-         "kip516-no-epoch-fencing": "violates ControllerEpochFencing"}),
+        Bounds(brokers=2, rf=2, incarnations=1, crashes=1, failovers=1)),
     _scenario(
         "recreate-race",
         "KAFKA-6098: delete and immediately recreate while a producer writes and a "
         "consumer reads",
-        Bounds(brokers=2, rf=1, incarnations=2, records=1, consumer=True, initial_records=0),
-        {"legacy": "violates RecreateAfterDelete, NoWriteToDeletedTopic and NoStaleRead",
-         "kip516": "holds", "kip516-no-fetch-id": "violates NoStaleRead"}),
+        Bounds(brokers=2, rf=1, incarnations=2, records=1, consumer=True, initial_records=0)),
     _scenario(
         "lifecycle-large",
         "3 brokers, 2 incarnations, a broker crash and a controller failover (325k states "
         "in kip516: worth a Spark run)",
-        Bounds(brokers=3, rf=2, incarnations=2, crashes=1, failovers=1),
-        {"legacy": "violates DeletionCompletes and RecreateAfterDelete", "kip516": "holds"}),
+        Bounds(brokers=3, rf=2, incarnations=2, crashes=1, failovers=1)),
 ]

@@ -6,6 +6,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from kmc.model.scenario import did_you_mean
+
 HOLDS = "holds"
 VIOLATES = "violates"
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -95,7 +97,8 @@ def compare(exp: Expectation, obs: Observation) -> list[str]:
     declared = ", ".join(sorted(obs.verdicts)) or "none"
     for p, n in sorted(exp.violated.items()):
         if p not in obs.verdicts:
-            out.append(f"property {p} no longer exists (the model declares: {declared})")
+            out.append(f"property {p} no longer exists{did_you_mean(p, obs.verdicts)} "
+                       f"(the model declares: {declared})")
         elif p not in obs.violated:
             out.append(f"verdict flipped: {p} was violated ({n}-state counterexample), now "
                        f"{obs.verdicts[p]}{_why(obs)}")
@@ -115,7 +118,8 @@ def compare(exp: Expectation, obs: Observation) -> list[str]:
                    f"({obs.states - exp.states:+,})")
     for w in exp.witnesses or ():
         if w not in obs.verdicts:
-            out.append(f"witness {w} no longer exists (the model declares: {declared})")
+            out.append(f"witness {w} no longer exists{did_you_mean(w, obs.verdicts)} "
+                       f"(the model declares: {declared})")
         elif w not in obs.witnesses:
             out.append(f"witness {w} no longer found: {obs.verdicts[w]}{_why(obs)}")
     return out

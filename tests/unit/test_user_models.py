@@ -1,0 +1,203 @@
+"""Teams check their own models: `FILE.py:factory` and `module:factory` references with
+`-p` keyword arguments, scenario files naming them, scenario packages through the
+`kmc.scenarios` entry point group, the public API (`from kmc import ...`), and the packed
+API's declaration checks — every mistake a one-line exit 2 that names the fix."""
+import json
+import textwrap
+
+import pytest
+
+import kmc
+from kmc import catalog
+from kmc.cli import main
+from kmc.errors import UsageError
+from kmc.model.contract import ModelError
+from kmc.model.packed import Enum, PackedModel
+
+COUNTER = '''
+from kmc import Model, always, sometimes
+
+class Counter(Model):
+    """Counts to a limit."""
+    name = "counter"
+    def __init__(self, limit, step=1, wrong=False):
+        self.limit, self.step, self.wrong = limit, step, wrong
+    def init_states(self):
+        return [0]
+    def actions(self, s):
+        return ["inc"] if s + self.step <= self.limit else []
+    def next_state(self, s, a):
+        return s + self.step
+    def properties(self):
+        return [always("Bounded", lambda s: s <= (self.limit - 1 if self.wrong else self.limit)),
+                sometimes("ReachesLimit", lambda s: s == self.limit)]
+
+def make(limit=3, step=1, wrong=False, label="x"):
+    """A counter that counts to LIMIT."""
+    assert isinstance(label, str)
+    return Counter(limit, step, wrong)
+
+def not_a_model():
+    return 42
+
+def broken():
+    return {}["missing"]
+'''
+
+
+@pytest.fixture
+def models(tmp_path, monkeypatch):
+    d = tmp_path / "proj"
+    d.mkdir()
+    (d / "counter_models.py").write_text(COUNTER)
+    monkeypatch.chdir(d)
+    yield d
+    import sys
+    sys.modules.pop("counter_models", None)
+
+
+def check_json(capsys, *argv):
+    code = main(["check", *argv, "--quiet", "--json"])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if out.strip() else None), err
+
+
+def test_a_model_file_with_typed_parameters(models, capsys):
+    code, out, _ = check_json(capsys, "counter_models.py:make", "-p", "limit=4", "-p",
+                              "label=plain words")
+    assert code == 0 and out["unique_states"] == 5
+    assert out["params"] == {"limit": 4, "label": "plain words"}
+    code, out, _ = check_json(capsys, "counter_models.py:make", "-p", "wrong=true")
+    assert code == 1 and out["properties"]["Bounded"]["verdict"] == "violated"
+    assert out["properties"]["Bounded"]["trace_length"] == 4
+
+
+def test_a_module_reference_and_the_python_api(models, capsys, monkeypatch):
+    monkeypatch.syspath_prepend(str(models))
+    code, out, _ = check_json(capsys, "counter_models:make", "-p", "step=2", "-p", "limit=4")
+    assert code == 0 and out["unique_states"] == 3
+    from counter_models import Counter
+    r = kmc.check(Counter(3, wrong=True), explorer="dfs")
+    assert isinstance(r, kmc.CheckResult) and r.verdict("Bounded") == "violated"
+    with pytest.raises(UsageError, match="no initial states"):
+        kmc.check(type("Empty", (Counter,), {"init_states": lambda self: []})(3))
+
+
+@pytest.mark.parametrize("ref,words", [
+    ("counter_models.py:mak", "did you mean 'make'"),
+    ("missing.py:make", "does not exist"),
+    ("counter_models.py:not_a_model", "returned int, not a kmc.Model"),
+    ("counter_models.py:broken", "raised KeyError"),
+    ("no_such_module_xyz:make", "no module named"),
+])
+def test_bad_references_are_one_line_exit_2(models, capsys, ref, words):
+    code = main(["check", ref, "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and err.count("\n") == 1
+
+
+def test_an_unknown_factory_parameter_names_the_signature(models, capsys):
+    assert main(["check", "counter_models.py:make", "-p", "limt=3", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "limt" in err and "make(limit=3, step=1, wrong=False, label='x')" in err
+
+
+def test_a_scenario_file_names_a_model_beside_it(models, capsys, tmp_path):
+    (models / "run.toml").write_text('scenario = "counter_models.py:make"\n'
+                                     '[params]\nwrong = true\nlimit = 5\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    import os
+    os.chdir(elsewhere)
+    code, out, _ = check_json(capsys, str(models / "run.toml"))
+    assert code == 1 and out["properties"]["Bounded"]["trace_length"] == 6
+
+
+def test_scenarios_from_an_entry_point(tmp_path, monkeypatch, capsys):
+    pkg = tmp_path / "site"
+    (pkg / "team_scen").mkdir(parents=True)
+    (pkg / "team_scen" / "__init__.py").write_text(COUNTER + textwrap.dedent('''
+        from kmc import Scenario, Param
+        SCENARIOS = [Scenario(name="team-counter", description="the team's counter",
+                              build=lambda v, p: Counter(p["limit"], wrong=(v == "bug")),
+                              params=(Param("limit", 3, "how far"),),
+                              variants=("ok", "bug"), default_variant="ok")]
+    '''))
+    info = pkg / "team_scen-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: team-scen\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[kmc.scenarios]\nteam = team_scen:SCENARIOS\n")
+    monkeypatch.syspath_prepend(str(pkg))
+    sc = catalog.scenarios()["team-counter"]
+    assert sc.source == "entry point team (team_scen:SCENARIOS)"
+    assert main(["list"]) == 0
+    listing = capsys.readouterr().out
+    assert "team-counter" in listing and "[entry point team" in listing
+    code, out, _ = check_json(capsys, "team-counter", "--variant", "bug")
+    assert code == 1 and out["variant"] == "bug"
+    (info / "entry_points.txt").write_text("[kmc.scenarios]\nteam = team_scen:NOPE\n")
+    assert main(["list"]) == 2
+    assert "entry point 'team'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["check", "stale-reed"], "did you mean 'stale-read'"),
+    (["check", "stale-read", "--variant", "kip561"], "did you mean 'kip516'"),
+    (["check", "stale-read", "--variant", ""], "has no variant ''"),
+    (["check", "twophase", "-p", "rn=3"], "did you mean 'rm'"),
+])
+def test_did_you_mean(capsys, argv, words):
+    assert main(argv + ["--quiet"]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_list_marks_the_default_variant_and_quotes_the_suite(capsys):
+    assert main(["list", "--json"]) == 0
+    table = {s["name"]: s for s in json.loads(capsys.readouterr().out)["scenarios"]}
+    sr = table["stale-read"]
+    assert sr["default_variant"] == "kip516"
+    assert sr["expectations"]["legacy"].startswith("violates ")
+    assert "NoStaleRead (14)" in sr["expectations"]["legacy"]
+    assert sr["expectations"]["kip516"].startswith("holds")
+    assert sr["property_descriptions"]["NoStaleRead"]
+    assert main(["list"]) == 0
+    text = capsys.readouterr().out
+    assert "* kip516: holds" in text and "  legacy: violates" in text
+
+
+class Toggle(PackedModel):
+    name = "toggle"
+
+    def __init__(self, then=None, over=None, extra=None):
+        self._then, self._over, self._extra = then, over, extra
+        super().__init__()
+
+    def declare(self, spec):
+        spec.var("on", Enum(False, True), size=2)
+        spec.var("mode", Enum("a", "b"))
+        spec.index("P", range(2))
+        spec.rule("Flip", over=self._over or {"p": "P"}, when="True",
+                  then=self._then or {"on[p]": "not on[p]"})
+        spec.init(on=[False, False], mode="a")
+        if self._extra:
+            self._extra(spec)
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    ({"then": {"off[p]": "True"}}, "rule 'Flip' assigns to 'off', which is not a declared"),
+    ({"then": {"on": "True"}}, "assigns to the whole array 'on'"),
+    ({"then": {"mode[p]": "'b'"}}, "'mode' is not an array"),
+    ({"then": {"on[2]": "True"}}, "index 2, outside on[0..1]"),
+    ({"over": {"p": "Q"}}, "names no declared index set"),
+    ({"over": {"p": range(3)}}, "index 2, outside on[0..1]"),
+    ({"over": {"mode": "P"}, "then": {"on[0]": "True"}}, "hides the variable"),
+    ({"extra": lambda s: s.rule("Flip")}, "rule 'Flip' is declared twice"),
+    ({"extra": lambda s: (s.always("X", "True"), s.sometimes("X", "True"))},
+     "two properties are named 'X'"),
+    ({"extra": lambda s: s.var("all", Enum(0, 1))}, "variable 'all' is not a usable name"),
+])
+def test_the_packed_api_checks_declarations(kwargs, words):
+    with pytest.raises(ModelError, match=None) as e:
+        Toggle(**kwargs)
+    assert words in str(e.value)
+    assert len(Toggle().successors(Toggle().init_states()[0])) == 2
