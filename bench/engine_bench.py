@@ -1,8 +1,8 @@
 """Engine benchmark: TwoPhase through the public Model API (kmc.api.build + explorers.bfs).
 
 Prints wall and CPU time, distinct states/s and memory per state for BFS, then DFS and a
-generic tuple-state model for comparison. Goals (issue #2): >= 250,000 distinct states/s on
-one core for rm=8, <= 16 bytes/state in the visited set. Figures, never assertions.
+generic tuple-state model for comparison. Targets: >= 250,000 distinct states/s on one
+core for rm=8, <= 16 bytes/state in the visited set. Figures, never assertions.
 
     python bench/engine_bench.py            # rm=8, 3 runs, medians
     python bench/engine_bench.py --rm 6 --runs 1

@@ -6,7 +6,7 @@
 Each measurement runs in a fresh child process (one SparkContext each, as a `kmc check`):
 - fixed cost per BFS level: a tiny model with every level on Spark; the median level time
   is almost pure overhead (job scheduling, one stage, Python round trips);
-- distinct states/s of the exploration (session start and a warm-up run on a small model
+- distinct states/s of the exploration (Spark's start-up and a warm-up run on a small model
   excluded; start-up printed apart) on local[1] and local[2], and the local[2]/local[1]
   speedup; the local BFS for reference;
 - bytes per visited state: the distributed fingerprint set and the driver's trace rows;
@@ -178,7 +178,7 @@ def measure(label: str, spec: dict, fixed: float, repeat: int) -> None:
             srate, nspark = spark_rate(r)
             print(f"  pair {i + 1} local[{cores}]: {r['unique']:,} states, depth {r['depth']}, "
                   f"{r['elapsed']:.1f} s = {rate(r):,.0f} states/s, {r['cpu']:.1f} CPU s "
-                  f"({r['cpu'] / r['elapsed']:.2f} cores busy; session start "
+                  f"({r['cpu'] / r['elapsed']:.2f} cores busy; Spark start-up "
                   f"{r['session_s']:.1f} s, {r['partitions']} partitions, {nspark} levels "
                   f"on Spark at {srate:,.0f} new states/s)")
         # same states in every run: the speedup is the ratio of the summed times

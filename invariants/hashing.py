@@ -160,7 +160,8 @@ class Space:
 
 
 def modulus_sound(b: Bounds) -> int:
-    """N*2^(Lmax+1) / N with Lmax = L(growth*N): the issue's key-class modulus (32 for 16)."""
+    """N*2^(Lmax+1) / N with Lmax = L(growth*N): the key-class modulus of c5-key-classes (32
+    for 16)."""
     return 2 << (b.growth.bit_length() - 1)
 
 

@@ -193,7 +193,7 @@ def tight_witness(sp):
 
 
 def log_bound(sp, twin=False):
-    # the conjecture: at most floor(log2(n/N)) + 1 = L(n) + 1 feeders
+    # the bound proposed for KIP-253 §8: at most floor(log2(n/N)) + 1 = L(n) + 1 feeders
     levels = list(range(1, sp.lmax + 1)) + [0]
     return [_feeders(sp, lv + 2, [z3_level(sp.N, n, sp.lmax) == _c(lv)]) for lv in levels]
 
@@ -215,7 +215,7 @@ def key_classes_tight(sp, twin=False):
 
 def key_classes_nmax(sp, twin=False):
     # what model/partitions/keys.py uses: for a scenario bound nmax, classes modulo
-    # N*2^(L(nmax)+1) serve every count n <= nmax (the case is nmax = 16N)
+    # N*2^(L(nmax)+1) serve every count n <= nmax (c5-key-classes is the case nmax = 16N)
     nmax = _v("nmax")
     lvl = z3_level(sp.N, nmax, sp.lmax) + (0 if twin else 1)  # twin: N*2^L(nmax)
     r = z3_mod_level(h, sp.N, lvl, sp.lmax)
@@ -281,8 +281,8 @@ THEOREMS = [
        "j*K < n-m  =>  p_n(m + jK) == m + jK  and  p_m(m + jK) == m - K",
        shrink_tight, witness=tight_witness),
     _t("c3-log-bound", REFUTED,
-       "the issue's conjectured bound: a surviving partition receives keys from at most "
-       "floor(log2(n/N)) + 1 deleted partitions (false; see c3-shrink-bound)",
+       "a bound proposed for KIP-253 section 8: a surviving partition receives keys from at "
+       "most floor(log2(n/N)) + 1 deleted partitions (false; see c3-shrink-bound)",
        "#feeders <= L(n) + 1", log_bound),
     _t("c4-modulo-expand", REFUTED,
        "modulo hashing, expansion n -> n+1: no key moves between existing partitions",

@@ -134,7 +134,7 @@ class Z3Decider:
 
     # ---- shipping to another process (Spark executors) ----------------------------------
     def __getstate__(self):
-        # the memo and figures stay behind; the session pickles without its z3 objects
+        # the memo and figures stay behind; the Z3Session pickles without its z3 objects
         return {"name": self.name, "formula": self.formula, "view": self.view,
                 "max_memo": self.max_memo, "session": self.session,
                 "ground_limit": self.ground_limit}

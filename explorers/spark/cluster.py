@@ -61,8 +61,8 @@ def _port_open(port: int) -> bool:
 def _launch(home, args, log_path, env):
     log = open(log_path, "ab")
     try:
-        # spark-class execs java, so this PID is the JVM's; a new session keeps a Ctrl-C
-        # in the terminal that started the cluster from reaching it
+        # spark-class execs java, so this PID is the JVM's; start_new_session keeps a
+        # Ctrl-C in the terminal that started the cluster from reaching it
         return subprocess.Popen([os.path.join(home, "bin", "spark-class"), *args],
                                 stdout=log, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True).pid

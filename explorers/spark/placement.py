@@ -201,11 +201,10 @@ def default_partitions(parallelism: int, lumpy: bool = False) -> int:
     lifecycle-large against 30.3-32.1 s with one (two alternating runs each). On more
     cores, lumpy owners are uneven and a core's speed moves from second to second on a
     shared machine; with two tasks per core the core that is done first takes the next
-    one. Session 5 measured one per core faster (lifecycle-large, local[2]: 2 partitions
-    shipped 1.15 candidates per new state and 4 shipped 1.23; 21.5-26.5 s against
-    22.4-27.7 s over five alternating runs). Since the owner table keeps linked values
-    together (session 8: 1.09 and 1.14), 4 partitions took 17.4-23.2 s (median 18.9 s)
-    against 19.3-24.1 s (median 22.8 s) for 2, faster in 7 of 9 adjacent pairs of runs."""
+    one. With the owner table keeping linked values together (1.09 candidates per new
+    state with 2 partitions, 1.14 with 4), lifecycle-large on local[2] takes 17.4-23.2 s
+    (median 18.9 s) with 4 partitions against 19.3-24.1 s (median 22.8 s) with 2, faster
+    in 7 of 9 adjacent pairs of runs (without the links, 2 partitions are faster)."""
     if parallelism <= 1:
         return 1
     return 2 * parallelism if lumpy else parallelism

@@ -1,9 +1,9 @@
 """The protocol variants, as data: one flags object per variant, chosen in one place.
 
 A variant is never a fork of the model: every action reads the flags it depends on. The
-named variants are the regression suite's rows (the issue's table); ``Flags`` fields that are
-not varied by a named variant exist so tests can build one-guard-off models for findings
-(see docs/model-partition-changes.md, "Findings").
+named variants are those of docs/model-partition-changes.md's "Variants" table, each in
+the regression suite; ``Flags`` fields that are not varied by a named variant exist so
+tests can build one-guard-off models for findings (see the same file, "Findings").
 """
 from __future__ import annotations
 

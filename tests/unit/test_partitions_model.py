@@ -59,7 +59,7 @@ SHRINK_PHASES = {"idle", "shrink-bump", "shrink-lair", "shrink-um", "remove-assi
 @pytest.mark.parametrize("name,phases", [("expand-failover", EXPAND_PHASES),
                                          ("shrink", SHRINK_PHASES)])
 def test_a_failover_can_fall_between_any_two_controller_steps(name, phases):
-    """The issue's demand: every step is its own action, so the failover (a fault) is
+    """The model's design rule: every step is its own action, so the failover (a fault) is
     enabled in every phase of the procedure, and the new controller recovers."""
     m = build(name, "kip253")
     hit, recovered_to = set(), set()

@@ -1,6 +1,6 @@
 """Counterexamples of the Kafka models, read as pictures, text and replays.
 
-KIP-253: `modulo` hashing must violate InOrderKeyedDelivery on expansion (DESIGN.md §4).
+KIP-253: `modulo` hashing must violate InOrderKeyedDelivery on expansion (the KIP's motivation).
 KIP-516: `legacy` must violate NoStaleRead in the "Stale reads" scenario; replay must
 reproduce it and pinpoint the step where an altered model departs from it.
 """
