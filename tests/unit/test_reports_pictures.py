@@ -12,7 +12,8 @@ from kmc.invariants.properties import always
 from kmc import api
 from kmc.model.contract import Model
 from kmc.reports.artifacts import write_artifacts
-from kmc.reports.graph import trace_graph, write_dot, write_graphml, write_node_link
+from kmc.reports.graph import draw_trace_graph, state_summary, trace_graph, write_dot, \
+    write_graphml, write_node_link
 from kmc.reports.statespace import FULL, NEIGHBOURHOOD, state_graph
 
 
@@ -118,6 +119,82 @@ def test_trace_graph_has_one_node_per_state_and_labelled_edges(ping):
     for i in range(1, len(trace)):
         for c in doc["steps"][i]["changed"]:
             assert c["path"] in g.nodes[i]["label"]
+        assert c["path"] in g.nodes[i]["changed"]  # the exact diff stays an attribute
+
+
+def test_nodes_summarise_what_changed_in_words(ping):
+    _m, _t, doc, _files = ping
+    g = trace_graph(doc)
+    labels = [g.nodes[i]["label"] for i in range(len(g))]
+    assert labels[0].startswith("step 0\ninitial state\n")
+    assert labels[1] == "step 1\nepoch: 0 → 1\ninflight: added 1"
+    assert "up: yes → no" in labels[2] and "restarted: no → yes" in labels[3]
+    assert labels[-1].startswith("step 4: NoStaleFetch violated\n")
+    for label in labels:
+        assert not set('{}"') & set(label), label  # words, not JSON
+
+
+def test_state_summary_groups_changes_by_owner_in_words():
+    state = {"store": {"topics": [{"name": "A", "partitions": [{"isr": [1]}]}]},
+             "brokers": [{"status": "up"}, {"status": "down", "epoch": 3}],
+             "net": [[[-1, 1], [{"kind": "LeaderAndIsr", "dst": 1}]]],
+             "budget": {"crashes": 0}, "a": 1, "b": 2, "c": 3}
+    changes = [{"path": "brokers[1].status", "old": "up", "new": "down"},
+               {"path": "brokers[1].epoch", "old": 2, "new": 3},
+               {"path": "store.topics[0].partitions[0].isr", "old": [1, 2], "new": [1],
+                "added": [], "removed": [2]},
+               {"path": "net", "old": [], "new": state["net"], "added": state["net"],
+                "removed": []},
+               {"path": "budget.crashes", "old": 1, "new": 0}]
+    lanes = ["controller-1", "broker-1", "broker-2"]
+    assert state_summary(changes, state, lanes=lanes) == [
+        "broker-2: status up → down; epoch 2 → 3",
+        "store topic A partition 0: isr removed 2",
+        "net: added LeaderAndIsr",
+        "budget: crashes 1 → 0"]
+    # without lanes to name them, brokers are numbered by position
+    assert state_summary(changes[:1], state)[0] == "broker 1: status up → down"
+    more = changes + [{"path": k, "old": 0, "new": state[k]} for k in "abc"]
+    lines = state_summary(more, state, lanes=lanes, limit=4)
+    assert len(lines) == 4 and lines[-1] == "+4 more components changed"  # 7 owners, 3 shown
+    assert state_summary(changes[:2], state, lanes=lanes, per_line=1) == [
+        "broker-2: status up → down; +1 more"]
+
+
+def _ink_box(path):
+    from PIL import Image, ImageChops
+    with Image.open(path) as im:
+        rgb = im.convert("RGB")
+        return rgb.size, ImageChops.difference(rgb, Image.new("RGB", rgb.size,
+                                                              "white")).getbbox()
+
+
+def test_edge_labels_are_drawn_in_full_and_the_figure_grows_with_them(ping, tmp_path):
+    _m, _t, doc, _files = ping
+    long_doc = json.loads(json.dumps(doc))
+    long_action = ("deliver controller-1->broker-2: LeaderAndIsr ce=1 [A-0 id=7 leader=2 "
+                   "le=5 isr=[1, 2, 3] replicas=[1, 2, 3] adding=[] removing=[]] "
+                   "for the second incarnation of topic A after its deletion")
+    assert len(long_action) > 150
+    long_doc["steps"][2]["action"] = long_action
+    short = draw_trace_graph(trace_graph(doc), str(tmp_path / "short"))
+    wide = draw_trace_graph(trace_graph(long_doc), str(tmp_path / "wide"))
+    texts = svg_texts(wide["svg"])
+    assert not any("…" in t or "..." in t for t in texts)
+    with open(wide["svg"]) as f:
+        joined = " ".join(" ".join(t.split()) for t in svg_texts_in_order(f.read()))
+    assert long_action in joined  # wrapped at spaces, never cut
+    for st in doc["steps"][1:]:
+        assert st["action"] in " ".join(svg_texts_in_order(open(short["svg"]).read()))
+    (w_short, _h), _ = _ink_box(short["png"])
+    (w_wide, h_wide), ink = _ink_box(wide["png"])
+    assert w_wide > w_short
+    assert ink[2] < w_wide - 5 and ink[3] < h_wide - 5  # nothing touches (or is cut at) an edge
+
+
+def svg_texts_in_order(svg: str):
+    root = ET.fromstring(svg)
+    return ["".join(el.itertext()) for el in root.iter() if el.tag.endswith("}text")]
 
 
 def test_graph_exports_read_back(ping, tmp_path):
