@@ -11,7 +11,8 @@ from kmc.invariants.compile import compile_counterexample, compile_python
 from kmc.invariants.properties import Property
 
 
-def declare(kind: str, name: str, formula, view, description: str = "") -> Property:
+def declare(kind: str, name: str, formula, view, description: str = "",
+            sentence=None) -> Property:
     fast = compile_python(formula)
     find = compile_counterexample(formula)
 
@@ -22,4 +23,4 @@ def declare(kind: str, name: str, formula, view, description: str = "") -> Prope
         return _find(_view(state))
 
     return Property(kind, name, check, explain, description or repr(formula),
-                    formula=formula, view=view)
+                    formula=formula, view=view, sentence=sentence)

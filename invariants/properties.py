@@ -32,6 +32,10 @@ class Property:
     #: function, from which both deciders (fast and z3) are derived
     formula: Any = field(default=None, compare=False)
     view: Optional[Callable[[Any], dict]] = field(default=None, compare=False)
+    #: turns the offending tuple (``explain``'s dict of the formula's variables) into a
+    #: sentence in the protocol's terms, e.g. "broker-2, believing it reads incarnation 2
+    #: of the topic, received a record of incarnation 1"
+    sentence: Optional[Callable[[dict], str]] = field(default=None, compare=False)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -40,6 +44,16 @@ class Property:
             raise ValueError("a property needs a non-empty string name")
         if not callable(self.check):
             raise ValueError(f"property {self.name!r}: check must be callable(state) -> bool")
+
+    def explain_sentence(self, detail) -> Optional[str]:
+        """The violation in words, from an offending tuple; None when the property has
+        no sentence or the tuple does not fit it."""
+        if self.sentence is None or not isinstance(detail, dict):
+            return None
+        try:
+            return self.sentence(detail)
+        except (KeyError, TypeError, ValueError):
+            return None
 
 
 def always(name: str, check, explain=None, description: str = "") -> Property:

@@ -277,7 +277,7 @@ def z3_properties(props) -> list:
             continue
         d = Z3Decider(p.name, p.formula, p.view, session=session)
         out.append(Property(p.kind, p.name, d.check, d.explain, p.description,
-                            formula=p.formula, view=p.view))
+                            formula=p.formula, view=p.view, sentence=p.sentence))
     return out
 
 

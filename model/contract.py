@@ -77,6 +77,12 @@ class Model:
     def format_action(self, action) -> str:
         return repr(action)
 
+    def action_kind(self, action) -> str:
+        """How displays tag an action: ``"step"`` (the protocol acting), ``"input"`` (the
+        environment's requests: an admin operation, a client's call) or ``"fault"`` (a
+        crash, a loss, a failover). Default: ``fault`` for ``is_fault`` actions."""
+        return "fault" if self.is_fault(action) else "step"
+
     def action_name(self, action) -> str:
         """The name coverage groups an action under: by default the first element of a
         tuple action whose head is a string (``("Deliver", 1)`` -> ``Deliver``), else the

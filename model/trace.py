@@ -95,19 +95,21 @@ class Trace:
 
         ``init_index`` and ``action_indices`` are the lossless part (``from_dict`` replays
         them); each step also carries what a reader needs without the model: the action
-        label, its actor and message, whether it is a fault, the full state, its
-        fingerprint and the fields that changed."""
+        label, its actor and message, its kind (``step``, ``input`` or ``fault``; ``fault``
+        is kept as a flag), the full state, its fingerprint and the fields that changed."""
         steps = []
         prev_json = None
         for i, s in enumerate(self.states):
             a = self.actions[i - 1] if i else None
             js = model.state_to_json(s)
+            kind = None if a is None else model.action_kind(a)
             step = {"index": i,
                     "action_index": self.action_indices[i - 1] if i else None,
                     "action": None if a is None else model.format_action(a),
                     "actor": None if a is None else model.action_actor(a),
                     "message": None if a is None else _message(model, a, self.states[i - 1]),
-                    "fault": False if a is None else bool(model.is_fault(a)),
+                    "kind": kind,
+                    "fault": kind == "fault",
                     "state": js,
                     "fingerprint": state_key(s),
                     "changed": [] if prev_json is None else state_changes(prev_json, js)}

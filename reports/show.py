@@ -31,8 +31,9 @@ def render(doc: dict, *, full: bool = False, width: int = 100) -> str:
             body = [f"{p} = {_v(v, width)}" for p, v in flatten(st["state"])]
         else:
             head = f"{i:>4}  {st.get('actor') or '':<{actor_w}}  {st.get('action')}"
-            if st.get("fault"):
-                head += "   [fault]"
+            kind = st.get("kind") or ("fault" if st.get("fault") else "step")
+            if kind != "step":
+                head += f"   [{kind}]"
             if i == last:
                 head += f"   <- {prop} {verdict_word(doc)}"
             lines.append(head)

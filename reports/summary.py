@@ -18,6 +18,7 @@ def summary(result: CheckResult, trace_files: dict | None = None) -> dict:
                        "trace_file": trace_files.get(name)}
         if d is not None and d.detail is not None:
             props[name]["detail"] = _jsonable(d.detail)
+            props[name]["explanation"] = explanation(result, name)
     return {
         "scenario": x.get("scenario"), "variant": x.get("variant"),
         "params": x.get("params", {}), "explorer": result.explorer,
@@ -26,7 +27,7 @@ def summary(result: CheckResult, trace_files: dict | None = None) -> dict:
         "stopped_by": result.stopped_by or None, "elapsed_s": round(result.elapsed_s, 4),
         "properties": props, "coverage": result.coverage, "never_fired": result.never_fired,
         "collision_probability": result.collision_probability,
-        "exit_code": result.exit_code(),
+        "exit_code": result.exit_code(), "headline": headline(result),
         **{k: v for k, v in x.items() if k in ("seed", "walks", "walk_length", "spark", "z3_stats")},
     }
 
@@ -63,7 +64,43 @@ def write_summary(result: CheckResult, out_dir: str, trace_files: dict) -> str:
     return path
 
 
-def render_text(result: CheckResult, trace_files: dict | None = None) -> str:
+def headline(result: CheckResult) -> str | None:
+    """The property a reader should see first: the first violated one in the model's
+    declaration order, else the first missing witness."""
+    verdicts = result.verdicts()
+    for wanted in ("violated", "witness_missing"):
+        for name in result.properties:
+            if verdicts[name] == wanted:
+                return name
+    return None
+
+
+def explanation(result: CheckResult, name: str) -> str | None:
+    """The violation of ``name`` in words (the property's sentence over its offending
+    tuple), or the offending tuple itself, or None."""
+    d = result.discoveries.get(name)
+    if d is None or d.detail is None:
+        return None
+    prop = _property(result, name)
+    text = prop.explain_sentence(d.detail) if prop is not None else None
+    if text:
+        return text
+    if isinstance(d.detail, dict):
+        return "offending: " + ", ".join(f"{k}={v}" for k, v in d.detail.items())
+    return f"offending: {d.detail}"
+
+
+def _property(result, name):
+    model = result.extra.get("model")
+    if model is None:
+        return None
+    return next((p for p in model.properties() if p.name == name), None)
+
+
+def render_text(result: CheckResult, trace_files: dict | None = None,
+                show_all: bool = False) -> str:
+    """The terminal's report: counts, one line per property, then the headline
+    counterexample (every counterexample with ``show_all``)."""
     s = summary(result, trace_files)
     head = f"{s['scenario']} [{s['variant']}]"
     if s["params"]:
@@ -74,7 +111,6 @@ def render_text(result: CheckResult, trace_files: dict | None = None) -> str:
              + ("" if s["complete"] else f"  (incomplete: stopped by {s['stopped_by']})"),
              f"  fingerprint collision probability: {s['collision_probability']:.2e}"]
     width = max((len(n) for n in s["properties"]), default=0)
-    model = result.extra.get("model")
     for name, p in s["properties"].items():
         mark = {"holds": "ok ", "witness_found": "ok ", "unknown": "?  "}.get(p["verdict"], "!! ")
         line = f"  {mark}{name:<{width}}  {p['kind']:<9} {p['verdict']}"
@@ -94,20 +130,44 @@ def render_text(result: CheckResult, trace_files: dict | None = None) -> str:
     if s["never_fired"]:
         lines.append(f"  never fired: {', '.join(s['never_fired'])}")
     lines.append(f"  exit {s['exit_code']}: {EXIT_MEANINGS[s['exit_code']]}")
-    for name, d in sorted(result.discoveries.items()):
-        if d.kind == "sometimes" or model is None:
-            continue
-        lines.append(f"\n  counterexample for {name} ({len(d.trace)} states):")
-        for i, st in enumerate(d.trace.states):
-            act = "init" if i == 0 else model.format_action(d.trace.actions[i - 1])
-            lines.append(f"    {i:>3}. {act}")
-            lines.append(f"         {model.format_state(st)}")
-        if d.detail is not None:
-            lines.append(f"    offending: {d.detail}")
-        path = (trace_files or {}).get(name)
-        if path:
-            lines.append(f"    step by step: kmc show {path}   re-run it: kmc replay {path}")
+    model = result.extra.get("model")
+    if model is None:
+        return "\n".join(lines)
+    shown = [n for n in result.properties if n in result.discoveries
+             and result.discoveries[n].kind != "sometimes"]
+    first = headline(result)
+    if not show_all:
+        rest = [n for n in shown if n != first]
+        shown = [first] if first in shown else []
+    for name in shown:
+        lines += _counterexample(result, model, name, (trace_files or {}).get(name))
+    if not show_all and rest:
+        more = ", ".join(f"{n} ({len(result.discoveries[n].trace)})" for n in rest)
+        lines.append(f"\n  {len(rest)} more counterexample{'s' if len(rest) > 1 else ''}: "
+                     f"{more} — `--all` prints them, `--out DIR` writes them all")
     return "\n".join(lines)
+
+
+def _counterexample(result, model, name, path) -> list[str]:
+    d = result.discoveries[name]
+    prop = _property(result, name)
+    about = f": {prop.description}" if prop is not None and prop.description else ""
+    lines = [f"\n  counterexample for {name} ({len(d.trace)} states){about}"]
+    for i, st in enumerate(d.trace.states):
+        if i == 0:
+            act = "init"
+        else:
+            a = d.trace.actions[i - 1]
+            kind = model.action_kind(a)
+            act = model.format_action(a) + ("" if kind == "step" else f"   [{kind}]")
+        lines.append(f"    {i:>3}. {act}")
+        lines.append(f"         {model.format_state(st)}")
+    why = explanation(result, name)
+    if why:
+        lines.append(f"    {'' if why.startswith('offending') else 'why: '}{why}")
+    if path:
+        lines.append(f"    step by step: kmc show {path}   re-run it: kmc replay {path}")
+    return lines
 
 
 def _slug(name: str) -> str:

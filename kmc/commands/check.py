@@ -46,16 +46,21 @@ def non_negative_int(text):
 
 def add_arguments(p):
     p.add_argument("scenario", help="scenario name (see `kmc list`) or path to a .toml file")
-    p.add_argument("--variant", help="protocol variant (default: the scenario's first)")
+    p.add_argument("--variant", help="protocol variant (default: the scenario's default "
+                                      "variant, marked * in `kmc list`)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                    help="set a scenario parameter (repeatable)")
-    p.add_argument("--explorer", default="bfs", choices=["bfs", "dfs", "simulate", "spark"])
+    p.add_argument("--explorer", default="bfs", choices=["bfs", "dfs", "simulate", "spark"],
+                   help="exploration engine (default: bfs, shortest counterexamples)")
     p.add_argument("--max-states", type=positive(int), metavar="N")
     p.add_argument("--max-depth", type=positive(int), metavar="D")
     p.add_argument("--time-limit", type=positive(float), metavar="S")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="simulation seed")
-    p.add_argument("--walks", type=positive(int), default=1000, help="simulation walks")
-    p.add_argument("--walk-length", type=positive(int), default=50)
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="simulation seed (default: 0)")
+    p.add_argument("--walks", type=positive(int), default=1000,
+                   help="simulation walks (default: 1000)")
+    p.add_argument("--walk-length", type=positive(int), default=50,
+                   help="steps per simulation walk (default: 50)")
     p.add_argument("--stop-on-violation", action="store_true",
                    help="stop at the end of the BFS level where the first violation is found")
     p.add_argument("--symmetry", action="store_true",
@@ -66,6 +71,9 @@ def add_arguments(p):
     p.add_argument("--out", metavar="DIR", help="write traces, summary.json and a report")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument("--all", action="store_true", dest="show_all",
+                   help="print every counterexample (default: the first violated "
+                        "property's, in declaration order)")
     g = p.add_argument_group("spark explorer")
     g.add_argument("--master", help="Spark master URL (default: embedded local[*])")
     g.add_argument("--executors", type=positive(int), metavar="N")
@@ -120,7 +128,7 @@ def run(args) -> int:
         json.dump(summary(result, trace_files), sys.stdout, indent=1, default=str)
         print()
     else:
-        print(render_text(result, trace_files))
+        print(render_text(result, trace_files, show_all=args.show_all))
     return result.exit_code()
 
 

@@ -129,6 +129,10 @@ class PartitionModel(Model):
     def is_fault(self, a) -> bool:
         return a[0] == FAILOVER
 
+    def action_kind(self, a) -> str:
+        """A failover is a fault, the admin's AlterTopic an input, the rest protocol."""
+        return "fault" if a[0] == FAILOVER else "input" if a[0] == "AdminAlter" else "step"
+
     # ---- enumeration ----------------------------------------------------------------------
     def _candidates(self, w):
         """Actions worth trying, in a fixed order. The cheap pre-checks here only skip
@@ -181,6 +185,18 @@ class PartitionModel(Model):
 
     def format_state(self, w) -> str:
         return display.format_state(w)
+
+    def state_to_json(self, w):
+        """The state with components named as the pictures name them: the broker's logs
+        as ``partition-P``, producers as ``producerI``, the group's members as
+        ``consumerC``, so diffs read ``broker.logs.partition-2.records``."""
+        js = super().state_to_json(w)
+        js["broker"]["logs"] = {f"partition-{p}": log
+                                for p, log in enumerate(js["broker"]["logs"])}
+        js["producers"] = {f"producer{i}": pr for i, pr in enumerate(js["producers"])}
+        js["group"]["members"] = {f"consumer{c}": m
+                                  for c, m in enumerate(js["group"]["members"])}
+        return js
 
     def action_actor(self, a) -> str:
         return display.actor(a)

@@ -100,6 +100,23 @@ DECLARATIONS = {
                                     "an expansion was refused while a partition was marked "
                                     "for deletion (KIP-253 Goals)"),
 }
+
+#: name -> the violation in words, from the offending tuple (``Property.sentence``)
+SENTENCES = {
+    "InOrderKeyedDelivery": lambda o: (
+        f"the group delivered message {o['s2']} of key {o['k']} from producer{o['pr']} "
+        f"(from partition {o['q2']}) while the key's earlier message {o['s1']} was still "
+        "undelivered"),
+    "NewPartitionHasOneParent": lambda o: (
+        f"consumer{o['c']} waits on partition {o['p']} for more than one parent"),
+    "NoLostMessage": lambda o: (
+        f"nothing is left to do, yet message {o['s']} of key {o['k']} from producer{o['pr']} "
+        "was acknowledged and never delivered"),
+    "NoConsumerStuck": lambda o: (
+        f"nothing is left to do, yet consumer{o['c']} is blocked on partition {o['p']}, "
+        "which still has undelivered data"),
+}
+
 INVARIANTS = ("InOrderKeyedDelivery", "NewPartitionHasOneParent", "NoLostMessage",
               "NoConsumerStuck")
 WITNESSES = tuple(n for n in DECLARATIONS if n not in INVARIANTS)
@@ -216,5 +233,6 @@ def properties_for(cfg) -> list:
     out = []
     for name in INVARIANTS + tuple(n for n in WITNESSES if n in cfg.witnesses):
         kind, formula, text = DECLARATIONS[name]
-        out.append(declare(kind, name, formula, _view_fn(cfg, formula), text))
+        out.append(declare(kind, name, formula, _view_fn(cfg, formula), text,
+                           SENTENCES.get(name)))
     return out

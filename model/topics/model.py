@@ -33,6 +33,18 @@ from kmc.model.topics.views import describe
 ENVIRONMENT = frozenset({"crash", "restart", "failover", "lose", "create", "delete",
                          "reassign", "produce", "producer-refresh", "consumer-fetch",
                          "consumer-refresh"})
+#: the environment actions that are faults (the rest of ENVIRONMENT is input)
+FAULTS = frozenset({"crash", "restart", "failover", "lose"})
+
+
+def _named_replicas(broker: dict) -> dict:
+    named: dict = {}
+    for r in broker["replicas"]:
+        key = f"A-{r['partition']}"
+        while key in named:  # two replicas of one partition: keep both
+            key += "'"
+        named[key] = r
+    return {**broker, "replicas": named}
 
 
 class TopicsModel(Model):
@@ -177,6 +189,13 @@ class TopicsModel(Model):
     def is_fault(self, action) -> bool:
         return action[0] in ENVIRONMENT
 
+    def action_kind(self, action) -> str:
+        """Crashes, restarts, failovers and message loss are faults; admin requests and
+        client calls are the environment's input; the rest is the protocol's step."""
+        if action[0] in FAULTS:
+            return "fault"
+        return "input" if action[0] in ENVIRONMENT else "step"
+
     def representative(self, w):
         return ksym.representative(w, self._maps, lambda s, mp: tsym.rename(self, s, mp))
 
@@ -231,6 +250,18 @@ class TopicsModel(Model):
 
     def format_state(self, w) -> str:
         return describe(w)
+
+    def state_to_json(self, w):
+        """The state with its components named as Kafka names them: brokers as
+        ``broker-N``, their replicas as ``A-P`` (topic A, partition P), the network's
+        channels as ``controller-1 -> broker-2``, so diffs read ``broker-2.A-0.log``."""
+        js = super().state_to_json(w)
+        js["brokers"] = {bk.lane(i + 1): _named_replicas(b)
+                         for i, b in enumerate(js["brokers"])}
+        if self.net.ordered:  # FIFO channels: (src, dst) -> messages in send order
+            js["net"] = {f"{pictures.endpoint(src)} -> {pictures.endpoint(dst)}": msgs
+                         for (src, dst), msgs in js["net"]}
+        return js
 
     def action_actor(self, action) -> str:
         return pictures.action_actor(action)

@@ -30,18 +30,29 @@ Fence = Rel("Fence", 3, ("broker", "highest_epoch", "last_epoch"))
 CreateAfterDelete = Rel("CreateAfterDelete", 1, ("error",))
 Failover = Rel("Failover", 2, ("epoch", "deletion_pending"))
 
+
+
+def reader(r) -> str:
+    """A reader of the Read relation: the consumer (0) or a follower broker."""
+    return "the consumer" if r == 0 else f"broker-{r}"
+
+
 r, a, g, b, p, s, i, j, t, v, d, d2, e, n = variables("r a g b p s i j t v d d2 e n")
 
 NO_STALE_READ = declare(
     "always", "NoStaleRead",
     forall((r, a, g), implies(Read(r, a, g), a == g)), view,
     "a follower or the consumer never receives records of an incarnation other than the "
-    "one it believes it reads")
+    "one it believes it reads",
+    lambda o: f"{reader(o['r'])}, believing it reads incarnation {o['a']} of the topic, "
+              f"received a record of incarnation {o['g']}")
 
 NO_STALE_REPLICATION = declare(
     "always", "NoStaleReplication",
     forall((b, p, s, g), implies(Record(b, p, s, g), s == g)), view,
-    "every record in a replica's log belongs to the incarnation the replica serves")
+    "every record in a replica's log belongs to the incarnation the replica serves",
+    lambda o: f"broker-{o['b']}'s replica of partition {o['p']} serves incarnation "
+              f"{o['s']} of the topic, but its log holds a record of incarnation {o['g']}")
 
 TOPIC_ID_UNIQUE = declare(
     "always", "TopicIdUnique",
@@ -57,18 +68,24 @@ NO_WRITE_TO_DELETED_TOPIC = declare(
     "always", "NoWriteToDeletedTopic",
     forall((a, g), implies(Wrote(a, g), a == g)), view,
     "a produced record lands in the incarnation the producer addressed: never in a "
-    "deleted topic's stale log, never in the successor of the topic it meant")
+    "deleted topic's stale log, never in the successor of the topic it meant",
+    lambda o: f"the producer, writing to incarnation {o['a']} of the topic, had its "
+              f"record appended to a log of incarnation {o['g']}")
 
 CONTROLLER_EPOCH_FENCING = declare(
     "always", "ControllerEpochFencing",
     forall((b, s, e), implies(Fence(b, s, e), s <= e)), view,
-    "a broker never applies a request from an older controller epoch than one it applied")
+    "a broker never applies a request from an older controller epoch than one it applied",
+    lambda o: f"broker-{o['b']} applied a request of controller epoch {o['e']} after it "
+              f"had applied one of epoch {o['s']}")
 
 RECREATE_AFTER_DELETE = declare(
     "always", "RecreateAfterDelete",
     forall(e, implies(CreateAfterDelete(e), e != "TOPIC_ALREADY_EXISTS")), view,
     "once DeleteTopics answered success, creating the name again is not refused with "
-    "TOPIC_ALREADY_EXISTS (KAFKA-6098)")
+    "TOPIC_ALREADY_EXISTS (KAFKA-6098)",
+    lambda o: f"DeleteTopics had answered success, yet CreateTopics of the same name "
+              f"was refused with {o['e']}")
 
 STALE_REPLICAS_CLEANED = declare(
     "quiescent", "StaleReplicasCleaned",
@@ -77,12 +94,18 @@ STALE_REPLICAS_CLEANED = declare(
            forall((b, p, s, g), implies(Record(b, p, s, g), Live(g))))),
     view,
     "settled with every broker up: no replica outside deleting/ serves or holds records "
-    "of a deleted incarnation")
+    "of a deleted incarnation",
+    lambda o: f"nothing is left to do and every broker is up, yet broker-{o['b']} still "
+              + (f"holds a record of deleted incarnation {o['g']}" if "g" in o else
+                 f"serves deleted incarnation {o['i']}")
+              + f" in partition {o['p']}")
 
 DELETION_COMPLETES = declare(
     "quiescent", "DeletionCompletes",
     Not(exists(n, Marker(n))), view,
-    "settled: no deletion is pending (no /admin/delete_topics marker)")
+    "settled: no deletion is pending (no /admin/delete_topics marker)",
+    lambda o: f"nothing is left to do, yet the deletion of topic {o['n']} is still "
+              "pending (its /admin/delete_topics marker remains)")
 
 NAME_RECREATED = declare(
     "sometimes", "NameRecreated",

@@ -104,7 +104,7 @@ def describe(w) -> str:
                         f" L={r.leader} le={r.leader_epoch} log={list(r.log)})"
                         for r in br.replicas)
         dl = f" deleting={list(br.deleting)}" if br.deleting else ""
-        parts.append(f"b{i + 1} {br.status} ce={br.ctl_epoch} {reps or '-'}{dl}")
+        parts.append(f"broker-{i + 1} {br.status} ce={br.ctl_epoch} {reps or '-'}{dl}")
     n = sum(1 for _ in _messages(w.net))
     parts.append(f"net={n} admin={w.admin.next_op}{list(w.admin.outcome)}")
     g = w.ghost
