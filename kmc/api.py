@@ -15,6 +15,7 @@ from kmc import catalog
 from kmc.errors import UsageError
 from kmc.explorers import ENGINES, engine
 from kmc.explorers.errors import ExplorerError
+from kmc.explorers.progress import Progress
 from kmc.model.contract import Model, ModelError, validate_model
 
 
@@ -56,6 +57,8 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
     max_states = max_states if max_states is not None else bounds.get("max_states")
     max_depth = max_depth if max_depth is not None else bounds.get("max_depth")
     time_limit = time_limit if time_limit is not None else bounds.get("time_limit")
+    if isinstance(progress, Progress):  # percent and ETA towards the run's bound
+        progress.bounds(max_states, max_depth, time_limit)
     properties = None
     if z3:  # the same declarations, decided by z3 instead of the compiled evaluator
         from kmc.invariants.z3mode import z3_properties

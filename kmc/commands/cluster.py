@@ -69,8 +69,9 @@ def run(args) -> int:
         if args.action == "start":
             c = cluster.start(state_dir, workers=args.workers, cores=args.cores,
                               memory=args.memory, port=args.port)
-            print(f"master {c.master_url} (pid {c.master_pid}), {len(c.worker_pids)} workers "
-                  f"(pids {', '.join(map(str, c.worker_pids))}); logs in {c.state_dir}")
+            print(f"master {c.master_url} (pid {c.master_pid}), web UI {c.ui_url}")
+            print(f"{len(c.worker_pids)} workers (pids "
+                  f"{', '.join(map(str, c.worker_pids))}); logs in {c.state_dir}")
             print(f"try: kmc check twophase -p rm=6 --explorer spark --master {c.master_url}")
             print(f"stop: kmc cluster stop{'' if args.dir is None else ' --dir ' + state_dir}")
             return 0
