@@ -156,6 +156,8 @@ def _verdicts(s, out_dir, headline) -> str:
         length = f"{p['trace_length']} states" if p["trace_length"] else ""
         cell = f"<a href='#cx-{slug(name)}'>{_e(name)}</a>" \
             if p["verdict"] == "violated" else _e(name)
+        if p.get("description"):
+            cell += f"<br><span class=muted>{_e(p['description'])}</span>"
         cls = " class=headline" if name == headline else ""
         rows.append(f"<tr{cls}><td>{cell}</td><td>{_e(p['kind'])}</td>"
                     f"<td class={p['verdict']}>{_e(p['verdict'].replace('_', ' '))}</td>"
@@ -200,6 +202,11 @@ def _counterexample(doc, files, trace_file, out_dir, budget, headline) -> str:
     last = len(doc["steps"]) - 1
     title = f"{name} ({doc.get('kind')}) violated at step {last}"
     out = []
+    if doc.get("description"):
+        out.append(f"<p class=muted>{_e(name)}: {_e(doc['description'])}</p>")
+    why = doc.get("explanation") or ""
+    if why and not why.startswith("offending"):
+        out.append(f"<p class=why><b>Why:</b> {_e(why)}</p>")
     if doc.get("detail") is not None:
         out.append(f"<p>Offending tuple: <code>{_e(json.dumps(doc['detail']))}</code></p>")
     if trace_file:

@@ -13,7 +13,9 @@ def summary(result: CheckResult, trace_files: dict | None = None) -> dict:
     props = {}
     for name, kind in result.properties.items():
         d = result.discoveries.get(name)
+        prop = _property(result, name)
         props[name] = {"kind": kind, "verdict": result.verdict(name),
+                       "description": prop.description if prop is not None else "",
                        "trace_length": len(d.trace) if d else None,
                        "trace_file": trace_files.get(name)}
         if d is not None and d.detail is not None:
@@ -51,8 +53,12 @@ def trace_meta(result: CheckResult, name: str) -> dict:
     meta = {"scenario": result.extra.get("scenario"), "variant": result.extra.get("variant"),
             "params": result.extra.get("params", {}), "property": name, "kind": d.kind,
             "explorer": result.explorer}
+    prop = _property(result, name)
+    if prop is not None and prop.description:
+        meta["description"] = prop.description
     if d.detail is not None:
         meta["detail"] = _jsonable(d.detail)
+        meta["explanation"] = explanation(result, name)
     if name in (result.extra.get("z3_stats") or {}).get("decided_by_z3", ()):
         meta["decided_by"] = "z3"
     return meta

@@ -70,7 +70,8 @@ def test_report_has_the_verdict_table(broken_out):
     table = re.search(r"<table id=verdict-table>(.*?)</table>", page, re.S).group(1)
     for name, p in s["properties"].items():
         row = re.search(rf"<tr(?: class=headline)?><td>(?:<a href='#cx-{name}'>)?{name}"
-                        rf"(?:</a>)?</td>(.*?)</tr>", table, re.S)
+                        rf"(?:</a>)?(?:<br><span class=muted>[^<]*</span>)?</td>(.*?)</tr>",
+                        table, re.S)
         assert row and p["verdict"].replace("_", " ") in row.group(1)
     assert f"{s['unique_states']:,}" in page
     for action in s["coverage"]:

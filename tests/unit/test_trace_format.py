@@ -54,7 +54,8 @@ def test_json_round_trip_is_lossless(broken):
     again = Trace.from_dict(model, doc)
     assert again.states == r.discoveries["TCConsistent"].trace.states
     meta = {k: doc[k] for k in ("scenario", "variant", "params", "property", "kind",
-                                "explorer")}
+                                "explorer", "description", "detail", "explanation")
+            if k in doc}
     assert json.loads(json.dumps(again.to_dict(model, **meta))) == doc
 
 
