@@ -76,8 +76,8 @@ def draw_sequence(doc: dict, stem: str) -> dict:
             ha="left", va="top", fontsize=9, fontweight="bold",
             color=draw.FAULT if bad else draw.INIT)
     if doc.get("detail") is not None:
-        ax.text(LEFT, bottom - 0.38, draw.clip(f"offending: {_detail(doc['detail'])}",
-                                               int((width - LEFT) / CHAR)),
+        why = doc.get("explanation") or f"offending: {_detail(doc['detail'])}"
+        ax.text(LEFT, bottom - 0.38, draw.clip(why, int((width - LEFT) / CHAR)),
                 ha="left", va="top", fontsize=8, color=draw.FAULT)
     return draw.save(fig, stem)
 

@@ -76,3 +76,16 @@ def test_help_states_true_defaults():
     assert "default variant, marked * in `kmc list`" in helps["variant"]
     assert "default: bfs" in helps["explorer"]
     assert "exit codes" in check.epilog and "4  stopped at a bound" in check.epilog
+
+
+def test_the_spark_application_is_named_after_the_scenario(monkeypatch):
+    seen, bfs = {}, api.engine("bfs")
+
+    def fake_engine(name):
+        def run(model, **opts):
+            seen.update(opts)
+            return bfs(model, **{k: v for k, v in opts.items() if k != "app_name"})
+        return run
+    monkeypatch.setattr(api, "engine", fake_engine)
+    api.check("twophase", explorer="spark")
+    assert seen["app_name"] == "kmc twophase"
