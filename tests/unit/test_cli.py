@@ -27,8 +27,10 @@ def test_check_holds_exit_0_and_json_contract(capsys):
         assert key in d
     assert (d["scenario"], d["variant"], d["params"]) == ("twophase", "standard", {"rm": 3})
     assert (d["unique_states"], d["generated_states"], d["max_depth"]) == (288, 1146, 11)
-    assert d["properties"]["TCConsistent"] == {"kind": "always", "verdict": "holds",
-                                               "trace_length": None, "trace_file": None}
+    assert d["properties"]["TCConsistent"] == {
+        "kind": "always", "verdict": "holds", "trace_length": None, "trace_file": None,
+        "description": "not (any(rmState[i] == 'committed' for i in RM) and "
+                       "any(rmState[i] == 'aborted' for i in RM))"}
     assert d["properties"]["SomeCommit"]["verdict"] == "witness_found"
     assert d["coverage"]["TMCommit"] >= 1
 
