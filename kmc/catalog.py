@@ -128,12 +128,18 @@ def load(ref: str, variant: str | None, raw_params: dict) -> dict:
 def _read_toml(path: str) -> dict:
     import tomllib
 
+    from kmc.reports.inputs import InputError, check_depth, read_text
+
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise UsageError(f"scenario file {path} does not exist: check the path") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"cannot read scenario file {path}: {e}") from None
+        text = read_text(path, "scenario file", max_bytes=1024 * 1024)
+        check_depth(text, f"scenario file {path}")
+    except InputError as e:
+        raise UsageError(str(e)) from None
+    try:
+        spec = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"{path} is not valid TOML: {e}") from None
+    desc = spec.get("description")
+    if desc is not None and not isinstance(desc, str):
+        raise UsageError(f"{path}: description must be a string, got {desc!r}")
+    return spec

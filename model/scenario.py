@@ -6,12 +6,16 @@ errors that name the parameter and the fix.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 
 class ScenarioError(ValueError):
     """Bad scenario input (unknown variant, bad parameter). One line, says the fix."""
+
+
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
 
 
 def did_you_mean(word: str, choices) -> str:
@@ -58,12 +62,13 @@ class Param:
                 return False
             raise ScenarioError(f"parameter {self.name} must be true or false, got {raw!r}")
         if isinstance(d, int):
-            try:
-                value = raw if isinstance(raw, int) and not isinstance(raw, bool) \
-                    else int(str(raw).strip(), 10)
-            except ValueError:
-                raise ScenarioError(f"parameter {self.name} must be a whole number, "
-                                    f"got {raw!r}") from None
+            if isinstance(raw, int) and not isinstance(raw, bool):
+                value = raw
+            elif isinstance(raw, str) and _DECIMAL.fullmatch(raw.strip()):
+                value = int(raw.strip(), 10)
+            else:  # "1_0", "٣", "0x10", 2.5 and true are not plain decimal numbers
+                raise ScenarioError(f"parameter {self.name} must be a whole number written "
+                                    f"in plain decimal digits, got {raw!r}")
             lo, hi = self.minimum, self.maximum
             if (lo is not None and value < lo) or (hi is not None and value > hi):
                 rng = f"{lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"

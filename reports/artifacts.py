@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from kmc.reports.inputs import write_atomic
 from kmc.reports.graph import draw_trace_graph, trace_graph, write_dot, write_graphml, \
     write_node_link
 from kmc.reports.sequence import draw_sequence
@@ -38,8 +39,7 @@ def write_artifacts(doc: dict, out_dir: str, *, model=None, trace_path=None) -> 
     for fmt, path in draw_sequence(doc, os.path.join(out_dir, f"sequence-{s}")).items():
         out[f"sequence_{fmt}"] = path
     snippet = os.path.join(out_dir, f"replay-{s}.py")
-    with open(snippet, "w") as f:
-        f.write(python_snippet(doc))
+    write_atomic(snippet, python_snippet(doc))
     out["snippet"] = snippet
     if model is not None:
         out.update(write_state_graph(doc, model, out_dir))

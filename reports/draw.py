@@ -2,11 +2,14 @@
 display needed), text kept as text in SVG (searchable, and testable), one palette."""
 from __future__ import annotations
 
+import io
 import textwrap
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+
+from kmc.reports.inputs import write_atomic
 
 # one palette for every picture
 INK = "#222222"
@@ -36,8 +39,9 @@ def save(fig: Figure, stem: str, formats=("png", "svg"), dpi: int = 110) -> dict
             path = f"{stem}.{fmt}"
             # no bbox_inches="tight": every picture sizes its figure to its content in
             # inches, and "tight" would draw each figure twice
-            fig.savefig(path, format=fmt, dpi=dpi, metadata=_metadata(fmt))
-            out[fmt] = path
+            buf = io.BytesIO()
+            fig.savefig(buf, format=fmt, dpi=dpi, metadata=_metadata(fmt))
+            out[fmt] = write_atomic(path, buf.getvalue())
     return out
 
 

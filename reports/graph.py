@@ -13,6 +13,7 @@ import networkx as nx
 
 from kmc.model.trace import state_changes
 from kmc.reports import draw
+from kmc.reports.inputs import write_atomic
 from kmc.reports.show import change_lines, flatten
 
 NODE_WRAP = 70  # characters per line in a state box (wrapped at spaces, never cut)
@@ -81,20 +82,15 @@ def write_dot(g: nx.DiGraph, path: str) -> str:
         color = ", color=\"#c0392b\", fontcolor=\"#c0392b\"" if _crash(d) else ""
         lines.append(f"  {u} -> {v} [label={_q(label)}{color}];")
     lines.append("}")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return path
+    return write_atomic(path, "\n".join(lines) + "\n")
 
 
 def write_graphml(g: nx.DiGraph, path: str) -> str:
-    nx.write_graphml(g, path)
-    return path
+    return write_atomic(path, "\n".join(nx.generate_graphml(g)) + "\n")
 
 
 def write_node_link(g: nx.DiGraph, path: str) -> str:
-    with open(path, "w") as f:
-        json.dump(nx.node_link_data(g, edges="edges"), f, indent=1)
-    return path
+    return write_atomic(path, json.dumps(nx.node_link_data(g, edges="edges"), indent=1))
 
 
 def edge_text(d: dict) -> str:

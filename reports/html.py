@@ -17,6 +17,7 @@ import json
 import os
 
 from kmc.model.result import EXIT_MEANINGS
+from kmc.reports.inputs import write_atomic
 from kmc.reports.artifacts import slug, write_artifacts
 from kmc.reports.graph import initial_summary, state_summary
 from kmc.reports.show import change_lines
@@ -85,11 +86,7 @@ def write_report(result, out_dir: str, trace_files: dict) -> str:
             "<meta name=viewport content='width=device-width,initial-scale=1'>"
             f"<title>kmc: {_e(_title(s))}</title><style>{CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")
-    path = os.path.join(out_dir, "index.html")
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        f.write(page)
-    os.replace(path + ".tmp", path)
-    return path
+    return write_atomic(os.path.join(out_dir, "index.html"), page)
 
 
 def _document(result, name, path, model) -> dict:

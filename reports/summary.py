@@ -5,6 +5,7 @@ import json
 import os
 
 from kmc.model.result import EXIT_MEANINGS, CheckResult
+from kmc.reports.inputs import write_atomic
 
 
 def summary(result: CheckResult, trace_files: dict | None = None) -> dict:
@@ -181,10 +182,7 @@ def _slug(name: str) -> str:
 
 
 def _write_json(path: str, data) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=1, sort_keys=False, default=str)
-    os.replace(tmp, path)  # never leave a half-written file
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=False, default=str))
 
 
 def _jsonable(v):

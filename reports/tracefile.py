@@ -10,6 +10,7 @@ import json
 import os
 
 from kmc.model.trace import TRACE_FORMAT, TRACE_VERSION
+from kmc.reports.inputs import InputError, check_depth, read_text, write_atomic
 
 #: versions this code reads (version 1 files lack fingerprints, messages and changes)
 READABLE_VERSIONS = (1, TRACE_VERSION)
@@ -26,23 +27,22 @@ def trace_document(model, trace, **meta) -> dict:
 
 
 def write_trace(path: str, doc: dict) -> str:
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1, default=str)
-    os.replace(tmp, path)  # never leave a half-written file
-    return path
+    """Write atomically: never a half-written file, nothing left behind on failure."""
+    return write_atomic(path, json.dumps(doc, indent=1, default=str))
 
 
 def load_trace(path: str) -> dict:
     """Read and validate a trace file; raises TraceFileError."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except FileNotFoundError:
+    if not os.path.exists(path):
         raise TraceFileError(f"trace file {path} does not exist: check the path "
-                             "(`kmc check ... --out DIR` writes DIR/trace-*.json)") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise TraceFileError(f"cannot read trace file {path}: {e}") from None
+                             "(`kmc check ... --out DIR` writes DIR/trace-*.json)")
+    try:
+        text = read_text(path, "trace file")
+        check_depth(text, f"trace file {path}")
+    except InputError as e:
+        raise TraceFileError(str(e)) from None
+    try:
+        doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise TraceFileError(f"{path} is not valid JSON (line {e.lineno}): it is not a "
                              "kmc trace file, or it was truncated") from None
@@ -76,9 +76,48 @@ def validate(doc, where: str = "trace") -> None:
         raise TraceFileError(f"{where}: {len(steps)} steps for "
                              f"{len(doc['action_indices'])} actions (expected one more "
                              "step than actions): the file was edited or truncated")
+    if doc.get("kind") not in KINDS:
+        raise TraceFileError(f"{where}: kind {doc.get('kind')!r} is not one of "
+                             f"{', '.join(KINDS)}: the file was edited")
+    for key in ("model", "explorer", "description", "explanation", "decided_by"):
+        if key in doc and doc[key] is not None and not isinstance(doc[key], str):
+            raise TraceFileError(f"{where}: field {key!r} must be a string")
+    if "lanes" in doc and not (isinstance(doc["lanes"], list)
+                               and all(isinstance(x, str) for x in doc["lanes"])):
+        raise TraceFileError(f"{where}: field 'lanes' must be a list of names")
     for i, st in enumerate(steps):
-        if not isinstance(st, dict) or "state" not in st:
-            raise TraceFileError(f"{where}: step {i} has no state")
+        _check_step(st, i, where)
+
+
+#: property kinds a trace may record (the built-in deadlock check included)
+KINDS = ("always", "quiescent", "sometimes", "Deadlock")
+STEP_KINDS = (None, "step", "input", "fault")
+_STEP_TYPES = {"index": (int,), "action_index": (int, type(None)),
+               "action": (str, type(None)), "actor": (str, type(None)),
+               "message": (dict, type(None)), "fault": (bool,),
+               "fingerprint": (str,), "changed": (list,)}
+
+
+def _check_step(st, i: int, where: str) -> None:
+    """A step's fields have the types docs/trace-format.md gives them."""
+    if not isinstance(st, dict) or "state" not in st:
+        raise TraceFileError(f"{where}: step {i} has no state")
+    for key, types in _STEP_TYPES.items():
+        if key in st and (not isinstance(st[key], types)
+                          or (isinstance(st[key], bool) and bool not in types)):
+            raise TraceFileError(f"{where}: step {i}: field {key!r} has the wrong type "
+                                 f"({type(st[key]).__name__}): the file was edited")
+    if st.get("kind") not in STEP_KINDS:
+        raise TraceFileError(f"{where}: step {i}: kind {st.get('kind')!r} is not one of "
+                             "step, input, fault")
+    msg = st.get("message")
+    if msg is not None and not all(isinstance(msg.get(k), str) for k in ("from", "to",
+                                                                         "label")):
+        raise TraceFileError(f"{where}: step {i}: message needs string from, to and "
+                             "label")
+    for c in st.get("changed", ()):
+        if not isinstance(c, dict) or not isinstance(c.get("path"), str):
+            raise TraceFileError(f"{where}: step {i}: each change needs a string path")
 
 
 def describe(doc: dict) -> str:

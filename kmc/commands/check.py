@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from kmc import api
@@ -55,11 +56,10 @@ def add_arguments(p):
     p.add_argument("--max-states", type=positive(int), metavar="N")
     p.add_argument("--max-depth", type=positive(int), metavar="D")
     p.add_argument("--time-limit", type=positive(float), metavar="S")
-    p.add_argument("--seed", type=non_negative_int, default=0,
-                   help="simulation seed (default: 0)")
-    p.add_argument("--walks", type=positive(int), default=1000,
-                   help="simulation walks (default: 1000)")
-    p.add_argument("--walk-length", type=positive(int), default=50,
+    g = p.add_argument_group("simulate explorer")
+    g.add_argument("--seed", type=non_negative_int, help="simulation seed (default: 0)")
+    g.add_argument("--walks", type=positive(int), help="simulation walks (default: 1000)")
+    g.add_argument("--walk-length", type=positive(int),
                    help="steps per simulation walk (default: 50)")
     p.add_argument("--stop-on-violation", action="store_true",
                    help="stop at the end of the BFS level where the first violation is found")
@@ -92,50 +92,102 @@ def parse_params(pairs) -> dict:
     return out
 
 
+#: options that belong to one explorer, and their defaults there
+SIMULATE_OPTS = {"seed": 0, "walks": 1000, "walk_length": 50}
+SPARK_OPTS = ("master", "executors", "partitions", "checkpoint_dir", "resume")
+#: the most task threads an embedded master runs (more is a typo, not a machine)
+EMBEDDED_MAX_EXECUTORS = 1024
+
+
 def run(args) -> int:
     from kmc.explorers.progress import Progress
-    from kmc.reports.summary import render_text, summary, write_summary, write_traces
+    from kmc.reports.summary import render_text, summary
 
-    spark_opts = {}
-    if args.explorer == "spark":
-        spark_opts = {k: getattr(args, k) for k in
-                      ("master", "executors", "partitions", "checkpoint_dir", "resume")
-                      if getattr(args, k) not in (None, False)}
-    elif any(getattr(args, k) not in (None, False) for k in
-             ("master", "executors", "partitions", "checkpoint_dir", "resume")):
-        raise UsageError("--master/--executors/--partitions/--checkpoint-dir/--resume need "
-                         "--explorer spark")
+    spark_opts, sim_opts = _explorer_options(args)
+    _check_paths(args)
     progress = None if args.quiet else Progress(f"kmc {args.scenario}")
     try:
         result = api.check(args.scenario, args.variant, parse_params(args.param),
                            explorer=args.explorer, max_states=args.max_states,
                            max_depth=args.max_depth, time_limit=args.time_limit,
-                           seed=args.seed, walks=args.walks, walk_length=args.walk_length,
                            stop_on_violation=args.stop_on_violation,
                            symmetry=args.symmetry,
                            deadlock=True if args.deadlock else None, progress=progress,
-                           z3=args.z3,
-                           **spark_opts)
+                           z3=args.z3, **sim_opts, **spark_opts)
     finally:
         if progress is not None:
             progress.close()
-    trace_files = {}
-    if args.out:
-        trace_files = write_traces(result, args.out)
-        write_summary(result, args.out, trace_files)
-        _write_report(result, args.out, trace_files)
+    trace_files, failed = _write_outputs(result, args.out)
     if args.json:
         json.dump(summary(result, trace_files), sys.stdout, indent=1, default=str)
         print()
     else:
         print(render_text(result, trace_files, show_all=args.show_all))
+    if failed:  # the result is printed above; what could not be written is said here
+        raise UsageError(failed)
     return result.exit_code()
 
 
-def _write_report(result, out_dir, trace_files) -> None:
-    """The HTML report, when the reports package provides one."""
+def _explorer_options(args) -> tuple[dict, dict]:
+    """The options of the chosen explorer; another explorer's options are refused."""
+    given = lambda k: getattr(args, k) not in (None, False)  # noqa: E731
+    spark = {k: getattr(args, k) for k in SPARK_OPTS if given(k)}
+    sim = {k: getattr(args, k) for k in SIMULATE_OPTS if given(k)}
+    if spark and args.explorer != "spark":
+        flags = ", ".join("--" + k.replace("_", "-") for k in spark)
+        raise UsageError(f"{flags}: Spark options, they need --explorer spark")
+    if sim and args.explorer != "simulate":
+        flags = ", ".join("--" + k.replace("_", "-") for k in sim)
+        raise UsageError(f"{flags}: simulation options, they need --explorer simulate")
+    if args.explorer == "simulate":
+        sim = {**SIMULATE_OPTS, **sim}
+    if spark.get("executors", 0) > EMBEDDED_MAX_EXECUTORS and not spark.get("master"):
+        raise UsageError(f"--executors {spark['executors']}: an embedded master runs at most "
+                         f"{EMBEDDED_MAX_EXECUTORS} task threads on this machine; for more, "
+                         "start a cluster and pass --master")
+    return spark, sim
+
+
+def _check_paths(args) -> None:
+    """Every path the run will write, checked before it starts (exit 2, one line)."""
+    from kmc.reports.inputs import InputError, output_dir
+
     try:
-        from kmc.reports.html import write_report
-    except ImportError:
-        return
-    write_report(result, out_dir, trace_files)
+        if args.out is not None:
+            output_dir(args.out, "--out")
+        if args.checkpoint_dir is not None and _local(args.checkpoint_dir):
+            path = args.checkpoint_dir.removeprefix("file://")
+            output_dir(path, "--checkpoint-dir")
+            names = set(os.listdir(path)) if os.path.isdir(path) else set()
+            if names and not names & {"identity.json", "identity.pkl"}:
+                raise InputError(f"--checkpoint-dir {path} holds other files and no kmc "
+                                 "checkpoint: name a new or empty directory")
+    except InputError as e:
+        raise UsageError(str(e)) from None
+
+
+def _local(url: str) -> bool:
+    from urllib.parse import urlparse
+
+    scheme = urlparse(url).scheme
+    return len(scheme) <= 1 or scheme == "file"
+
+
+def _write_outputs(result, out_dir) -> tuple[dict, str]:
+    """Trace files, summary.json and the report; ({property: path}, "" or what failed)."""
+    if not out_dir:
+        return {}, ""
+    from kmc.reports.html import write_report
+    from kmc.reports.summary import write_summary, write_traces
+
+    trace_files = {}
+    try:
+        trace_files = write_traces(result, out_dir)
+        write_summary(result, out_dir, trace_files)
+        write_report(result, out_dir, trace_files)
+    except OSError as e:
+        where = e.filename or out_dir
+        return trace_files, f"the run finished, but {where} could not be written " \
+                            f"({e.strerror or e}): the result above is complete; fix the " \
+                            "directory and rerun with --out"
+    return trace_files, ""

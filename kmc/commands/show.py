@@ -36,6 +36,12 @@ def run(args) -> int:
         raise UsageError(str(e)) from None
     if args.state_graph and not args.pictures:
         raise UsageError("--state-graph needs --pictures DIR (where to write the picture)")
+    if args.pictures is not None:
+        from kmc.reports.inputs import InputError, output_dir
+        try:
+            output_dir(args.pictures, "--pictures")
+        except InputError as e:
+            raise UsageError(str(e)) from None
     if args.json:
         print(json.dumps(doc, indent=1))
     else:

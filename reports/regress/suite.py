@@ -88,19 +88,13 @@ def recorded(suite: Suite) -> dict:
 
 
 def read_suite(path: str) -> Suite:
+    from kmc.reports.inputs import InputError, check_depth, read_text
+
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raise SuiteError("no such suite file: pass the path of a regressions.toml", path) \
-            from None
-    except OSError as e:
-        raise SuiteError(f"cannot read the suite file: {e.strerror}", path) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise SuiteError(f"not UTF-8 text (byte {e.start}): save the file as UTF-8",
-                         path) from None
+        text = read_text(path, "suite file")
+        check_depth(text, f"suite file {path}")
+    except InputError as e:
+        raise SuiteError(str(e).replace(f" {path}", "", 1), path) from None
     return parse_suite(text, path)
 
 

@@ -1,0 +1,137 @@
+"""Reading and writing the user's files safely, before any work starts.
+
+Inputs (scenario and suite TOML, trace JSON): regular files only (a FIFO or a device would
+block or never end), at most ``MAX_BYTES``, nested at most ``MAX_DEPTH`` levels (a parser
+would otherwise recurse until Python's stack runs out). Outputs (``--out DIR``, ``--junit
+FILE``, ...): checked to be a writable directory or a file in one, so a run never finishes
+only to fail at writing. Every problem is one ``InputError`` line: what is wrong, the fix.
+"""
+from __future__ import annotations
+
+import os
+import stat
+
+MAX_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 100
+
+
+class InputError(ValueError):
+    """A user file or path that cannot be used. One line: what is wrong and the fix."""
+
+
+def read_text(path: str, what: str, max_bytes: int = MAX_BYTES) -> str:
+    """The UTF-8 text of a regular file of at most ``max_bytes``."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(f"{what} {path} does not exist: check the path") from None
+    except OSError as e:
+        raise InputError(f"cannot read {what} {path}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise InputError(f"{what} {path} is {kind}: pass a regular file")
+    if st.st_size > max_bytes:
+        raise InputError(f"{what} {path} is {st.st_size:,} bytes, over the "
+                         f"{max_bytes:,}-byte limit: is it the right file?")
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(max_bytes + 1)
+    except OSError as e:
+        raise InputError(f"cannot read {what} {path}: {e.strerror}") from None
+    if len(raw) > max_bytes:
+        raise InputError(f"{what} {path} is over the {max_bytes:,}-byte limit")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{what} {path} is not UTF-8 text (byte {e.start}): save it as "
+                         "UTF-8") from None
+
+
+def check_depth(text: str, what: str, limit: int = MAX_DEPTH) -> None:
+    """Refuse text whose brackets (``[``/``{`` outside strings) nest deeper than
+    ``limit``: TOML and JSON documents kmc reads are a few levels deep."""
+    depth = deepest = 0
+    quote = None
+    escaped = False
+    for ch in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\" and quote == '"':
+                escaped = True
+            elif ch == quote or ch == "\n" and quote == "#":
+                quote = None
+            continue
+        if ch in "\"'#":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    raise InputError(f"{what} nests deeper than {limit} levels: kmc's files "
+                                     "are a few levels deep; is it the right file?")
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+
+
+def output_dir(path: str, flag: str) -> str:
+    """Check that ``path`` is, or can be made, a writable directory; returns it."""
+    if not path or not path.strip():
+        raise InputError(f"{flag} needs a directory path, got an empty one")
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            raise InputError(f"{flag} {path} is a file, not a directory: name a directory "
+                             "(it is created if missing)")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise InputError(f"{flag} {path} is not writable: choose a directory you can "
+                             "write to")
+        return path
+    parent = _existing_ancestor(path)
+    if not os.path.isdir(parent):
+        raise InputError(f"{flag} {path}: {parent} is a file, so the directory cannot be "
+                         "created there")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"{flag} {path} cannot be created: {parent} is not writable")
+    return path
+
+
+def output_file(path: str, flag: str) -> str:
+    """Check that ``path`` can be written as a regular file; returns it."""
+    if not path or not path.strip():
+        raise InputError(f"{flag} needs a file path, got an empty one")
+    if os.path.isdir(path):
+        raise InputError(f"{flag} {path} is a directory: name a file")
+    if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+        raise InputError(f"{flag} {path} is not a regular file: name a file")
+    output_dir(os.path.dirname(os.path.abspath(path)), f"{flag} {path}: its directory")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise InputError(f"{flag} {path} is not writable")
+    return path
+
+
+def write_atomic(path: str, data: str | bytes) -> str:
+    """Write ``data`` to ``path`` through a temporary file in the same directory and a
+    rename: a reader never sees half a file, and a failure leaves nothing behind."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def _existing_ancestor(path: str) -> str:
+    p = os.path.abspath(path)
+    while not os.path.exists(p):
+        up = os.path.dirname(p)
+        if up == p:
+            break
+        p = up
+    return p

@@ -1,0 +1,148 @@
+"""Hostile and mistaken inputs to the `kmc` command, as data: each case is a name, the
+files it needs (path relative to a scratch directory -> content; a FIFO is `FIFO`) and
+the arguments (``{d}`` is the scratch directory). The expected answer of every case is the
+same: exit 2 with one line on stderr, nothing left in the scratch directory but the
+case's own files, no process left. tests/unit/test_hostile_inputs.py runs them in
+process; ``python tests/hostile_cases.py KMC...`` runs them against any kmc command and
+prints the counts (cases, exit 2, exit 3, other, leaks)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TRACE = None  # filled lazily: a real trace document to corrupt
+
+
+def _trace() -> dict:
+    global TRACE
+    if TRACE is None:
+        from kmc import api
+        from kmc.reports.summary import trace_meta
+
+        r = api.check("twophase", "broken-commit")
+        TRACE = r.discoveries["TCConsistent"].trace.to_dict(
+            r.extra["model"], **trace_meta(r, "TCConsistent"))
+    return json.loads(json.dumps(TRACE))
+
+
+def _edited(edit) -> str:
+    doc = _trace()
+    edit(doc)
+    return json.dumps(doc)
+
+
+def cases() -> list[tuple[str, dict, list[str]]]:
+    deep_toml = "a = " + "[" * 5000 + "]" * 5000 + "\n"
+    deep_json = "[" * 100000 + "]" * 100000
+    out = [
+        # paths that name the wrong kind of thing, checked before any work
+        ("out-is-a-file", {"f": "x"}, ["check", "twophase", "--out", "{d}/f"]),
+        ("out-under-a-file", {"f": "x"}, ["check", "twophase", "--out", "{d}/f/sub"]),
+        ("out-empty", {}, ["check", "twophase", "--out", ""]),
+        ("pictures-is-a-file", {"f": "x", "t.json": "TRACE"},
+         ["show", "{d}/t.json", "--pictures", "{d}/f"]),
+        ("junit-is-a-dir", {"dir/x": "x"}, ["regress", "--tier", "smoke", "--junit", "{d}/dir"]),
+        ("markdown-under-a-file", {"f": "x"},
+         ["regress", "--tier", "smoke", "--markdown", "{d}/f/s.md"]),
+        ("regress-out-is-a-file", {"f": "x"}, ["regress", "--tier", "smoke", "--out", "{d}/f"]),
+        ("checkpoint-dir-is-a-file", {"f": "x"},
+         ["check", "twophase", "--explorer", "spark", "--checkpoint-dir", "{d}/f"]),
+        ("checkpoint-dir-unrelated", {"ck/notes.txt": "mine"},
+         ["check", "twophase", "--explorer", "spark", "--checkpoint-dir", "{d}/ck"]),
+        ("executors-absurd", {}, ["check", "twophase", "--explorer", "spark",
+                                  "--executors", "100000"]),
+        # hostile files
+        ("scenario-fifo", {"s.toml": "FIFO"}, ["check", "{d}/s.toml"]),
+        ("trace-fifo", {"t.json": "FIFO"}, ["show", "{d}/t.json"]),
+        ("scenario-deep", {"s.toml": deep_toml}, ["check", "{d}/s.toml"]),
+        ("suite-deep", {"s.toml": deep_toml}, ["regress", "{d}/s.toml"]),
+        ("trace-deep", {"t.json": deep_json}, ["show", "{d}/t.json"]),
+        ("replay-deep", {"t.json": deep_json}, ["replay", "{d}/t.json"]),
+        ("scenario-is-a-dir", {"s.toml/x": "x"}, ["check", "{d}/s.toml"]),
+        ("scenario-description-not-text", {"s.toml": 'scenario = "twophase"\n'
+                                                     'description = 5\n'},
+         ["check", "{d}/s.toml"]),
+        ("trace-unknown-kind", {"t.json": "EDIT:kind=nonsense"}, ["show", "{d}/t.json"]),
+        ("trace-step-action-number", {"t.json": "EDIT:steps.1.action=5"},
+         ["show", "{d}/t.json"]),
+        ("trace-step-fault-text", {"t.json": "EDIT:steps.1.fault=yes"},
+         ["show", "{d}/t.json"]),
+        ("trace-step-kind-unknown", {"t.json": "EDIT:steps.1.kind=weird"},
+         ["show", "{d}/t.json"]),
+        ("trace-step-changed-text", {"t.json": "EDIT:steps.1.changed=abc"},
+         ["show", "{d}/t.json"]),
+        ("trace-lanes-numbers", {"t.json": "EDIT:lanes=[1,2]"}, ["show", "{d}/t.json"]),
+        # strict parsing
+        ("param-underscore", {}, ["check", "twophase", "-p", "rm=1_0"]),
+        ("param-arabic-digit", {}, ["check", "twophase", "-p", "rm=\u0663"]),
+        ("param-hex", {}, ["check", "twophase", "-p", "rm=0x3"]),
+        ("param-empty-name", {}, ["check", "twophase", "-p", "=3"]),
+        ("variant-empty", {}, ["check", "twophase", "--variant", ""]),
+        ("walks-with-bfs", {}, ["check", "twophase", "--walks", "3"]),
+        ("seed-with-dfs", {}, ["check", "twophase", "--explorer", "dfs", "--seed", "1"]),
+        ("master-with-bfs", {}, ["check", "twophase", "--master", "local[1]"]),
+        ("newline-argument", {}, ["check", "check", "\n"]),
+    ]
+    return out
+
+
+def materialise(d: str, files: dict) -> None:
+    for rel, content in files.items():
+        path = os.path.join(d, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if content == "FIFO":
+            os.mkfifo(path)
+        elif content == "TRACE":
+            with open(path, "w") as f:
+                json.dump(_trace(), f)
+        elif content.startswith("EDIT:"):
+            key, _, value = content[5:].partition("=")
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                pass
+
+            def edit(doc, key=key, value=value):
+                *head, last = key.split(".")
+                for k in head:
+                    doc = doc[int(k)] if isinstance(doc, list) else doc[k]
+                doc[int(last) if isinstance(doc, list) else last] = value
+            with open(path, "w") as f:
+                f.write(_edited(edit))
+        else:
+            with open(path, "w") as f:
+                f.write(content)
+
+
+def listing(d: str) -> set:
+    return {os.path.relpath(os.path.join(r, n), d) for r, ds, fs in os.walk(d)
+            for n in ds + fs}
+
+
+def main(cmd: list[str]) -> None:
+    counts = {"cases": 0, "exit 2": 0, "exit 3": 0, "other": 0, "leaks": 0}
+    for name, files, argv in cases():
+        with tempfile.TemporaryDirectory() as d:
+            materialise(d, files)
+            before = listing(d)
+            try:
+                p = subprocess.run(cmd + [a.replace("{d}", d) for a in argv], cwd=d,
+                                   capture_output=True, text=True, timeout=60)
+                code, err = p.returncode, p.stderr
+            except subprocess.TimeoutExpired:
+                code, err = "timeout", ""
+            counts["cases"] += 1
+            key = {2: "exit 2", 3: "exit 3"}.get(code, "other")
+            counts[key] += 1
+            left = listing(d) - before
+            counts["leaks"] += bool(left)
+            print(f"{name:<32} {code!s:<8} {err.strip().splitlines()[-1][:90] if err.strip() else ''}"
+                  + (f"  LEFT: {sorted(left)[:3]}" if left else ""))
+    print(counts)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or ["kmc"])
