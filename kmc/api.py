@@ -22,10 +22,7 @@ from kmc.model.contract import Model, ModelError, validate_model
 def build(scenario: str, variant: str | None = None, params: dict | None = None):
     """The model of a scenario: ``build("twophase", params={"rm": 4})``."""
     info = catalog.load(scenario, variant, dict(params or {}))
-    try:
-        return info["scenario"].build(info["variant"], info["params"])
-    except ModelError as e:
-        raise UsageError(str(e)) from None
+    return build_model(info["scenario"], info["variant"], info["params"])
 
 
 def check(scenario, variant: str | None = None, params: dict | None = None, *,
@@ -84,6 +81,7 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
 
 
 def build_model(sc, variant: str, params: dict):
+    """``sc.build``, with a ModelError (a bad parameter combination) as bad input."""
     try:
         return sc.build(variant, params)
     except ModelError as e:
