@@ -71,6 +71,16 @@ def write_summary(result: CheckResult, out_dir: str, trace_files: dict) -> str:
     return path
 
 
+def spark_levels(spark: dict) -> str:
+    """Where a Spark run's levels ran: "levels: 19 on Spark, 6 on the driver" (small
+    levels stay on the driver, where a Spark job would cost more than it saves)."""
+    modes = [lv.get("mode") for lv in spark.get("levels", ())]
+    on_spark = sum(m == "spark" for m in modes)
+    return (f"levels: {on_spark} on Spark, {len(modes) - on_spark} on the driver"
+            + ("" if on_spark else " (every level was small: see docs/spark.md, "
+               "KMC_SPARK_DRIVER_SECONDS)"))
+
+
 def headline(result: CheckResult) -> str | None:
     """The property a reader should see first: the first violated one in the model's
     declaration order, else the first missing witness."""
@@ -134,6 +144,8 @@ def render_text(result: CheckResult, trace_files: dict | None = None,
         if z["passed_through"]:
             lines.append(f"  not declared by formula, decided as declared: "
                          f"{', '.join(z['passed_through'])}")
+    if s.get("spark"):
+        lines.append(f"  {spark_levels(s['spark'])}")
     if s["never_fired"]:
         lines.append(f"  never fired: {', '.join(s['never_fired'])}")
     lines.append(f"  exit {s['exit_code']}: {EXIT_MEANINGS[s['exit_code']]}")

@@ -89,3 +89,12 @@ def test_the_spark_application_is_named_after_the_scenario(monkeypatch):
     monkeypatch.setattr(api, "engine", fake_engine)
     api.check("twophase", explorer="spark")
     assert seen["app_name"] == "kmc twophase"
+
+
+def test_a_spark_summary_says_where_levels_ran():
+    from kmc.reports.summary import spark_levels
+
+    levels = [{"mode": "driver"}] * 3 + [{"mode": "spark"}] * 5 + [{"mode": "driver"}]
+    assert spark_levels({"levels": levels}) == "levels: 5 on Spark, 4 on the driver"
+    assert spark_levels({"levels": [{"mode": "driver"}] * 2}).startswith(
+        "levels: 0 on Spark, 2 on the driver (every level was small")
