@@ -4,25 +4,47 @@
 Layout under DIR (any Hadoop filesystem URL: a local path, file://, hdfs://, s3a://; on a
 multi-machine cluster it must be storage every executor and the driver can reach):
 
-    identity.pkl          which scenario wrote this directory (checked on --resume)
-    blocks/L/             the owner-partitioned blocks after level L (saveAsPickleFile)
-    levels/L.pkl          level L's trace rows (key, parent key) and the run's counters;
-                          written last, so its presence marks level L complete
+    identity.json         which scenario wrote this directory (checked on --resume)
+    blocks/L/part-*       the owner-partitioned blocks after level L: text, one sealed
+                          record per line (``sealing``: HMAC, then the base64 pickle)
+    levels/L.npy          level L's trace rows: a 2 x n uint64 array, its keys (ascending)
+                          and their parents' keys (loaded with allow_pickle=False)
+    levels/L.json         level L's counters, the digest of L.npy, and its coverage and
+                          discoveries (Python objects: a base64 pickle); written last, so
+                          its presence marks level L complete
     lineage/              Spark's own RDD checkpoints (lineage cuts)
+
+Nothing read from DIR executes code before its HMAC verifies. Each JSON file carries an
+HMAC with a key kept outside DIR (``sealing``), verified before anything it covers is used
+(it covers the digest of L.npy); pickles (block records, a level's objects) are loaded
+only after their HMAC verifies. A local directory's small files are read and written by
+the driver directly (``ckptfiles``); blocks always go through Spark.
 
 Only the two newest block sets are kept; level files are small (16 bytes per state) and are
 all kept, because traces are rebuilt from them.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import io
+import json
 import os
 import pickle
 from urllib.parse import urlparse
 
+import numpy as np
+
 from kmc.explorers.errors import ExplorerError
+from kmc.explorers.spark import ckptfiles, sealing
 from kmc.model.encoding import fingerprint
 
-FORMAT = 1
+FORMAT = 2
+IDENTITY = "identity.json"
+OLD_IDENTITY = "identity.pkl"  # format 1 (pickles): refused unread
+#: a level's counters, kept as JSON as they are
+COUNTERS = ("depth", "unique", "generated", "mode", "frontier", "elapsed", "levels")
 
 
 def to_url(path: str) -> str:
@@ -35,77 +57,172 @@ def to_url(path: str) -> str:
 class CheckpointStore:
     def __init__(self, sc, path: str):
         self.sc = sc
+        self.path = path  # as the user gave it (messages)
         self.url = to_url(path)
-        jvm = sc._jvm
-        self._Path = jvm.org.apache.hadoop.fs.Path
-        self._io = jvm.org.apache.commons.io.IOUtils
-        try:
-            self.fs = self._Path(self.url).getFileSystem(sc._jsc.hadoopConfiguration())
-        except Exception as e:
-            raise ExplorerError(f"cannot use checkpoint dir {path} ({str(e).splitlines()[0]}): "
-                                "give a local path or a reachable hdfs:// / s3a:// URL") \
-                from None
-
-    # ---- files ------------------------------------------------------------------------
-    def _p(self, rel: str):
-        return self._Path(f"{self.url}/{rel}")
+        self.files = ckptfiles.open_files(sc, self.url, path)
+        self.key: bytes | None = None  # set by open_store
+        self.identity: dict | None = None  # the identity the directory holds
 
     def exists(self, rel: str) -> bool:
-        return bool(self.fs.exists(self._p(rel)))
+        return self.files.exists(rel)
 
-    def write(self, rel: str, obj) -> None:
-        """Pickle ``obj`` to ``rel`` atomically (write aside, then rename)."""
-        tmp = self._p(rel + ".tmp")
-        out = self.fs.create(tmp, True)
-        try:
-            out.write(bytearray(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)))
-        finally:
-            out.close()
-        self.fs.delete(self._p(rel), False)
-        if not self.fs.rename(tmp, self._p(rel)):
-            raise ExplorerError(f"cannot write {self.url}/{rel}: check the checkpoint dir's "
-                                "permissions and free space")
-
-    def read(self, rel: str):
-        stream = self.fs.open(self._p(rel))
-        try:
-            return pickle.loads(bytes(self._io.toByteArray(stream)))
-        finally:
-            stream.close()
-
-    def delete(self, rel: str) -> None:
-        self.fs.delete(self._p(rel), True)
-
-    def names(self, rel: str) -> list[str]:
-        if not self.exists(rel):
-            return []
-        return [st.getPath().getName() for st in self.fs.listStatus(self._p(rel))]
+    def read(self, rel: str) -> bytes:
+        return self.files.read(rel)
 
     # ---- levels -----------------------------------------------------------------------
     def completed_levels(self) -> list[int]:
-        return sorted(int(n[:-4]) for n in self.names("levels")
-                      if n.endswith(".pkl") and n[:-4].isdigit())
+        return level_numbers(self.files.names("levels"))
 
     def blocks_url(self, depth: int) -> str:
         return f"{self.url}/blocks/{depth}"
 
     def save_level(self, depth: int, frontier, nparts: int, meta: dict) -> None:
-        """Blocks first, then the level file that marks the level complete."""
-        self.delete(f"blocks/{depth}")  # a half-written set from an interrupted attempt
-        frontier.save(self.sc, self.blocks_url(depth), nparts)
-        self.write(f"levels/{depth}.pkl", meta)
+        """Blocks first, then the level's files; its JSON file, which marks the level
+        complete, last."""
+        self.files.delete(f"blocks/{depth}")  # half-written by an interrupted attempt
+        records = _records(self.sc, frontier, nparts)
+        records.map(sealing.sealer(self.key, f"blocks/{depth}")) \
+            .saveAsTextFile(self.blocks_url(depth))
+        (npy_rel, npy), (json_rel, doc) = encode_level(self.key, depth, meta)
+        self.files.write(npy_rel, npy, atomic=False)  # complete once the JSON file is
+        self.files.write(json_rel, doc)
         for old in self.completed_levels():
             if old < depth - 1:
-                self.delete(f"blocks/{old}")
+                self.files.delete(f"blocks/{old}")
+
+    def load_level(self, depth: int) -> dict:
+        """Level ``depth``'s metadata, as ``Run.meta`` made it; its HMAC verified."""
+        files = {rel: self.read(rel) for rel in level_files(depth)}
+        return decode_level(self.key, depth, files, self.path)
 
     def load_blocks(self, depth: int):
-        return self.sc.pickleFile(self.blocks_url(depth))
+        """The blocks after level ``depth``: an RDD of (partition, record). Each line is
+        verified on its executor before its record is unpickled; one that does not verify
+        fails the job with ``sealing.UNVERIFIED`` (``unverified_error`` explains it)."""
+        return self.sc.textFile(self.blocks_url(depth)) \
+            .map(sealing.opener(self.key, f"blocks/{depth}"))
+
+    def unverified_error(self, e: BaseException) -> ExplorerError | None:
+        """The one-line error for a Spark job that failed on a tampered block line (or on
+        a file whose Hadoop checksum, the ``.crc`` file beside it, no longer matches)."""
+        text = str(e)
+        if sealing.UNVERIFIED in text:
+            return tampered(self.path, "a block record")
+        if "ChecksumException" in text:
+            return tampered(self.path, "a file", "no longer matches its Hadoop checksum")
+        return None
 
 
+def _records(sc, frontier, nparts):
+    """The frontier's blocks as an RDD of (partition, record): what a checkpoint saves."""
+    if frontier.mode == "driver":
+        return sc.parallelize(frontier.blocks(nparts), nparts)
+    from kmc.explorers.spark import spool
+    from kmc.explorers.spark.driver import is_block
+
+    return frontier.state.filter(is_block).map(spool.opened_record)
+
+
+def level_numbers(names) -> list[int]:
+    return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+
+
+def level_files(depth: int) -> tuple[str, str]:
+    return f"levels/{depth}.npy", f"levels/{depth}.json"
+
+
+# ---- signed JSON -------------------------------------------------------------------------
+def _canonical(body: dict) -> bytes:
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), default=_plain).encode()
+
+
+def _plain(v):
+    if isinstance(v, np.generic):  # a numpy scalar in a counter
+        return v.item()
+    raise TypeError(f"{type(v).__name__} is not JSON")
+
+
+def signed(key: bytes, context: str, body: dict) -> bytes:
+    """``body`` as a JSON object with an extra "mac": the HMAC of its canonical form."""
+    body = json.loads(_canonical(body))
+    return json.dumps({**body, "mac": sealing.mac(key, context, _canonical(body))},
+                      indent=1, sort_keys=True).encode()
+
+
+def parse(data: bytes, what: str, path: str) -> dict:
+    """A JSON object read from the checkpoint dir (not verified yet)."""
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        raise ExplorerError(f"checkpoint dir {path} has a damaged {what}: start afresh in an "
+                            "empty directory")
+    return doc
+
+
+def verified(key: bytes, context: str, doc: dict, path: str, what: str) -> dict:
+    body = {k: v for k, v in doc.items() if k != "mac"}
+    mac = doc.get("mac")
+    if not isinstance(mac, str) or \
+            not hmac.compare_digest(mac, sealing.mac(key, context, _canonical(body))):
+        raise tampered(path, what)
+    return body
+
+
+def tampered(path: str, what: str, why: str = "does not match its key") -> ExplorerError:
+    return ExplorerError(f"checkpoint dir {path} was modified or written by another "
+                         f"user/machine ({what} {why}): start afresh "
+                         "without --resume in an empty directory, or resume it as the user "
+                         "and on the machine that wrote it")
+
+
+# ---- levels on disk ----------------------------------------------------------------------
+def encode_level(key: bytes, depth: int, meta: dict) -> list[tuple[str, bytes]]:
+    """The files of level ``depth`` (``Run.meta``), in writing order: its trace rows
+    (row 0 the keys, row 1 their parents' keys) and its JSON file."""
+    npy_rel, json_rel = level_files(depth)
+    buf = io.BytesIO()
+    np.save(buf, np.stack([np.asarray(meta["keys"], dtype=np.uint64),
+                           np.asarray(meta["parents"], dtype=np.uint64)]), allow_pickle=False)
+    rows = buf.getvalue()
+    objects = pickle.dumps({"coverage": dict(meta["coverage"]),
+                            "discoveries": dict(meta["discoveries"])},
+                           protocol=pickle.HIGHEST_PROTOCOL)
+    init = meta["init_index"]
+    body = {"format": FORMAT, **{k: meta[k] for k in COUNTERS},
+            "init_index": None if init is None else [[int(k), int(i)]
+                                                     for k, i in init.items()],
+            "rows_sha256": hashlib.sha256(rows).hexdigest(),
+            "objects": base64.b64encode(objects).decode("ascii")}
+    return [(npy_rel, rows), (json_rel, signed(key, f"levels/{depth}", body))]
+
+
+def decode_level(key: bytes, depth: int, files: dict, path: str) -> dict:
+    """``encode_level``'s inverse: the metadata ``Run.restore`` takes. The JSON file's HMAC
+    covers the .npy file's digest and the objects' pickle, checked before either is
+    loaded."""
+    npy_rel, json_rel = level_files(depth)
+    doc = parse(files[json_rel], json_rel, path)
+    if doc.get("format") != FORMAT:
+        raise format_error(path, doc.get("format"))
+    body = verified(key, f"levels/{depth}", doc, path, json_rel)
+    if hashlib.sha256(files[npy_rel]).hexdigest() != body["rows_sha256"]:
+        raise tampered(path, npy_rel)
+    rows = np.load(io.BytesIO(files[npy_rel]), allow_pickle=False)
+    objects = pickle.loads(base64.b64decode(body["objects"]))
+    init = body["init_index"]
+    return {**{k: body[k] for k in COUNTERS}, "keys": rows[0].copy(),
+            "parents": rows[1].copy(), **objects,
+            "init_index": None if init is None else {k: i for k, i in init}}
+
+
+# ---- the directory's identity ------------------------------------------------------------
 def identity(core, nparts: int) -> dict:
     """What must match for a checkpoint to be resumed: the model (class, parameters,
     a sample of its reachable keys), the properties, the options that change the state
-    space, and the partition count (the owner of a key depends on it)."""
+    space, and the partition count (the owner of a key depends on it). Plain JSON
+    values only (as read back from ``identity.json``)."""
     m = core.model
     # the model's scalar attributes are its parameters (generated source code is not)
     params = {k: v for k, v in sorted(vars(m).items())
@@ -117,7 +234,7 @@ def identity(core, nparts: int) -> dict:
         s = frontier.pop(0)
         sample.append(core.rkey(s))
         frontier.extend(t for _a, t in core.successors(s))
-    return {
+    return json.loads(_canonical({
         "format": FORMAT,
         "model": f"{type(m).__module__}.{type(m).__qualname__}",
         "name": m.name,
@@ -127,23 +244,42 @@ def identity(core, nparts: int) -> dict:
         "deadlock": core.deadlock,
         "sample": fingerprint(tuple(sample)),
         "partitions": nparts,
-    }
+    }))
 
 
 def describe(ident: dict) -> str:
-    params = " ".join(f"{k}={v}" for k, v in ident.get("params", {}).items())
+    params = ident.get("params")
+    params = " ".join(f"{k}={v}" for k, v in params.items()) if isinstance(params, dict) \
+        else ""
     return f"{ident.get('name')}{' ' + params if params else ''}"
 
 
+def format_error(path: str, fmt) -> ExplorerError:
+    return ExplorerError(f"checkpoint dir {path} has format {fmt}, this kmc writes "
+                         f"{FORMAT}: start a new run in an empty directory")
+
+
+def old_format_error(path: str) -> ExplorerError:
+    return ExplorerError(f"checkpoint dir {path} was written by an older kmc "
+                         f"({OLD_IDENTITY}, a format this kmc does not read): start afresh "
+                         "in an empty directory")
+
+
 def open_store(sc, path: str, ident: dict, resume: bool) -> tuple[CheckpointStore, int | None]:
-    """Check the directory against this run; returns (store, level to resume from)."""
+    """Check the directory against this run; returns (store, level to resume from). A
+    new run makes the checkpoint's key; a resumed one reads it."""
     store = CheckpointStore(sc, path)
+    if store.exists(OLD_IDENTITY):
+        raise old_format_error(path)
     levels = store.completed_levels()
-    _validate(path, ident, resume, store.exists("identity.pkl"),
-              lambda: store.read("identity.pkl"), levels)
+    checked = _validate(path, store.url, ident, resume, store.exists(IDENTITY),
+                        lambda: store.read(IDENTITY), levels)
     if not resume:
-        store.write("identity.pkl", ident)
+        store.key = sealing.new_key(store.url)
+        store.files.write(IDENTITY, signed(store.key, "identity", ident))
+        store.identity = ident
         return store, None
+    store.identity, store.key = checked
     return store, levels[-1]
 
 
@@ -151,34 +287,40 @@ def precheck(path: str, ident: dict, resume: bool) -> None:
     """The same checks before Spark starts, when the directory is a local path: a wrong
     directory is reported in a second, not after the JVM's start-up."""
     url = to_url(path)
+    if not resume:
+        sealing.private_dir()  # where the new run's key will go
     if not url.startswith("file://"):
         return
     local = url[len("file://"):]
-    ident_file = os.path.join(local, "identity.pkl")
+    if os.path.exists(os.path.join(local, OLD_IDENTITY)):
+        raise old_format_error(path)
+    ident_file = os.path.join(local, IDENTITY)
     names = os.listdir(os.path.join(local, "levels")) if \
         os.path.isdir(os.path.join(local, "levels")) else []
-    levels = sorted(int(n[:-4]) for n in names if n.endswith(".pkl") and n[:-4].isdigit())
 
     def read():
         with open(ident_file, "rb") as f:
-            return pickle.load(f)
-    _validate(path, ident, resume, os.path.exists(ident_file), read, levels)
+            return f.read()
+    _validate(path, url, ident, resume, os.path.exists(ident_file), read,
+              level_numbers(names))
 
 
-def _validate(path, ident, resume, has_identity, read_identity, levels) -> None:
+def _validate(path, url, ident, resume, has_identity, read_identity, levels):
+    """None for a new run; (the saved identity, the key) for a resume."""
     if not resume:
         if has_identity and levels:
             raise ExplorerError(f"checkpoint dir {path} already holds a run of "
-                                f"{describe(read_identity())}: add --resume to continue it, "
-                                "or choose an empty directory")
-        return
+                                f"{describe(parse(read_identity(), IDENTITY, path))}: add "
+                                "--resume to continue it, or choose an empty directory")
+        return None
     if not has_identity:
         raise ExplorerError(f"--resume: {path} holds no checkpoint: run once with "
                             f"--checkpoint-dir {path} (without --resume) first")
-    saved = read_identity()
-    if saved.get("format") != FORMAT:
-        raise ExplorerError(f"checkpoint dir {path} has format {saved.get('format')}, this "
-                            f"kmc writes {FORMAT}: start a new run in an empty directory")
+    doc = parse(read_identity(), IDENTITY, path)
+    if doc.get("format") != FORMAT:
+        raise format_error(path, doc.get("format"))
+    key = sealing.read_key(url, path)
+    saved = verified(key, "identity", doc, path, IDENTITY)
     mine = {k: v for k, v in ident.items() if k != "partitions"}
     theirs = {k: v for k, v in saved.items() if k != "partitions"}
     if mine != theirs:
@@ -190,3 +332,4 @@ def _validate(path, ident, resume, has_identity, read_identity, levels) -> None:
     if not levels:
         raise ExplorerError(f"--resume: {path} has no completed level yet: run again "
                             "without --resume")
+    return saved, key

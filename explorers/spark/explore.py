@@ -75,7 +75,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
             ident = ckpt.identity(core, nparts)
             store, start = ckpt.open_store(sc, checkpoint_dir, ident, resume)
             if start is not None:
-                saved = store.read("identity.pkl")["partitions"]
+                saved = store.identity["partitions"]
                 if partitions and partitions != saved:
                     raise ExplorerError(f"the checkpoint in {checkpoint_dir} was written with "
                                         f"{saved} partitions: drop --partitions or pass "
@@ -110,6 +110,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                 if ctrl_c.event.is_set():  # the level failed because Ctrl-C cancelled it
                     _interrupted(store, checkpoint_dir)
                     raise KeyboardInterrupt() from None
+                if store is not None and store.unverified_error(e):
+                    raise store.unverified_error(e) from None
                 if from_spark(e):
                     raise explain_failure(e) from None
                 raise
@@ -204,7 +206,7 @@ def _ahead(run, frontier) -> bool:
 
 
 def _restore(sc, core_bc, nparts, store, depth, run):
-    metas = [store.read(f"levels/{d}.pkl") for d in range(depth + 1)]
+    metas = [store.load_level(d) for d in range(depth + 1)]
     run.restore(metas)
     rdd = store.load_blocks(depth)
     if metas[-1]["mode"] == "driver":

@@ -70,6 +70,8 @@ def run(args) -> int:
             f"is in tier {args.tier!r}"
         raise UsageError(f"{args.suite}: no entry {what}: mark entries with tier = "
                          "\"smoke\", or run --tier full")
+    if args.update:
+        confine_updates(suite, chosen)
     index = {e.id: i for i, e in enumerate(suite.entries)}
     jobs = [Job(index[e.id], e, suite.traces_dir, api.check, update=args.update,
                 out_dir=args.out) for e in chosen]
@@ -106,6 +108,26 @@ def validate(suite) -> None:
             where = f"{suite.path}:{line}" if line else suite.path
             raise UsageError(f"{where}: entry {e.id!r}: {err}") from None
         e.variant = e.variant or info["variant"]
+
+
+def confine_updates(suite, entries) -> None:
+    """--update rewrites the suite file and the stored counterexamples of ``entries``: it
+    writes only inside the directory that holds the suite file. A `traces` directory (or
+    an entry's directory in it) that resolves elsewhere, through `..`, an absolute path or
+    a symbolic link, is exit 2 before anything runs. Without --update, stored
+    counterexamples are only read and may live anywhere."""
+    from kmc.reports.regress.stored import entry_dir
+    from kmc.reports.regress.suite import LineMap
+
+    base = os.path.realpath(os.path.dirname(os.path.abspath(suite.path)))
+    for d in [suite.traces_dir] + [entry_dir(suite.traces_dir, e.id) for e in entries]:
+        real = os.path.realpath(d)
+        if os.path.commonpath([base, real]) != base:
+            line = LineMap(suite.text).top_key("traces")
+            where = f"{suite.path}:{line}" if line else suite.path
+            raise UsageError(f"{where}: --update writes stored counterexamples only under "
+                             f"the suite's directory {base}, and {d} resolves to {real}: "
+                             "set `traces` to a directory beside the suite file")
 
 
 def missing(suite) -> list[dict]:

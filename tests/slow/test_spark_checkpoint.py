@@ -23,6 +23,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 RM = 5  # 17 BFS levels: room to interrupt a run twice in the middle
 
 
+@pytest.fixture(autouse=True)
+def key_dir(tmp_path_factory, monkeypatch):
+    """Checkpoint keys in a directory of the test's own (child processes inherit it)."""
+    d = tmp_path_factory.mktemp("keys") / "kmc-keys"
+    monkeypatch.setenv("KMC_KEY_DIR", str(d))
+    return d
+
+
 @pytest.fixture(scope="module")
 def sc():
     from kmc.explorers.spark.session import shutdown_gateway, spark_context
@@ -44,7 +52,7 @@ def _start_check(ckpt, *extra):
 
 
 def _wait_for_level(proc, ckpt, level, timeout=180.0):
-    marker = os.path.join(str(ckpt), "levels", f"{level}.pkl")
+    marker = os.path.join(str(ckpt), "levels", f"{level}.json")
     deadline = time.monotonic() + timeout
     while not os.path.exists(marker):
         if proc.poll() is not None:
@@ -92,8 +100,8 @@ def _reap(pids, timeout=60.0):
 
 
 def _completed(ckpt):
-    return sorted(int(n[:-4]) for n in os.listdir(os.path.join(str(ckpt), "levels"))
-                  if n.endswith(".pkl"))
+    return sorted(int(n[:-5]) for n in os.listdir(os.path.join(str(ckpt), "levels"))
+                  if n.endswith(".json"))
 
 
 def test_kill_interrupt_and_resume_give_the_uninterrupted_counts(sc, tmp_path, capsys):
@@ -114,7 +122,7 @@ def test_kill_interrupt_and_resume_give_the_uninterrupted_counts(sc, tmp_path, c
     # 2. resume here; a real SIGINT (Ctrl-C) arrives while a later level runs
     def ctrl_c():
         deadline = time.monotonic() + 120
-        while not os.path.exists(ckpt / "levels" / f"{first + 3}.pkl") and \
+        while not os.path.exists(ckpt / "levels" / f"{first + 3}.json") and \
                 time.monotonic() < deadline:
             time.sleep(0.02)
         os.kill(os.getpid(), signal.SIGINT)
