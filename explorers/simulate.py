@@ -3,6 +3,12 @@
 Each walk starts from an initial state chosen at random and follows uniformly chosen
 successors until the length bound or a state with no successor. Not exhaustive: a property
 that was never violated is reported "unknown", never "holds".
+
+A walk costs time linear in its length: it appends each state's key to one list, and a
+discovery records where it happened as (initial state, that list, length so far), so its
+trace is rebuilt from the list's prefix at the end. ``--time-limit`` is checked every
+``CHECK_EVERY`` steps and ``--max-states`` at every new state, inside a walk as between
+walks, so one long walk cannot overrun either bound.
 """
 from __future__ import annotations
 
@@ -12,6 +18,10 @@ import time
 from kmc.explorers.core import Core
 from kmc.explorers.gcpause import without_cyclic_gc
 
+#: steps between two looks at the clock (and progress updates) inside a walk: a few
+#: milliseconds of work even for the fastest models, so the check costs nothing measurable
+CHECK_EVERY = 1024
+
 
 @without_cyclic_gc
 def simulate(model, *, walks=1000, walk_length=50, seed=0, max_states=None,
@@ -20,36 +30,57 @@ def simulate(model, *, walks=1000, walk_length=50, seed=0, max_states=None,
     core = core or Core(model, symmetry=symmetry, deadlock=deadlock, properties=properties)
     r = core.new_result("simulate")
     rng = random.Random(seed)
+    randrange = rng.randrange
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     length = walk_length if max_depth is None else min(walk_length, max_depth)
     successors, rkey = core.successors, core.rkey
+    check_new, check_settled = core.check_new, core.check_settled
     seen: set = set()
     coverage = core.coverage_counter()
     generated = deepest = 0
     inits = core.initial()
     stopped_by = ""
+    countdown = CHECK_EVERY  # steps left until the next look at the clock
     for w in range(walks):
-        init_index, s = inits[rng.randrange(len(inits))]
-        path = [rkey(s)]
-        if path[0] not in seen:
-            seen.add(path[0])
-            core.check_new(s, (init_index, list(path)))
-        for _ in range(length - 1):
+        init_index, s = inits[randrange(len(inits))]
+        k = rkey(s)
+        path = [k]  # this walk's keys, in order; a locator names a prefix of it
+        if k not in seen:
+            seen.add(k)
+            check_new(s, (init_index, path, 1))
+            if max_states is not None and len(seen) >= max_states:
+                stopped_by = "max_states"
+        for step in range(1, length):
+            if stopped_by:
+                break
+            countdown -= 1
+            if not countdown:
+                countdown = CHECK_EVERY
+                now = time.perf_counter()
+                if deadline is not None and now > deadline:
+                    stopped_by = "time_limit"
+                    break
+                if progress is not None:
+                    progress(len(seen), generated, max(deepest, step), walks - w, now - t0)
             succ = successors(s)
             generated += len(succ)
             for a, _t in succ:
                 coverage[a] += 1
-            core.check_settled(s, succ, (init_index, list(path)))
+            check_settled(s, succ, (init_index, path, step))
             if not succ:
                 break
-            _a, s = succ[rng.randrange(len(succ))]
+            _a, s = succ[randrange(len(succ))]
             k = rkey(s)
             path.append(k)
             if k not in seen:
                 seen.add(k)
-                core.check_new(s, (init_index, list(path)))
+                check_new(s, (init_index, path, step + 1))
+                if max_states is not None and len(seen) >= max_states:
+                    stopped_by = "max_states"
         deepest = max(deepest, len(path))
+        if stopped_by:
+            break
         if progress is not None and not w % 100:
             progress(len(seen), generated, deepest, walks - w, time.perf_counter() - t0)
         if stop_on_violation and core.violated():
@@ -58,12 +89,9 @@ def simulate(model, *, walks=1000, walk_length=50, seed=0, max_states=None,
         if deadline is not None and time.perf_counter() > deadline:
             stopped_by = "time_limit"
             break
-        if max_states is not None and len(seen) >= max_states:
-            stopped_by = "max_states"
-            break
     r.unique_states, r.generated_states, r.max_depth = len(seen), generated, deepest
     r.stopped_by = stopped_by or "simulation"
     r.complete = False
     r.elapsed_s = time.perf_counter() - t0
     r.extra.update(seed=seed, walks=walks, walk_length=length)
-    return core.finish(r, coverage, lambda loc: core.rebuild(loc[0], loc[1]))
+    return core.finish(r, coverage, lambda loc: core.rebuild(loc[0], loc[1][:loc[2]]))

@@ -64,7 +64,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     limit = driver_level_max if driver_level_max is not None else DRIVER_LEVEL_MAX
     if limit is None:
         driver_seconds(False, 1)  # a bad KMC_SPARK_DRIVER_SECONDS fails before Spark starts
-    with spark_context(master, executors, app_name) as sc:
+    # Ctrl-C from here on cancels the jobs and is raised between py4j calls (CtrlC)
+    with spark_context(master, executors, app_name) as sc, CtrlC(sc):
         nparts = partitions or default_partitions(sc.defaultParallelism,
                                                   lumpy=bool(core.owner_shift))
         core_bc = sc.broadcast(_cloudpickle(_shippable(core)))

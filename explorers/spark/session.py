@@ -1,13 +1,16 @@
 """Starting (or reusing) the SparkContext for a check, with every start-up failure turned
 into one ExplorerError line that says the fix.
 
-- No master: embedded ``local[N]`` (N = --executors, default every core), started and
-  stopped here. Executors import the project from the driver's own source directory
-  (``spark.executorEnv.PYTHONPATH``) with the driver's interpreter.
+- No master: embedded ``local[N,F]`` (N = --executors, default every core; F =
+  LOCAL_TASK_ATTEMPTS), started and stopped here. Executors import the project from the
+  driver's own source directory (``spark.executorEnv.PYTHONPATH``) with its interpreter.
 - ``spark://``, ``yarn``, ``k8s://``: kmc zips its packages from the running source and
   ships them with ``addPyFile``, so workers need only PySpark and the same Python version.
 - Under ``spark-submit`` (or in a notebook / test that already made a context), the active
   context is reused and left running.
+
+Ctrl-C at any moment of a context started here (``CtrlC``) is acted on once the JVM is
+up, between py4j calls, after the context stopped: no JVM or Python worker outlives it.
 """
 from __future__ import annotations
 
@@ -23,8 +26,8 @@ from urllib.parse import urlparse
 from kmc.explorers.errors import ExplorerError
 from kmc.explorers.spark.preflight import (check_java, check_master_reachable, explain_failure,
                                        first_line, require_pyspark)
-from kmc.explorers.spark.ship import package_zip, source_root
-from kmc.explorers.spark.tuning import check as check_tuning, env_number
+from kmc.explorers.spark.ship import package_zip, private_file, remove_private_dir, source_root
+from kmc.explorers.spark.tuning import LOG_LEVELS, check as check_tuning, env_choice, env_number
 
 #: seconds to wait for a cluster to grant executors before giving up with a hint
 EXECUTOR_WAIT_S = env_number("KMC_SPARK_WAIT", 60.0)
@@ -62,22 +65,23 @@ GC_OPTS = os.environ.get("KMC_SPARK_GC_OPTS", "-XX:+UseSerialGC")
 
 #: JVM log level (log4j2): Spark's own INFO/WARN lines would drown kmc's output; errors
 #: that matter reach the user as ExplorerError lines. KMC_SPARK_LOG=info to debug.
-LOG_LEVEL = os.environ.get("KMC_SPARK_LOG", "off")
+LOG_LEVEL = env_choice("KMC_SPARK_LOG", "off", LOG_LEVELS)
+
+#: attempts per task on an embedded master (``local[N,F]``; ``local[N]`` gives one): a
+#: Python worker that dies costs a re-run of its task, as on a cluster, not the run
+LOCAL_TASK_ATTEMPTS = 4
 
 
 def _log4j_file() -> str:
-    path = os.path.join(tempfile.gettempdir(), f"kmc-log4j2-{LOG_LEVEL}.properties")
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}"
-        with open(tmp, "w") as f:
-            f.write("rootLogger.level = %s\nrootLogger.appenderRef.stderr.ref = console\n"
-                    "appender.console.type = Console\nappender.console.name = console\n"
-                    "appender.console.target = SYSTEM_ERR\n"
-                    "appender.console.layout.type = PatternLayout\n"
-                    "appender.console.layout.pattern = %%d{HH:mm:ss} %%p %%c{1}: %%m%%n\n"
-                    % LOG_LEVEL)
-        os.replace(tmp, path)
-    return path
+    """The JVM's log4j2 configuration, written fresh into ``ship.private_dir()``."""
+    text = ("rootLogger.level = %s\nrootLogger.appenderRef.stderr.ref = console\n"
+            "appender.console.type = Console\nappender.console.name = console\n"
+            "appender.console.target = SYSTEM_ERR\n"
+            "appender.console.layout.type = PatternLayout\n"
+            "appender.console.layout.pattern = %%d{HH:mm:ss} %%p %%c{1}: %%m%%n\n"
+            % LOG_LEVEL)
+    return private_file(f"kmc-log4j2-{LOG_LEVEL}.properties",
+                        lambda f: f.write(text.encode()))
 
 
 def is_local(master: str | None) -> bool:
@@ -95,7 +99,7 @@ def loopback(master: str | None) -> bool:
 def build_conf(master: str | None, executors: int | None, submitted: bool) -> dict:
     conf = dict(BASE_CONF)
     if not submitted:
-        conf["spark.master"] = master or (f"local[{executors}]" if executors else "local[*]")
+        conf["spark.master"] = master or f"local[{executors or '*'},{LOCAL_TASK_ATTEMPTS}]"
         opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()} {JIT_OPTS}"
         gc_opts = f" {GC_OPTS}" if is_local(conf["spark.master"]) else ""
         conf["spark.driver.extraJavaOptions"] = opts + gc_opts
@@ -166,27 +170,40 @@ def spark_context(master: str | None = None, executors: int | None = None,
     if app_name and not submitted:
         conf.set("spark.app.name", app_name)
     m = conf.get("spark.master", "local[*]")
-    old_sigint = signal.getsignal(signal.SIGINT)
-    sc = _create(conf, submitted, m)
+    with CtrlC() as ctrl_c:  # a Ctrl-C while Spark starts is acted on once it is up
+        sc = _create(conf, submitted, m, ctrl_c)
+        try:
+            ctrl_c.check()
+            sc.setLogLevel(LOG_LEVEL.upper())
+            import_hot_classes(sc)
+            if not is_local(m):
+                wait_for_executors(sc, m, interrupted=ctrl_c.event.is_set)
+            _ship(sc)
+            ctrl_c.check()
+        except BaseException:
+            _stop(sc)
+            raise
     try:
-        sc.setLogLevel(LOG_LEVEL.upper())
-        import_hot_classes(sc)
-        if not is_local(m):
-            wait_for_executors(sc, m)
-        _ship(sc)
         yield sc
     finally:
-        sc.stop()
-        with contextlib.suppress(Exception):
-            signal.signal(signal.SIGINT, old_sigint)
+        _stop(sc)
+
+
+def _stop(sc) -> None:
+    """Stop a context started here and remove the private files, shielded from Ctrl-C
+    (a stop cut short leaves workers behind); a Ctrl-C meanwhile is raised after."""
+    with CtrlC() as ctrl_c:
+        try:
+            sc.stop()
+        finally:
+            remove_private_dir()
+    ctrl_c.check()
 
 
 #: JVM classes PySpark finds by their short names on every BFS level (RDD.partitionBy,
-#: the Python function under it, broadcasts). py4j looks a short name up in each package
-#: PySpark imported, in turn, and every package that does not hold the class costs a
-#: search through every jar on the class path: 40% of the py4j threads' samples in a
-#: Java Flight Recording of TwoPhase rm=3 with every level on Spark. Imported by their
-#: full names, they are found at the first try.
+#: its Python function, broadcasts). py4j tries each package PySpark imported in turn, and
+#: each miss searches every jar: 40% of the py4j threads' samples in a Java Flight
+#: Recording of TwoPhase rm=3 (every level on Spark). Imported by full name, no misses.
 HOT_CLASSES = ("PythonRDD", "PairwiseRDD", "PythonPartitioner", "SimplePythonFunction",
                "PythonUtils")
 
@@ -198,10 +215,13 @@ def import_hot_classes(sc) -> None:
         java_import(sc._jvm, f"org.apache.spark.api.python.{name}")
 
 
-def _create(conf, submitted, master):
-    """A new SparkContext. A cluster master that accepts the connection but never the
-    application would block the constructor for a minute or more: there it runs in a
-    thread, and the driver gives up after EXECUTOR_WAIT_S with a hint."""
+def _create(conf, submitted, master, ctrl_c):
+    """A new SparkContext, started in a helper thread while the main thread waits, so a
+    Ctrl-C only marks ``ctrl_c``: KeyboardInterrupt in the JVM's launch makes PySpark
+    remove the file the JVM reports its port in, and that JVM lives on without a driver;
+    in a py4j call, it logs a traceback. After a Ctrl-C in the launch no context is made
+    and the JVM is stopped. A cluster master that accepts the connection but never the
+    application blocks the constructor: the driver gives up after EXECUTOR_WAIT_S."""
     from pyspark import SparkContext
 
     saved_env = {k: os.environ.get(k) for k in ("PYSPARK_PYTHON", "SPARK_LOCAL_IP")}
@@ -209,100 +229,109 @@ def _create(conf, submitted, master):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if not is_local(master):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    try:
-        gateway = _gateway(conf, submitted)
-        if is_local(master):
-            return SparkContext(conf=conf, gateway=gateway)
-        box: dict = {}
+    box: dict = {}
 
-        def make():
-            try:
-                box["sc"] = SparkContext(conf=conf, gateway=gateway)
-            except BaseException as e:  # handed to the main thread below
-                box["error"] = e
-        t = threading.Thread(target=make, name="kmc-spark-start", daemon=True)
+    def make():
+        try:
+            box["gateway"] = _gateway(conf, submitted)
+            if not ctrl_c.event.is_set():
+                box["sc"] = SparkContext(conf=conf, gateway=box["gateway"])
+        except BaseException as e:  # handed to the main thread below
+            box["error"] = e
+    t = threading.Thread(target=make, name="kmc-spark-start", daemon=True)
+    try:
         t.start()
-        t.join(EXECUTOR_WAIT_S)
-        if t.is_alive():
-            raise ExplorerError(f"the Spark master {master} did not accept the application "
-                                f"within {EXECUTOR_WAIT_S:.0f} s: check that it is a Spark "
-                                "master of the same version (its log, or `kmc cluster "
-                                "status`), or raise KMC_SPARK_WAIT")
-        if "error" in box:
-            raise box["error"]
-        _cancel_on_sigint(box["sc"])
-        return box["sc"]
-    except ExplorerError:
-        raise
-    except Exception as e:
-        raise ExplorerError(f"Spark did not start ({first_line(e)}): check Java 17+ and "
-                            "the --master URL") from None
+        deadline = None if is_local(master) else time.monotonic() + EXECUTOR_WAIT_S
+        while t.is_alive() and (deadline is None or time.monotonic() < deadline):
+            t.join(0.1)
     finally:
         for k, v in saved_env.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-
-
-def _cancel_on_sigint(sc) -> None:
-    """What PySpark installs when a context is made in the main thread: Ctrl-C cancels
-    the running jobs, then interrupts the driver."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-
-    def handler(_sig, _frame):
-        try:
-            sc.cancelAllJobs()
-        finally:
-            raise KeyboardInterrupt()
-    signal.signal(signal.SIGINT, handler)
+    gateway = box.get("gateway")
+    if "sc" not in box:
+        if gateway is not None and gateway is not SparkContext._gateway:
+            shutdown_gateway(gw=gateway)  # launched for a context that was not made
+        ctrl_c.check()
+    if t.is_alive():
+        raise ExplorerError(f"the Spark master {master} did not accept the application "
+                            f"within {EXECUTOR_WAIT_S:.0f} s: check that it is a Spark "
+                            "master of the same version (its log, or `kmc cluster "
+                            "status`), or raise KMC_SPARK_WAIT")
+    if "error" in box:
+        e = box["error"]
+        if isinstance(e, ExplorerError):
+            raise e
+        raise ExplorerError(f"Spark did not start ({first_line(e)}): check Java 17+ and "
+                            "the --master URL") from None
+    return box["sc"]
 
 
 class CtrlC:
-    """Ctrl-C during a check: the first one cancels the running Spark jobs (from a helper
-    thread: the main thread may be inside a py4j call) and the level loop raises
-    KeyboardInterrupt at the next safe point; a second one interrupts at once."""
+    """Ctrl-C (SIGINT) around Spark work. The handler only notes it, and with a context
+    ``sc`` cancels its running jobs from a helper thread (the main thread may be inside a
+    py4j call); the code raises KeyboardInterrupt at safe points (``check``), and any
+    error after a Ctrl-C (a cancelled job's) leaves the block as one. With ``sc`` (the JVM
+    is up and goes when the driver exits), a second Ctrl-C interrupts at once. A CtrlC
+    entered inside another one shares its state: one Ctrl-C, seen by both."""
 
-    def __init__(self, sc):
+    def __init__(self, sc=None):
         self.sc = sc
         self.event = threading.Event()
         self._old = None
+        self._cancel = None
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            self._old = signal.signal(signal.SIGINT, self._handler)
+            self._old = signal.getsignal(signal.SIGINT)
+            if isinstance(getattr(self._old, "__self__", None), CtrlC):
+                self.event = self._old.__self__.event
+            signal.signal(signal.SIGINT, self._handler)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, *_):
         if self._old is not None:
             signal.signal(signal.SIGINT, self._old)
+        if self._cancel is not None:
+            self._cancel.join(10)  # no py4j call of it left running into a stop
+        if kind is not None and self.event.is_set() and kind is not KeyboardInterrupt:
+            raise KeyboardInterrupt() from None  # e.g. a job failed because it was cancelled
         return False
 
     def _handler(self, _sig, _frame):
-        if self.event.is_set():
+        if self.event.is_set() and self.sc is not None:
             raise KeyboardInterrupt()
         self.event.set()
-        threading.Thread(target=self.sc.cancelAllJobs, name="kmc-cancel", daemon=True).start()
+        if self.sc is not None and self._cancel is None:
+            self._cancel = threading.Thread(target=self._cancel_jobs, name="kmc-cancel",
+                                            daemon=True)
+            self._cancel.start()
+
+    def _cancel_jobs(self) -> None:
+        with contextlib.suppress(Exception):  # a context already stopped has no jobs
+            self.sc.cancelAllJobs()
 
     def check(self) -> None:
         if self.event.is_set():
             raise KeyboardInterrupt()
 
 
-def shutdown_gateway(wait_s: float = 30.0) -> None:
-    """Stop the JVM this process launched for Spark (by its PID), once no context uses it.
-    A process that exits takes its JVM along anyway; tests call this to leave nothing
-    running behind them."""
+def shutdown_gateway(wait_s: float = 30.0, gw=None) -> None:
+    """Stop a JVM this process launched for Spark (by its PID): ``gw``, or by default
+    PySpark's once no context uses it. A process that exits takes its JVM along anyway;
+    tests call this to leave nothing running behind them."""
     from pyspark import SparkContext
 
-    gw = SparkContext._gateway
-    if gw is None or SparkContext._active_spark_context is not None:
-        return
+    if gw is None:
+        gw = SparkContext._gateway
+        if gw is None or SparkContext._active_spark_context is not None:
+            return
+        SparkContext._gateway = SparkContext._jvm = None
     proc = getattr(gw, "proc", None)
     with contextlib.suppress(Exception):
         gw.shutdown()
-    SparkContext._gateway = SparkContext._jvm = None
     if proc is None:
         return
     with contextlib.suppress(Exception):
@@ -335,11 +364,15 @@ def _gateway(conf, submitted):
         log.close()
 
 
-def wait_for_executors(sc, master: str, wait_s: float | None = None) -> None:
-    """Block until the cluster granted at least one executor, at most ``wait_s`` seconds."""
+def wait_for_executors(sc, master: str, wait_s: float | None = None,
+                       interrupted=None) -> None:
+    """Block until the cluster granted at least one executor, at most ``wait_s`` seconds
+    (KeyboardInterrupt as soon as ``interrupted()`` is true)."""
     wait_s = EXECUTOR_WAIT_S if wait_s is None else wait_s
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
+        if interrupted is not None and interrupted():
+            raise KeyboardInterrupt()
         try:
             # the driver itself is one entry of this map; executors are the others
             if sc._jsc.sc().getExecutorMemoryStatus().size() > 1:

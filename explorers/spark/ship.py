@@ -5,12 +5,19 @@ Local mode: executors are Python processes on this machine; they import ``kmc`` 
 interpreter, so its installation (editable or not) resolves ``kmc.model`` and the rest.
 A cluster: ``package_zip()`` builds a zip of the ``kmc`` package and its subpackages as
 they are laid out once installed (``kmc/model/...``), from the running source (only ``.py``
-files), cached by content, which the driver ships with ``SparkContext.addPyFile``.
+files), which the driver ships with ``SparkContext.addPyFile``.
+
+Files handed to Spark (that zip, the JVM's log4j configuration) live in ``private_dir()``:
+a directory this process makes fresh (``tempfile.mkdtemp``: mode 0700, a random name), so
+no other user can plant, read or swap them, and a file is never taken over by its name
+from an earlier run. The directory goes at the end of a run and at interpreter exit.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import shutil
 import tempfile
 import zipfile
 from pathlib import Path
@@ -46,18 +53,59 @@ def _sources():
     return sorted((path, name) for name, path in seen.items())
 
 
-def package_zip(out_dir: str | None = None) -> str:
-    """Path of a zip holding kmc's packages; rebuilt only when a source file changed."""
+_private: tuple | None = None  # (path, the PID that made it)
+_made: set = set()  # files this process wrote into its private directory
+
+
+def private_dir() -> str:
+    """This process's private directory for files handed to Spark, made on first use."""
+    global _private
+    if _private is None or _private[1] != os.getpid() or not os.path.isdir(_private[0]):
+        _private = (tempfile.mkdtemp(prefix="kmc-"), os.getpid())
+        _made.clear()
+    return _private[0]
+
+
+def remove_private_dir() -> None:
+    """Remove the private directory with everything in it (in the process that made it
+    only: a forked child exiting leaves its parent's files alone)."""
+    global _private
+    if _private is None or _private[1] != os.getpid():
+        return
+    path, _private = _private[0], None
+    _made.clear()
+    shutil.rmtree(path, ignore_errors=True)
+
+
+atexit.register(remove_private_dir)
+
+
+def private_file(name: str, write) -> str:
+    """``private_dir()/name``, written by ``write(binary file)`` unless this process
+    already wrote it; created exclusively, so a file it did not write is never used."""
+    path = os.path.join(private_dir(), name)
+    if path not in _made:
+        with open(path, "xb") as f:
+            try:
+                write(f)
+            except BaseException:
+                os.remove(path)  # half written: never handed out
+                raise
+        _made.add(path)
+    return path
+
+
+def package_zip() -> str:
+    """Path of a zip holding kmc's packages as they are now (named by the sources' sizes
+    and modification times, so an edited source gets a new zip)."""
     files = _sources()
     h = hashlib.sha256()
     for f, name in files:
         st = f.stat()
         h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
-    out = Path(out_dir or tempfile.gettempdir()) / f"kmc-{h.hexdigest()[:16]}.zip"
-    if not out.exists():
-        tmp = out.with_suffix(f".{os.getpid()}.tmp")
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+
+    def write(out):
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
             for f, name in files:
                 z.write(f, name)
-        os.replace(tmp, out)  # atomic: a concurrent run never ships a half-written zip
-    return str(out)
+    return private_file(f"kmc-{h.hexdigest()[:16]}.zip", write)

@@ -1,10 +1,10 @@
-"""Numeric tuning knobs of the Spark explorer, read from ``KMC_SPARK_*`` environment
-variables once, at import (tests and docs/spark.md name them where they are used).
+"""Tuning knobs of the Spark explorer, read from ``KMC_SPARK_*`` environment variables
+once, at import (tests and docs/spark.md name them where they are used).
 
-A value that is not a number must not turn into a traceback wherever the module
-happens to be imported: it is noted, the default stands in, and ``check()`` — called
-before Spark starts — turns it into a one-line ExplorerError (exit 2) that names the
-variable.
+A value that is not a number (or not one of a setting's words) must not turn into a
+traceback wherever the module happens to be imported: it is noted, the default stands
+in, and ``check()`` — called before Spark starts — turns it into a one-line
+ExplorerError (exit 2) that names the variable.
 """
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import os
 from kmc.explorers.errors import ExplorerError
 
 _BAD: dict = {}  # variable -> the message check() raises
+#: the log4j2 levels KMC_SPARK_LOG takes
+LOG_LEVELS = ("off", "fatal", "error", "warn", "info", "debug", "trace", "all")
 
 
 def parse_number(name: str, raw: str, kind=float):
@@ -39,6 +41,18 @@ def env_number(name: str, default, kind=float):
     except ExplorerError as e:
         _BAD[name] = str(e)
         return default
+
+
+def env_choice(name: str, default: str, choices) -> str:
+    """The value of ``$name``, lower-cased, when it is one of ``choices``; ``default`` when
+    it is unset or empty (or another word: ``check()`` then raises)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if raw.lower() in choices:
+        return raw.lower()
+    _BAD[name] = f"{name}={raw!r} is not one of {', '.join(choices)}: fix it or unset it"
+    return default
 
 
 def check() -> None:

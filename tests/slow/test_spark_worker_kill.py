@@ -1,0 +1,105 @@
+"""An embedded master re-runs the task of a Python worker that died: `kmc check` loses
+one of PySpark's workers (SIGKILL, found by its parent chain) in the middle of a run and
+still ends with exactly BFS's answers, as a cluster recomputes a lost executor's work."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# BFS on TwoPhase rm=8 (tests/slow/test_twophase_rm8.py pins the same counts)
+BFS = {"unique_states": 1_745_408, "generated_states": 18_507_778, "max_depth": 26,
+       "complete": True, "stopped_by": None, "exit_code": 0}
+BFS_VERDICTS = {"TCConsistent": ["holds", None], "SomeCommit": ["witness_found", 18]}
+
+
+def _procs():
+    """PID -> (parent PID, state, command line) of every process."""
+    out = {}
+    for e in os.listdir("/proc"):
+        if not e.isdigit():
+            continue
+        try:
+            with open(f"/proc/{e}/stat") as f:
+                fields = f.read().rsplit(") ", 1)[1].split()
+            with open(f"/proc/{e}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        out[int(e)] = (int(fields[1]), fields[0], cmd)
+    return out
+
+
+def _descendants(root, table):
+    found, grew = {root}, True
+    while grew:
+        grew = False
+        for pid, (ppid, _s, _c) in table.items():
+            if ppid in found and pid not in found:
+                found.add(pid)
+                grew = True
+    return found - {root}
+
+
+def _workers(root):
+    """PySpark's Python workers below ``root``: forked by its daemon (the same command
+    line), running ones (state R) first."""
+    table = _procs()
+    daemon = {p for p in _descendants(root, table) if "pyspark.daemon" in table[p][2]}
+    workers = [p for p in daemon if table[p][0] in daemon]
+    return sorted(workers, key=lambda p: table[p][1] != "R")
+
+
+def test_a_killed_python_worker_costs_a_task_not_the_run(tmp_path):
+    log = tmp_path / "spark.log"
+    env = {**os.environ, "TMPDIR": str(tmp_path), "KMC_SPARK_LOG": "warn",
+           "KMC_SPARK_LOG_FILE": str(log),
+           # levels of over 1,000 states run on Spark: from ~1 s after start-up to the end
+           "KMC_SPARK_DRIVER_LEVEL": "1000",
+           "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "kmc", "check", "twophase", "-p", "rm=8", "--explorer",
+           "spark", "--executors", "2", "--json", "--quiet"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    seen = set()
+    try:
+        first = victim = None
+        deadline = time.monotonic() + 120
+        while victim is None:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"kmc ended ({proc.poll()}) before a Python worker ran "
+                            f"long enough to be killed: {proc.stderr.read()[-2000:]}")
+            workers = _workers(proc.pid)
+            seen.update(workers)
+            if workers and first is None:
+                first = time.monotonic()
+            if first is not None and time.monotonic() - first >= 1.5:
+                victim = workers[0] if workers else None
+            time.sleep(0.02)
+        os.kill(victim, signal.SIGKILL)
+        out, err = proc.communicate(timeout=180)
+    finally:
+        seen.update(_workers(proc.pid))
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+        for pid in seen:  # PySpark's daemon and workers live in a group of their own
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    spark_log = log.read_text(errors="replace")
+    assert proc.returncode == 0, f"{err[-2000:]}\n{spark_log[-3000:]}"
+    assert "Lost task" in spark_log, "the killed worker cost no task: it hit nothing"
+    r = json.loads(out)
+    assert {k: r[k] for k in BFS} == BFS
+    assert {n: [p["verdict"], p["trace_length"]] for n, p in r["properties"].items()} \
+        == BFS_VERDICTS
