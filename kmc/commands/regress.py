@@ -54,6 +54,7 @@ def run(args) -> int:
     if args.add_missing and not args.update:
         raise UsageError("--add-missing adds entries without expectations: use it with "
                          "--update")
+    _check_outputs(args)
     if args.suite is None:
         args.suite = builtin_suite()
     try:
@@ -92,6 +93,20 @@ def run(args) -> int:
         code = 0 if all(o.status == PASS for o in outcomes) else 1
     _artifacts(args, outcomes, wall, code)
     return code
+
+
+def _check_outputs(args) -> None:
+    """The report files and folder, checked before any entry runs."""
+    from kmc.reports.inputs import InputError, output_dir, output_file
+
+    try:
+        for flag, path in (("--junit", args.junit), ("--markdown", args.markdown)):
+            if path is not None:
+                output_file(path, flag)
+        if args.out is not None:
+            output_dir(args.out, "--out")
+    except InputError as e:
+        raise UsageError(str(e)) from None
 
 
 def validate(suite) -> None:
