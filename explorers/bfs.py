@@ -6,8 +6,16 @@ check properties on the new states. Parent pointers are one uint32 per state (th
 of its parent in the previous level); a trace is rebuilt by regenerating successors along
 the key path, as TLC does.
 
-Stopping happens at a level boundary (after a violation with stop_on_violation, or when
-every property is decided) so every engine, local or Spark, reports the same counts.
+Every choice is made by order key (``Core.order_key``), as the Spark explorer makes it, so
+both keep the same states at ``max_states`` and return the same counterexamples: the
+initial states and each new level are kept in ascending order-key order, so a state
+reached from several parents keeps the parent with the smallest key (the level expander
+keeps the first parent), and the core keeps, per property, the violating state with the
+smallest key of the shallowest level (``Core.open_level``).
+
+Stopping happens at a level boundary (after a violation with stop_on_violation, when every
+property is decided, or when the process outgrows ``max_memory``) so BFS and Spark report
+the same counts (DFS, which has no levels, stops at once: docs/architecture.md).
 """
 from __future__ import annotations
 
@@ -18,15 +26,20 @@ import numpy as np
 from kmc.explorers.core import Core
 from kmc.explorers.gcpause import without_cyclic_gc
 from kmc.explorers.level import level_expander
+from kmc.explorers.memory import MemoryGuard
 from kmc.explorers.visited import SortedKeySet, keys_array, smallest
 
 
 @without_cyclic_gc
 def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
         stop_on_violation=False, symmetry=False, deadlock=False, progress=None,
-        properties=None, core=None):
+        properties=None, core=None, max_memory=None):
+    """``max_memory``: bytes of resident memory (None: no guard); the run stops with
+    stopped_by "max_memory" at the last level boundary it completed (a level that crosses
+    the limit is abandoned, as a time limit abandons it)."""
     core = core or Core(model, symmetry=symmetry, deadlock=deadlock, properties=properties)
     r = core.new_result("bfs")
+    guard = MemoryGuard(max_memory)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     coverage = core.coverage_counter()
@@ -34,7 +47,7 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
     check_new = core.check_new
     watch_new = bool(core.always or core.pending_witness)
 
-    inits = core.initial()
+    inits = sorted(core.initial(), key=lambda e: core.order_key(e[1]))
     init_index = [i for i, _ in inits]
     frontier = [s for _, s in inits]
     visited = SortedKeySet()
@@ -42,8 +55,10 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
     visited.add_new(keys0)
     level_keys = [keys0]
     level_parent = [np.zeros(len(frontier), dtype=np.uint32)]
+    core.open_level()
     for j, s in enumerate(frontier):
         check_new(s, (0, j))
+    core.close_level()
     unique = generated = len(frontier)
     depth = 1 if frontier else 0
     stopped_by = ""
@@ -54,7 +69,11 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
         if progress is not None and now - state["last"] > 0.5:
             state["last"] = now
             progress(unique, generated, depth, len(frontier) - i, now - t0)
-        return deadline is not None and now > deadline
+        if deadline is not None and now > deadline:
+            state["why"] = "time_limit"
+        elif guard.exceeded(now):
+            state["why"] = "max_memory"
+        return "why" in state
 
     while frontier:
         if stop_on_violation and core.violated():
@@ -63,29 +82,45 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
         if core.done:
             stopped_by = "all properties decided"
             break
+        if guard.exceeded():
+            stopped_by = "max_memory"
+            break
+        core.open_level()  # quiescence and deadlock of the frontier, then the new states
         lvl = expand(frontier, depth - 1, tick)
         generated += lvl.generated
         if lvl.aborted:
-            stopped_by = "time_limit"
+            core.close_level()
+            stopped_by = state["why"]
             break
         fresh = np.flatnonzero(visited.unseen_mask(lvl.keys))
         if max_depth is not None and depth >= max_depth:
+            core.close_level()
             stopped_by = "max_depth" if fresh.size else ""
             break
+        okeys, states = lvl.keys[fresh], None  # packed: the keys are the (sorted) states
+        if lvl.states is not None:  # the generic expander keeps generation order
+            states = [lvl.states[i] for i in fresh.tolist()]
+            okeys = core.order_keys(okeys, states)
         if max_states is not None and unique + fresh.size > max_states:
-            fresh = fresh[smallest(lvl.keys[fresh], max_states - unique)]
+            keep = np.flatnonzero(smallest(okeys, max_states - unique))
+            fresh, okeys = fresh[keep], okeys[keep]
+            states = None if states is None else [states[i] for i in keep.tolist()]
             stopped_by = "max_states"
+        if states is not None:
+            order = np.argsort(okeys, kind="stable")
+            fresh, states = fresh[order], [states[i] for i in order.tolist()]
         if fresh.size == 0:
+            core.close_level()
             break
         new_keys = lvl.keys[fresh]
         visited.add_new(new_keys)
         level_keys.append(new_keys)
         level_parent.append(lvl.parents[fresh].astype(np.uint32))
-        frontier = new_keys.tolist() if lvl.states is None else \
-            [lvl.states[i] for i in fresh.tolist()]
+        frontier = new_keys.tolist() if states is None else states
         if watch_new:
             for j, t in enumerate(frontier):
                 check_new(t, (depth, j))
+        core.close_level()
         unique += len(frontier)
         depth += 1
         if progress is not None:
@@ -98,6 +133,7 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
     r.complete = stopped_by == ""
     r.elapsed_s = time.perf_counter() - t0
     r.visited_bytes = visited.nbytes
+    guard.report(r)
     r.extra["trace_bytes"] = int(sum(k.nbytes + p.nbytes
                                      for k, p in zip(level_keys, level_parent)))
 

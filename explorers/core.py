@@ -2,17 +2,46 @@
 
 It owns: the successor function (symmetry and boundary folded in), the state key
 (64-bit fingerprint), property checks on new states, quiescence/deadlock checks on expanded
-states, coverage bookkeeping and trace rebuilding. Explorers own only their loop.
+states, which discovery a property keeps, coverage bookkeeping and trace rebuilding.
+Explorers own only their loop.
+
+Which counterexample (or witness) a property keeps, in a level-synchronous engine (BFS,
+Spark): among the violating states of the shallowest level where the property is violated,
+the one with the smallest order key (``order_key``); its trace runs through the parent
+with the smallest order key at every level (the engines expand each level in ascending
+order-key order and keep a state's first parent). The engine brackets each level's
+checks with ``open_level()`` / ``close_level()``; while a level is open a property decided
+in it is still checked, and a later violator replaces the recorded one only when its
+order key is smaller (computed only then: a state that violates nothing costs nothing
+extra). A property decided at an earlier level is never checked again. Without an open
+level (DFS, simulation) the first discovery is kept.
+
+The order key is the Spark explorer's state key, so that every engine orders states
+alike: the state key (``rkey``) itself, except for a model that names a partition key,
+whose Spark keys carry the partition key's fingerprint in their bits from ORDER_SHIFT up
+(``explorers/spark/placement.py``) while the local engines keep the full 64-bit
+fingerprint as their visited key.
 """
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+
+import numpy as np
 
 from kmc.invariants.properties import ALWAYS, DEADLOCK, QUIESCENT, SOMETIMES
 from kmc.model.contract import Model
 from kmc.model.encoding import collision_probability, fingerprint
 from kmc.model.trace import Trace
 from kmc.model.result import CheckResult, Discovery
+
+#: a partition key's fingerprint fills the order key's bits from here up (the Spark
+#: explorer's ``placement.SHIFT``; a test checks that both give the same keys)
+ORDER_SHIFT = 48
+_LOW = (1 << ORDER_SHIFT) - 1
+_HIGH = ((1 << 64) - 1) ^ _LOW
+#: distinct partition keys whose fingerprints are cached (the Kafka models have a few
+#: hundred; the cache starts over when a model has more)
+_PK_CACHE = 1 << 16
 
 
 class Core:
@@ -26,6 +55,8 @@ class Core:
         self.pending_witness = [p for p in props if p.kind == SOMETIMES]
         self.deadlock = deadlock
         self.discoveries: dict[str, tuple] = {}  # name -> (kind, state, detail, locator)
+        # while a level is open: name -> key of the discovery recorded in it (provisional)
+        self._open: dict | None = None
         self.packed = bool(model.packed)
         use_sym = symmetry and model.has_symmetry
         self.symmetry = use_sym
@@ -36,6 +67,9 @@ class Core:
         # hands out is): skips a second representative() call on the hot path
         self.rkey = (lambda s: s) if self.packed else fingerprint
         self.successors = self._make_successors(use_sym)
+        self.by_partition_key = not self.packed and \
+            type(model).partition_key is not Model.partition_key
+        self._pk_high: dict = {}  # partition key -> its fingerprint's top bits
         self.key_bits = 64  # bits that tell two keys apart (the collision estimate)
         self.owner_shift = 0  # Spark: owner = mix64(key >> shift) mod P (spark.placement)
         self.needs_settled = bool(self.quiescent) or deadlock
@@ -65,6 +99,32 @@ class Core:
                 out.append((a, rep(t) if use_sym else t))
             return out
         return wrapped
+
+    # ---- the order key ----------------------------------------------------------------
+    def order_key(self, s) -> int:
+        """The key the level-synchronous engines order states by (module docstring); ``s``
+        is its own representative, as every state the core hands out is."""
+        if not self.by_partition_key:
+            return self.rkey(s)
+        return (fingerprint(s) & _LOW) | self._partition_bits(s)
+
+    def order_keys(self, keys: np.ndarray, states) -> np.ndarray:
+        """Order keys of ``states`` given their state keys (``rkey``, aligned): the keys
+        themselves unless the model names a partition key."""
+        if not self.by_partition_key:
+            return keys
+        high = np.fromiter(map(self._partition_bits, states), dtype=np.uint64,
+                           count=len(states))
+        return (keys & np.uint64(_LOW)) | high
+
+    def _partition_bits(self, s) -> int:
+        pk = self.model.partition_key(s)
+        bits = self._pk_high.get(pk)
+        if bits is None:
+            if len(self._pk_high) >= _PK_CACHE:
+                self._pk_high.clear()
+            bits = self._pk_high[pk] = fingerprint(pk) & _HIGH
+        return bits
 
     # ---- initial states -----------------------------------------------------------------
     def initial(self) -> list[tuple[int, object]]:
@@ -96,18 +156,18 @@ class Core:
 
     def check_new(self, s, locator) -> bool:
         """Check always/sometimes properties on a newly reached state. ``locator`` lets the
-        explorer rebuild the trace later. Returns True when something new was discovered."""
+        explorer rebuild the trace later. Returns True when something was recorded."""
         found = False
+        disc, opened = self.discoveries, self._open
         for p in self.always:
-            if p.name not in self.discoveries and not p.check(s):
-                self.discoveries[p.name] = (ALWAYS, s, _explain(p, s), locator)
-                found = True
+            if (p.name not in disc or (opened and p.name in opened)) and not p.check(s):
+                found |= self._record(p, ALWAYS, s, locator)
         if self.pending_witness:
             for p in list(self.pending_witness):
-                if p.check(s):
-                    self.discoveries[p.name] = (SOMETIMES, s, None, locator)
-                    self.pending_witness.remove(p)
+                if p.check(s) and self._record(p, SOMETIMES, s, locator):
                     found = True
+                    if opened is None:
+                        self.pending_witness.remove(p)
         return found
 
     def check_settled(self, s, succs, locator) -> bool:
@@ -118,14 +178,56 @@ class Core:
         if any(not is_fault(a) for a, _t in succs):
             return False
         found = False
-        if self.deadlock and not succs and DEADLOCK not in self.discoveries:
-            self.discoveries[DEADLOCK] = (DEADLOCK, s, "no action is enabled", locator)
-            found = True
+        disc, opened = self.discoveries, self._open
+        if self.deadlock and not succs and (DEADLOCK not in disc or
+                                            (opened and DEADLOCK in opened)):
+            found |= self.offer(DEADLOCK, DEADLOCK, s, "no action is enabled", locator)
         for p in self.quiescent:
-            if p.name not in self.discoveries and not p.check(s):
-                self.discoveries[p.name] = (QUIESCENT, s, _explain(p, s), locator)
-                found = True
+            if (p.name not in disc or (opened and p.name in opened)) and not p.check(s):
+                found |= self._record(p, QUIESCENT, s, locator)
         return found
+
+    # ---- which discovery a property keeps ----------------------------------------------
+    def open_level(self) -> None:
+        """Start a level: discoveries recorded until ``close_level`` are provisional, and
+        the one with the smallest state key wins (see the module's docstring)."""
+        self._open = {}
+
+    def close_level(self) -> None:
+        """End a level: its discoveries become final; a witness found is no longer sought."""
+        if self._open:
+            self.pending_witness = [p for p in self.pending_witness
+                                    if p.name not in self.discoveries]
+        self._open = None
+
+    def offer(self, name, kind, state, detail, locator, key=None) -> bool:
+        """Record a discovery for ``name`` if the rule keeps it: the property is undecided,
+        or it was decided in the open level by a state with a larger key. ``key`` is the
+        state's ``order_key`` (computed here when not given). Returns True when recorded."""
+        opened = self._open
+        if opened is None:
+            if name in self.discoveries:
+                return False
+        else:
+            if key is None:
+                key = self.order_key(state)
+            if name in opened:
+                if key >= opened[name]:
+                    return False
+            elif name in self.discoveries:
+                return False  # decided at an earlier level
+            opened[name] = key
+        self.discoveries[name] = (kind, state, detail, locator)
+        return True
+
+    def _record(self, p, kind, s, locator) -> bool:
+        key = None
+        if self._open is not None:
+            key = self.order_key(s)
+            if p.name in self._open and key >= self._open[p.name]:
+                return False  # the recorded state's key is smaller: skip the explanation
+        detail = None if kind == SOMETIMES else _explain(p, s)
+        return self.offer(p.name, kind, s, detail, locator, key)
 
     def coverage_counter(self):
         """Per-action fire counts, incremented on the hot path as ``cov[a] += 1``: a plain
@@ -159,9 +261,14 @@ class Core:
                 r.coverage[n] = 0
         r.collision_probability = 0.0 if self.packed else \
             collision_probability(r.unique_states, r.generated_states, self.key_bits)
-        for name, (kind, _s, detail, loc) in self.discoveries.items():
-            r.discoveries[name] = Discovery(name, kind, trace_for(loc), detail)
+        for name in self._declared():  # declaration order, whatever the engine
+            if name in self.discoveries:
+                kind, _s, detail, loc = self.discoveries[name]
+                r.discoveries[name] = Discovery(name, kind, trace_for(loc), detail)
         return r
+
+    def _declared(self) -> list:
+        return [p.name for p in self.properties] + ([DEADLOCK] if self.deadlock else [])
 
     def rebuild(self, init_index: int, keys: list) -> Trace:
         return Trace.from_keys(self.model, init_index, keys, self.key)

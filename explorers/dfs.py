@@ -2,6 +2,11 @@
 
 With a depth bound a state first reached deep may later be reached shallower; it is then
 expanded again (Spin's fix for bounded DFS), so every state within the bound is explored.
+
+DFS has no levels to finish, so it stops at once: as soon as the discovery that decides
+the last property is recorded (or, with stop_on_violation, the first violation), at the
+state limit, the time limit or the memory limit. A run stopped early therefore counts
+fewer states than BFS, which finishes the level it is on (docs/architecture.md).
 """
 from __future__ import annotations
 
@@ -9,14 +14,18 @@ import time
 
 from kmc.explorers.core import Core
 from kmc.explorers.gcpause import without_cyclic_gc
+from kmc.explorers.memory import MemoryGuard
 
 
 @without_cyclic_gc
 def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
         stop_on_violation=False, symmetry=False, deadlock=False, progress=None,
-        properties=None, core=None):
+        properties=None, core=None, max_memory=None):
+    """``max_memory``: bytes of resident memory (None: no guard); the run stops at once
+    with stopped_by "max_memory" when the process grows past it."""
     core = core or Core(model, symmetry=symmetry, deadlock=deadlock, properties=properties)
     r = core.new_result("dfs")
+    guard = MemoryGuard(max_memory)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     successors, rkey = core.successors, core.rkey
@@ -25,16 +34,31 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
     generated = 0
     deepest = 0
     stopped_by = ""
+    beyond: set = set()  # keys of successors of states at max_depth, unvisited then
+
+    def decided(found: bool) -> str:
+        """Why the run stops after a check that ``found`` something ("" to go on)."""
+        if found and stop_on_violation and core.violated():
+            return "violation"
+        return "all properties decided" if found and core.done else ""
+
     inits = core.initial()
     generated += len(inits)
     steps = 0
     for init_index, s0 in inits:
         k0 = rkey(s0)
+        seen = depth_of.get(k0)  # an initial state already reached from another one
+        if seen is not None and (max_depth is None or seen <= 1):
+            continue
+        if max_states is not None and len(depth_of) >= max_states:
+            stopped_by = "max_states"
+            break
         depth_of[k0] = 1
-        core.check_new(s0, (init_index, [k0]))
+        if seen is None:
+            stopped_by = decided(core.check_new(s0, (init_index, [k0])))
         # stack of [state, key, successors, next position]
         stack = [[s0, k0, None, 0]]
-        while stack:
+        while stack and not stopped_by:
             top = stack[-1]
             s, k, succ, pos = top
             if succ is None:
@@ -44,10 +68,13 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
                 generated += len(succ)
                 for a, _t in succ:
                     coverage[a] += 1
-                core.check_settled(s, succ, (init_index, [e[1] for e in stack]))
+                stopped_by = decided(core.check_settled(s, succ,
+                                                        (init_index, [e[1] for e in stack])))
+                if stopped_by:
+                    break
                 if max_depth is not None and d >= max_depth:
-                    if any(depth_of.get(rkey(t), 1 << 60) > d + 1 for _a, t in succ):
-                        stopped_by = stopped_by or "max_depth"
+                    beyond.update(kt for kt in (rkey(t) for _a, t in succ)
+                                  if kt not in depth_of)
                     succ = ()
                 top[2] = succ
             if pos >= len(succ):
@@ -64,27 +91,30 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
                 if max_states is not None and len(depth_of) >= max_states:
                     stopped_by = "max_states"
                     break
-                path = [e[1] for e in stack] + [kt]
-                if core.check_new(t, (init_index, path)) and stop_on_violation and \
-                        core.violated():
-                    stopped_by = "violation"
-            depth_of[kt] = d
+                depth_of[kt] = d
+                stopped_by = decided(core.check_new(t, (init_index, [e[1] for e in stack]
+                                                        + [kt])))
+                if stopped_by:
+                    break
+            else:
+                depth_of[kt] = d  # reached shallower than before: explored again
             stack.append([t, kt, None, 0])
             steps += 1
             if not steps & 1023:
                 now = time.perf_counter()
                 if deadline is not None and now > deadline:
                     stopped_by = "time_limit"
+                elif guard.exceeded(now):
+                    stopped_by = "max_memory"
                 if progress is not None:
                     progress(len(depth_of), generated, len(stack), len(stack), now - t0)
-            if stopped_by in ("time_limit", "violation") or core.done:
-                break
-        if stopped_by in ("time_limit", "violation", "max_states") or core.done:
-            stopped_by = stopped_by or "all properties decided"
+        if stopped_by:
             break
+    if not stopped_by and any(kt not in depth_of for kt in beyond):
+        stopped_by = "max_depth"  # a state lies beyond the bound (as BFS decides it)
     r.unique_states, r.generated_states, r.max_depth = len(depth_of), generated, deepest
     r.stopped_by = stopped_by
     r.complete = stopped_by == ""
     r.elapsed_s = time.perf_counter() - t0
+    guard.report(r)
     return core.finish(r, coverage, lambda loc: core.rebuild(loc[0], loc[1]))
-

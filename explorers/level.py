@@ -9,6 +9,8 @@ caller drops those already visited. Two strategies, same answers:
   successor counts). 30% faster than a per-successor dict on TwoPhase rm=8.
 - any other model: a per-successor dict keyed by state (first parent wins), and only the
   level's distinct candidates are fingerprinted.
+Both keep a candidate's first parent in frontier order; the engines hand in frontiers in
+ascending order-key order (``Core.order_key``), so that is the parent with the smallest key.
 """
 from __future__ import annotations
 

@@ -195,18 +195,15 @@ class Run:
         return elapsed
 
     def _merge(self, parts, lvl) -> None:
-        """Per property, the discovery with the least key wins (the partitioning does not
-        matter); a property already decided at an earlier level keeps its discovery."""
+        """Level ``lvl``'s discoveries, one dict per partition, by the core's one rule
+        (``Core.offer``): per property the least key wins, whatever the partitioning; a
+        property decided at an earlier level keeps its discovery."""
         core = self.core
-        best: dict = {}
+        core.open_level()
         for part in parts:
-            for name, d in part.items():
-                if name not in core.discoveries and (name not in best or d[3] < best[name][3]):
-                    best[name] = d
-        for name in sorted(best):
-            kind, state, detail, key = best[name]
-            core.discoveries[name] = (kind, state, detail, (lvl, key))
-            core.pending_witness = [p for p in core.pending_witness if p.name != name]
+            for name, (kind, state, detail, key) in part.items():
+                core.offer(name, kind, state, detail, (lvl, key), key)
+        core.close_level()
 
     # ---- checkpoints ----------------------------------------------------------------
     def elapsed(self) -> float:
