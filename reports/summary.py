@@ -31,7 +31,9 @@ def summary(result: CheckResult, trace_files: dict | None = None) -> dict:
         "properties": props, "coverage": result.coverage, "never_fired": result.never_fired,
         "collision_probability": result.collision_probability,
         "exit_code": result.exit_code(), "headline": headline(result),
-        **{k: v for k, v in x.items() if k in ("seed", "walks", "walk_length", "spark", "z3_stats")},
+        **{k: v for k, v in x.items() if k in ("seed", "walks", "walk_length", "spark",
+                                               "z3_stats", "max_memory",
+                                               "resident_bytes_at_stop")},
     }
 
 
@@ -69,6 +71,10 @@ def write_summary(result: CheckResult, out_dir: str, trace_files: dict) -> str:
     path = os.path.join(out_dir, "summary.json")
     _write_json(path, summary(result, trace_files))
     return path
+
+
+def _mib(n) -> str:
+    return "?" if n is None else f"{n / 2**20:,.0f} MiB"
 
 
 def spark_levels(spark: dict) -> str:
@@ -146,6 +152,10 @@ def render_text(result: CheckResult, trace_files: dict | None = None,
                          f"{', '.join(z['passed_through'])}")
     if s.get("spark"):
         lines.append(f"  {spark_levels(s['spark'])}")
+    if s["stopped_by"] == "max_memory":
+        lines.append(f"  memory: the process reached {_mib(s.get('resident_bytes_at_stop'))} "
+                     f"of its {_mib(s.get('max_memory'))} limit: run it on Spark "
+                     "(--explorer spark, --master for a cluster) or raise --max-memory")
     if s["never_fired"]:
         lines.append(f"  never fired: {', '.join(s['never_fired'])}")
     lines.append(f"  exit {s['exit_code']}: {EXIT_MEANINGS[s['exit_code']]}")

@@ -61,6 +61,10 @@ def add_arguments(p):
     g.add_argument("--walks", type=positive(int), help="simulation walks (default: 1000)")
     g.add_argument("--walk-length", type=positive(int),
                    help="steps per simulation walk (default: 50)")
+    p.add_argument("--max-memory", type=size, metavar="SIZE", default=argparse.SUPPRESS,
+                   help="bfs/dfs: stop cleanly (exit 4) once the process holds this much "
+                        "memory, e.g. 8g or 500m; 'none' for no guard (default: 80%% of "
+                        "the machine's memory)")
     p.add_argument("--stop-on-violation", action="store_true",
                    help="stop at the end of the BFS level where the first violation is found")
     p.add_argument("--symmetry", action="store_true",
@@ -80,6 +84,19 @@ def add_arguments(p):
     g.add_argument("--partitions", type=positive(int), metavar="N")
     g.add_argument("--checkpoint-dir", metavar="DIR")
     g.add_argument("--resume", action="store_true")
+
+
+def size(text):
+    """argparse type: a memory size (``8g``, ``500m``, ``1048576``) in bytes, or None
+    for ``none``."""
+    import re
+
+    if text.strip().lower() == "none":
+        return None
+    m = re.fullmatch(r"([0-9]+)([kmgt]?)i?b?", text.strip().lower())
+    if not m or int(m.group(1)) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 8g, 500m or none")
+    return int(m.group(1)) << (10 * " kmgt".index(m.group(2) or " "))
 
 
 def parse_params(pairs) -> dict:
@@ -113,7 +130,8 @@ def run(args) -> int:
                            stop_on_violation=args.stop_on_violation,
                            symmetry=args.symmetry,
                            deadlock=True if args.deadlock else None, progress=progress,
-                           z3=args.z3, **sim_opts, **spark_opts)
+                           z3=args.z3, **sim_opts, **spark_opts,
+                           **_memory_option(args))
     finally:
         if progress is not None:
             progress.close()
@@ -146,6 +164,20 @@ def _explorer_options(args) -> tuple[dict, dict]:
                          f"{EMBEDDED_MAX_EXECUTORS} task threads on this machine; for more, "
                          "start a cluster and pass --master")
     return spark, sim
+
+
+def _memory_option(args) -> dict:
+    """The memory guard of the local exhaustive explorers (a Spark run's driver and
+    executors have their own memory settings; a simulation keeps only its walk)."""
+    given = "max_memory" in vars(args)
+    if args.explorer not in ("bfs", "dfs"):
+        if given:
+            raise UsageError("--max-memory guards --explorer bfs or dfs: Spark sizes its "
+                             "memory with KMC_SPARK_DRIVER_MEMORY and the cluster's settings")
+        return {}
+    from kmc.explorers.memory import default_max_memory
+
+    return {"max_memory": args.max_memory if given else default_max_memory()}
 
 
 def _check_paths(args) -> None:

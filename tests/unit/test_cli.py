@@ -119,3 +119,15 @@ def test_console_script_entry_point_runs():
     out = subprocess.run([sys.executable, "-m", "kmc", "check", "tcommit", "--quiet"],
                          cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0 and "34 distinct states" in out.stdout
+
+
+def test_max_memory_stops_a_local_run_with_exit_4_and_names_spark(capsys):
+    code, out, _ = run(["check", "stale-read", "--max-memory", "1m", "--quiet"], capsys)
+    assert code == 4 and "stopped by max_memory" in out
+    assert "of its 1 MiB limit: run it on Spark" in out
+    code, _, err = run(["check", "twophase", "--explorer", "spark", "--max-memory", "1g"],
+                       capsys)
+    assert code == 2 and "--max-memory guards --explorer bfs or dfs" in err
+    from kmc.commands.check import size
+    assert (size("8g"), size("500m"), size("1048576"), size("none")) == \
+        (8 << 30, 500 << 20, 1048576, None)
