@@ -26,6 +26,7 @@ from urllib.parse import urlparse
 from kmc.explorers.errors import ExplorerError
 from kmc.explorers.spark.preflight import (check_java, check_master_reachable, explain_failure,
                                        first_line, require_pyspark)
+from kmc.explorers.spark.logfile import log_path, open_log
 from kmc.explorers.spark.ship import package_zip, private_file, remove_private_dir, source_root
 from kmc.explorers.spark.tuning import LOG_LEVELS, check as check_tuning, env_choice, env_number
 
@@ -343,12 +344,6 @@ def shutdown_gateway(wait_s: float = 30.0, gw=None) -> None:
         proc.wait(timeout=wait_s)
 
 
-def log_path() -> str:
-    """Where the JVM's (and the Python workers') own output goes."""
-    return os.environ.get("KMC_SPARK_LOG_FILE") or os.path.join(
-        tempfile.gettempdir(), f"kmc-spark-{os.getuid()}.log")
-
-
 def _gateway(conf, submitted):
     """Launch the JVM with its stdout/stderr in log_path(): Spark's banners and the
     Python daemon's shutdown noise stay out of kmc's output."""
@@ -357,7 +352,7 @@ def _gateway(conf, submitted):
 
     if submitted or SparkContext._gateway is not None:
         return None  # spark-submit's JVM, or one this process already started
-    log = open(log_path(), "wb")
+    log = open_log(log_path())
     try:
         return launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
     finally:

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -52,6 +53,35 @@ def test_cli_check_against_the_cluster(standalone):
     spark = got["spark"]
     assert spark["master"] == standalone.master_url
     assert "spark" in {lv["mode"] for lv in spark["levels"]}
+
+
+def test_ctrl_c_during_a_cluster_run_leaves_nothing_behind(standalone, tmp_path):
+    """SIGINT to kmc's process group while its executors run on the loopback cluster: exit
+    130 with one line, no process of kmc's left (driver JVM included), the application's
+    executors gone from the workers, the cluster itself still up."""
+    from test_spark_signals import _assert_clean_interrupt, _interrupt, _start, _wait_exit
+
+    argv = [sys.executable, "-m", "kmc", "check", "twophase", "-p", "rm=8", "--explorer",
+            "spark", "--master", standalone.master_url, "--quiet"]
+    proc, tree = _start(argv, tmp_path, {"KMC_SPARK_DRIVER_LEVEL": "1000"})
+    try:
+        seen = {}
+
+        def executors_busy():
+            if cluster.executor_pids(standalone.state_dir) and "t" not in seen:
+                seen["t"] = time.monotonic()
+            return "t" in seen and time.monotonic() - seen["t"] >= 2.0
+        _interrupt(proc, tree, executors_busy)
+        _out, err = _wait_exit(proc, tree)
+        _assert_clean_interrupt(proc, tree, err, tmp_path)
+        deadline = time.monotonic() + 30
+        while cluster.executor_pids(standalone.state_dir) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert cluster.executor_pids(standalone.state_dir) == []
+        assert set(cluster.alive_pids(standalone.state_dir)) == \
+            {"master", "worker-0", "worker-1"}
+    finally:
+        tree.kill()
 
 
 def test_a_worker_killed_mid_run_changes_nothing(standalone):
