@@ -51,3 +51,21 @@ def test_show_refuses_or_renders_any_retyped_trace(tmp_path, capsys, top, step, 
     assert code in (0, 2), err
     if code == 2:
         assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_write_that_fails_after_the_run_still_prints_the_result(tmp_path, capsys,
+                                                                  monkeypatch):
+    import errno
+
+    from kmc.reports import summary
+
+    def full_disk(result, out_dir):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "trace.json"))
+    monkeypatch.setattr(summary, "write_traces", full_disk)
+    code = main(["check", "twophase", "--variant", "broken-commit", "--out", str(tmp_path),
+                 "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "TCConsistent" in out and "violated" in out  # the result is there
+    assert err.count("\n") == 1 and "could not be written (No space left on device)" in err
+    assert not [p for p in tmp_path.iterdir() if p.suffix == ".tmp"]
