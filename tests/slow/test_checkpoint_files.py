@@ -17,13 +17,15 @@ import sys
 import numpy as np
 import pytest
 
+from cli_checks import one_line_error
+
 from kmc.explorers.bfs import bfs
 from kmc.explorers.errors import ExplorerError
 from kmc.explorers.spark import ckptfiles, sealing, spark_bfs
 from kmc.explorers.spark.checkpoint import to_url
 from kmc.model.validation.twophase import TwoPhase
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("key_dir")]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -38,34 +40,10 @@ class Payload:
         return open, (self.path, "w")
 
 
-@pytest.fixture(autouse=True)
-def key_dir(tmp_path_factory, monkeypatch):
-    d = tmp_path_factory.mktemp("home") / "kmc-keys"
-    monkeypatch.setenv("KMC_KEY_DIR", str(d))
-    return d
-
-
-@pytest.fixture(scope="module")
-def sc():
-    from kmc.explorers.spark.session import shutdown_gateway, spark_context
-
-    with spark_context(None, 2) as context:
-        yield context
-    shutdown_gateway()  # leave no JVM running behind this module
-
-
 def kmc(*args):
     return subprocess.run([sys.executable, "-m", "kmc", *map(str, args)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": ROOT})
-
-
-def one_line_error(r, *needles):
-    assert r.returncode == 2, r.stderr[-2000:]
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("kmc: error: "), r.stderr[-2000:]
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 def checkpoint(path, on_spark=False):

@@ -17,27 +17,10 @@ from kmc.explorers.errors import ExplorerError
 from kmc.explorers.spark import spark_bfs
 from kmc.model.validation.twophase import TwoPhase
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("key_dir")]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RM = 5  # 17 BFS levels: room to interrupt a run twice in the middle
-
-
-@pytest.fixture(autouse=True)
-def key_dir(tmp_path_factory, monkeypatch):
-    """Checkpoint keys in a directory of the test's own (child processes inherit it)."""
-    d = tmp_path_factory.mktemp("keys") / "kmc-keys"
-    monkeypatch.setenv("KMC_KEY_DIR", str(d))
-    return d
-
-
-@pytest.fixture(scope="module")
-def sc():
-    from kmc.explorers.spark.session import shutdown_gateway, spark_context
-
-    with spark_context(None, 2) as context:
-        yield context
-    shutdown_gateway()  # leave no JVM running behind this module
 
 
 def _start_check(ckpt, *extra):

@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from cli_checks import one_line_error
+
 from kmc.explorers.errors import ExplorerError
 from kmc.explorers.spark import spark_bfs
 from kmc.model.validation.twophase import TwoPhase
@@ -28,14 +30,6 @@ def kmc(*args, env=None, timeout=300):
                        text=True, timeout=timeout,
                        env={**os.environ, "PYTHONPATH": ROOT, **(env or {})})
     return r, time.monotonic() - t0
-
-
-def one_line_error(r, *needles):
-    assert r.returncode == 2, r.stderr[-2000:]
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("kmc: error: "), r.stderr[-2000:]
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 def free_port():
@@ -99,15 +93,6 @@ def test_a_master_that_never_accepts_the_application():
             c.close()
     one_line_error(r, "did not accept the application within 5 s", "KMC_SPARK_WAIT")
     assert took < 120
-
-
-@pytest.fixture(scope="module")
-def sc():
-    from kmc.explorers.spark.session import shutdown_gateway, spark_context
-
-    with spark_context(None, 2) as context:
-        yield context
-    shutdown_gateway()  # leave no JVM running behind this module
 
 
 def test_executors_that_cannot_import_the_model(sc, tmp_path):
