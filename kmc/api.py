@@ -11,6 +11,8 @@ always validates the model before exploring it.
 """
 from __future__ import annotations
 
+import os
+
 from kmc import catalog
 from kmc.errors import UsageError
 from kmc.explorers import ENGINES, engine
@@ -41,11 +43,13 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
             raise UsageError("variant and params belong to a scenario: build the Model "
                              "with them instead")
         name, v, p, model, options, bounds = scenario.name, "default", {}, scenario, {}, {}
+        user_model = None  # a caller's own exception reaches the caller as it is
     else:
         info = catalog.load(scenario, variant, dict(params or {}))
         sc = info["scenario"]
         name, v, p, options, bounds = sc.name, info["variant"], info["params"], \
             sc.options, info["bounds"]
+        user_model = sc.name if sc.family == "user" else None
         model = build_model(sc, v, p)
     try:
         validate_model(model)
@@ -73,6 +77,12 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
         result = engine(explorer)(model, **opts)
     except ExplorerError as e:
         raise UsageError(str(e)) from None
+    except Exception as e:
+        if user_model is None or os.environ.get("KMC_DEBUG"):
+            raise
+        # the user's own model code failed while it was explored: their bug, named
+        raise UsageError(f"{user_model} raised {type(e).__name__} while it was explored: "
+                         f"{e} (KMC_DEBUG=1 shows the traceback)") from None
     result.extra.update(scenario=name, variant=v, params=p, model=model, z3=z3)
     if z3:  # which properties z3 decided, the memo hit rate, solver calls (driver side)
         from kmc.invariants.z3mode import z3_stats

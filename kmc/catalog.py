@@ -18,22 +18,38 @@ ENTRY_POINT_GROUP = "kmc.scenarios"
 
 
 def scenarios() -> dict[str, Scenario]:
-    """Every registered scenario by name: the built-ins, then the entry points'."""
-    out: dict[str, Scenario] = {}
-    for pkg in PACKAGES:
-        for sc in importlib.import_module(pkg).SCENARIOS:
-            _register(out, sc, pkg)
+    """Every registered scenario by name: the built-ins, then the entry points'. A
+    package that fails to load, or reuses a name, is skipped with a warning: one broken
+    plugin never stops the built-in scenarios (or the other plugins) from working."""
+    out = builtins()
     for ep in _entry_points():
-        for sc in _entry_point_scenarios(ep):
-            _register(out, sc, f"entry point {ep.name!r}")
+        try:
+            found = _entry_point_scenarios(ep)
+        except UsageError as e:
+            _warn(f"{e}; skipped")
+            continue
+        for sc in found:
+            if sc.name in out:
+                _warn(f"scenario {sc.name!r} of {sc.source} is already registered by "
+                      f"{out[sc.name].source}; skipped: rename it")
+                continue
+            out[sc.name] = sc
     return out
 
 
-def _register(out: dict, sc: Scenario, where: str) -> None:
-    if sc.name in out:
-        raise UsageError(f"scenario {sc.name!r} is registered twice ({where} and "
-                         f"{out[sc.name].source}): rename one of them")
-    out[sc.name] = sc
+def builtins() -> dict[str, Scenario]:
+    out: dict[str, Scenario] = {}
+    for pkg in PACKAGES:
+        for sc in importlib.import_module(pkg).SCENARIOS:
+            out[sc.name] = sc
+    return out
+
+
+def _warn(text: str) -> None:
+    import sys
+
+    from kmc.cli import one_line
+    print(f"kmc: warning: {one_line(text)}", file=sys.stderr)
 
 
 def _entry_points():
@@ -67,9 +83,22 @@ def _entry_point_scenarios(ep) -> list[Scenario]:
             for sc in items]
 
 
+def beside(ref: str, folder: str) -> str:
+    """A scenario reference read from a file in ``folder`` (a scenario or suite file):
+    a relative model file or scenario file is found beside that file, not in the
+    working directory."""
+    path = ref.rpartition(":")[0] if is_user_ref(ref) else ref
+    if (path.endswith(".py") or path.endswith(".toml")) and not os.path.isabs(path):
+        return os.path.join(folder, ref)
+    return ref
+
+
 def get(name: str) -> Scenario:
     if is_user_ref(name):
         return user_scenario(name)
+    table = builtins()
+    if name in table:
+        return table[name]
     table = scenarios()
     if name not in table:
         raise UsageError(f"unknown scenario {name!r}{did_you_mean(name, table)}: run "
@@ -89,9 +118,7 @@ def load(ref: str, variant: str | None, raw_params: dict) -> dict:
         if not isinstance(base, str):
             raise UsageError(f"{ref}: missing `scenario = \"NAME\"` (one of the names that "
                              "`kmc list` shows, or a model as \"file.py:factory\")")
-        if is_user_ref(base) and base.partition(":")[0].endswith(".py") \
-                and not os.path.isabs(base):  # a model file beside the scenario file
-            base = os.path.join(os.path.dirname(os.path.abspath(ref)), base)
+        base = beside(base, os.path.dirname(os.path.abspath(ref)))
         file_params = spec.get("params", {})
         if not isinstance(file_params, dict):
             raise UsageError(f"{ref}: [params] must be a table of KEY = VALUE")

@@ -3,12 +3,15 @@
 The factory is any callable returning a ``kmc.Model``; each ``-p KEY=VALUE`` becomes one
 keyword argument (VALUE read as a TOML literal: 3 is an int, true a bool; a string
 otherwise). A model file is imported as a module named after the file, with its folder put
-first on ``sys.path``, so the file may import its neighbours, and Spark executors on this
-machine (which get the driver's ``sys.path``) import it the same way.
+last on ``sys.path`` (the file may import its neighbours, which never stand in for a module
+kmc imports), and Spark executors on this machine (which get the driver's ``sys.path``)
+import it the same way. VALUE is converted to the type of the factory parameter's default
+or annotation (bool, int, float, str); otherwise it is read as a TOML literal.
 """
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import os
 import re
@@ -16,7 +19,7 @@ import sys
 
 from kmc.errors import UsageError
 from kmc.model.contract import Model
-from kmc.model.scenario import Scenario, did_you_mean
+from kmc.model.scenario import Scenario, did_you_mean, literal
 
 _MODULE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -41,18 +44,35 @@ def user_scenario(ref: str) -> Scenario:
     doc = (inspect.getdoc(factory) or "").strip().splitlines()
     return Scenario(name=ref, description=doc[0] if doc else f"user model {ref}",
                     build=_builder(ref, factory), variants=("default",), family="user",
-                    source=ref, free_params=True)
+                    source=ref, free_params=True, convert=_converter(ref, factory))
+
+
+def _signature(factory):
+    try:
+        return inspect.signature(factory)
+    except (TypeError, ValueError):  # no signature to check (a builtin): the call says it
+        return None
+
+
+def _converter(ref, factory):
+    """Check raw ``-p`` values against the factory's signature and convert each to what
+    the factory takes (``coerce``)."""
+    def convert(params: dict) -> dict:
+        sig = _signature(factory)
+        if sig is not None:
+            try:
+                sig.bind(**params)
+            except TypeError as e:
+                raise UsageError(f"{ref}: the factory does not take these parameters "
+                                 f"({e}): its signature is {attr_signature(factory)}") \
+                    from None
+        return {k: coerce(ref, sig.parameters.get(k) if sig else None, v)
+                for k, v in params.items()}
+    return convert
 
 
 def _builder(ref, factory):
-    def build(_variant, params):
-        try:
-            inspect.signature(factory).bind(**params)
-        except TypeError as e:
-            raise UsageError(f"{ref}: the factory does not take these parameters ({e}): "
-                             f"its signature is {attr_signature(factory)}") from None
-        except ValueError:  # no signature to check (a builtin): let the call say it
-            pass
+    def build(_variant, params):  # params: already converted by _converter
         try:
             model = factory(**params)
         except UsageError:
@@ -65,6 +85,50 @@ def _builder(ref, factory):
                              "properties)")
         return model
     return build
+
+
+def coerce(ref: str, param: inspect.Parameter | None, value):
+    """A ``-p`` value as the factory's parameter wants it: the type of its default (or
+    its annotation) when that is bool, int, float or str, else a TOML literal (3 an int,
+    true a bool, [1, 2] a list), else the string itself. A value that does not fit is
+    one line naming the parameter."""
+    want = None if param is None else _wanted_type(param)
+    if want is None:
+        return literal(value)
+    if isinstance(value, want) and not (want is int and isinstance(value, bool)):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if want is bool and text.lower() in _BOOLS:
+            return _BOOLS[text.lower()]
+        if want is int and _INT.fullmatch(text):
+            return int(text)
+        if want is float and _FLOAT.fullmatch(text):
+            return float(text)
+        if want is str:
+            return value
+    if want is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    noun = {bool: "true or false", int: "a whole number", float: "a number",
+            str: "a string"}[want]
+    raise UsageError(f"{ref}: parameter {param.name} takes {noun}, got {value!r}")
+
+
+_BOOLS = {"true": True, "yes": True, "on": True, "1": True,
+          "false": False, "no": False, "off": False, "0": False}
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def _wanted_type(param: inspect.Parameter):
+    for hint in (param.default, param.annotation):
+        if hint is inspect.Parameter.empty or hint is None:
+            continue
+        kind = hint if isinstance(hint, type) else type(hint) if not isinstance(hint, str) \
+            else {"bool": bool, "int": int, "float": float, "str": str}.get(hint)
+        if kind in (bool, int, float, str):
+            return kind
+    return None
 
 
 def attr_signature(factory) -> str:
@@ -101,8 +165,14 @@ def _load_file(path: str):
             return loaded
         raise UsageError(f"model file {path}: a module named {stem!r} is already loaded "
                          f"from {getattr(loaded, '__file__', 'elsewhere')}: rename the file")
+    other = importlib.util.find_spec(stem)
+    if other is not None and os.path.abspath(other.origin or "") != full:
+        raise UsageError(f"model file {path}: a module named {stem!r} is already importable "
+                         f"from {other.origin or 'elsewhere'}: rename the file")
     if folder not in sys.path:
-        sys.path.insert(0, folder)
+        # last on the path: the model's neighbours never stand in for a module kmc or
+        # the standard library imports (Spark executors get the same path)
+        sys.path.append(folder)
     try:
         return importlib.import_module(stem)
     except Exception as e:

@@ -96,9 +96,10 @@ class Scenario:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: where the scenario comes from: "built-in", an entry point, or a user model reference
     source: str = "built-in"
-    #: a user model's factory takes any keyword parameters (checked against its
-    #: signature by ``build``): values are read as TOML literals, else as strings
+    #: a user model's factory takes any keyword parameters, converted by ``convert``
     free_params: bool = False
+    #: with free_params: raw values -> the values the factory takes (user_models.coerce)
+    convert: Callable[[dict], dict] | None = field(default=None, compare=False)
 
     @property
     def variant_default(self) -> str:
@@ -115,13 +116,15 @@ class Scenario:
         params = {p.name: p.default for p in self.params}
         for key, raw in raw_params.items():
             if self.free_params and key not in known:
-                params[key] = literal(raw)
+                params[key] = raw  # converted below, as the factory wants it
                 continue
             if key not in known:
                 names = ", ".join(known) or "none"
                 raise ScenarioError(f"scenario {self.name!r} has no parameter {key!r}"
                                     f"{did_you_mean(key, known)}: its parameters are {names}")
             params[key] = known[key].parse(raw)
+        if self.convert is not None:
+            params = self.convert(params)
         return v, params
 
     def make(self, variant: str | None = None, params: Mapping[str, Any] | None = None):

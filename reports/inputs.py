@@ -12,6 +12,8 @@ import os
 import stat
 
 MAX_BYTES = 64 * 1024 * 1024
+UMASK = os.umask(0o022)  # read once, at import, before any thread runs
+os.umask(UMASK)
 MAX_DEPTH = 100
 
 
@@ -111,12 +113,17 @@ def output_file(path: str, flag: str) -> str:
 
 
 def write_atomic(path: str, data: str | bytes) -> str:
-    """Write ``data`` to ``path`` through a temporary file in the same directory and a
+    """Write ``data`` to ``path`` through a fresh temporary file in the same directory
+    (created exclusively: a link planted at a guessable name is never followed) and a
     rename: a reader never sees half a file, and a failure leaves nothing behind."""
-    tmp = f"{path}.{os.getpid()}.tmp"
+    import tempfile
+
+    folder, name = os.path.split(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     try:
-        with open(tmp, "wb") as f:
+        with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.chmod(tmp, 0o666 & ~UMASK)  # what open() would have given the file
         os.replace(tmp, path)
     except BaseException:
         try:

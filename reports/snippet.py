@@ -13,6 +13,7 @@ def python_snippet(doc: dict) -> str:
     rows = []
     for st, ai in zip(steps[1:], doc["action_indices"]):
         who = f", {st['actor']}" if st.get("actor") else ""
+        who = " ".join(who.split())
         rows.append(f"    ({ai}, {st.get('action')!r}),  # step {st['index']}{who}")
     if prop == DEADLOCK:
         verdict = ["assert not model.successors(state), \"an action is enabled: the model "
@@ -21,13 +22,15 @@ def python_snippet(doc: dict) -> str:
         want = "" if kind == "sometimes" else "not "
         holds = "does not hold" if kind == "sometimes" else "holds"
         verdict = [f"prop = next(p for p in model.properties() if p.name == {prop!r})",
-                   f"assert {want}prop.check(state), \"{prop} {holds} here: the model "
-                   "changed\""]
+                   f"assert {want}prop.check(state), "
+                   f"{prop + ' ' + holds + ' here: the model changed'!r}"]
     what = "witness for" if kind == "sometimes" else "counterexample to"
+    # every value taken from the trace file enters the program as a repr() or a comment
+    # without line breaks: a crafted file cannot inject code into it
+    title = " ".join(f"Rebuilds the {what} {prop} in {describe(doc)}.".split())
     lines = [
-        f'"""Rebuilds the {what} {prop} in {describe(doc)}.',
-        "Needs kmc importable: pip install -e . in the checkout, or PYTHONPATH=CHECKOUT."
-        '"""',
+        f"# {title}",
+        "# Needs kmc importable: pip install kmc, or pip install -e . in a checkout.",
         "from kmc.api import build",
         "",
         f"model = build({doc['scenario']!r}, {doc['variant']!r}, {dict(doc['params'])!r})",

@@ -10,7 +10,8 @@ from kmc import api
 from kmc.errors import UsageError
 
 NAME = "check"
-HELP = "explore a scenario (a registered name or a .toml file) and check its properties"
+HELP = ("explore a scenario (a registered name, a .toml file, or your own model as "
+        "FILE.py:factory) and check its properties")
 EPILOG = """exit codes:
   0  every property holds and every witness was found
   1  a property is violated or a witness is missing (also in a bounded run)
@@ -46,7 +47,8 @@ def non_negative_int(text):
 
 
 def add_arguments(p):
-    p.add_argument("scenario", help="scenario name (see `kmc list`) or path to a .toml file")
+    p.add_argument("scenario", help="scenario name (see `kmc list`), a .toml scenario file, "
+                                    "or a model as FILE.py:factory / module:factory")
     p.add_argument("--variant", help="protocol variant (default: the scenario's default "
                                       "variant, marked * in `kmc list`)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
@@ -66,7 +68,8 @@ def add_arguments(p):
                         "memory, e.g. 8g or 500m; 'none' for no guard (default: 80%% of "
                         "the machine's memory)")
     p.add_argument("--stop-on-violation", action="store_true",
-                   help="stop at the end of the BFS level where the first violation is found")
+                   help="stop after the first violation: BFS and Spark at the end of its "
+                        "level, DFS at once")
     p.add_argument("--symmetry", action="store_true",
                    help="symmetry reduction through the model's representative()")
     p.add_argument("--deadlock", action="store_true", help="report states with no action")
@@ -172,12 +175,20 @@ def _memory_option(args) -> dict:
     given = "max_memory" in vars(args)
     if args.explorer not in ("bfs", "dfs"):
         if given:
-            raise UsageError("--max-memory guards --explorer bfs or dfs: Spark sizes its "
-                             "memory with KMC_SPARK_DRIVER_MEMORY and the cluster's settings")
+            raise UsageError("--max-memory guards --explorer bfs or dfs (a Spark run sizes "
+                             "its memory with KMC_SPARK_DRIVER_MEMORY and the cluster's "
+                             "settings; a simulation holds one walk)")
         return {}
-    from kmc.explorers.memory import default_max_memory
+    from kmc.explorers.memory import default_max_memory, resident_bytes
 
-    return {"max_memory": args.max_memory if given else default_max_memory()}
+    if not given:
+        return {"max_memory": default_max_memory()}
+    now = resident_bytes()
+    if args.max_memory is not None and now is not None and args.max_memory <= now:
+        raise UsageError(f"--max-memory {args.max_memory:,} bytes is below what kmc already "
+                         f"holds ({now / 2**20:,.0f} MiB) before exploring: give a size "
+                         "like 2g or 500m")
+    return {"max_memory": args.max_memory}
 
 
 def _check_paths(args) -> None:

@@ -112,7 +112,9 @@ def _check_outputs(args) -> None:
 def validate(suite) -> None:
     """Every entry names a scenario, variant and parameters that exist, before anything
     runs: a typo is exit 2 with the line, not a crash half-way through CI."""
+    folder = os.path.dirname(os.path.abspath(suite.path))
     for e in suite.entries:
+        e.scenario = catalog.beside(e.scenario, folder)
         try:
             info = catalog.load(e.scenario, e.variant, dict(e.params))
         except UsageError as err:

@@ -17,19 +17,39 @@ HELP = "re-execute a trace file (from `kmc check --out`) against the current mod
 def add_arguments(p):
     p.add_argument("trace", help="a trace-*.json file written by `kmc check --out DIR`")
     p.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
+    add_model_argument(p)
 
 
-def load_model(path: str):
-    """The trace document and the model its scenario, variant and params rebuild."""
-    from kmc import api
+def add_model_argument(p):
+    p.add_argument("--model", metavar="FILE.py:FACTORY",
+                   help="the user model to rebuild the trace with (FILE.py:factory or "
+                        "module:factory): a trace file names its scenario but never "
+                        "chooses code to run")
+
+
+def load_model(path: str, model_ref: str | None = None):
+    """The trace document and the model its scenario, variant and params rebuild. Only
+    a registered scenario is rebuilt from the file's own words; a user model runs only
+    when the command line names it (``model_ref``)."""
+    from kmc import api, catalog
     from kmc.reports.tracefile import TraceFileError, load_trace
 
     try:
         doc = load_trace(path)
     except TraceFileError as e:
         raise UsageError(str(e)) from None
+    ref = doc["scenario"]
+    if model_ref is not None:
+        if not catalog.is_user_ref(model_ref):
+            raise UsageError(f"--model {model_ref}: name a model as FILE.py:factory or "
+                             "module:factory")
+        ref = model_ref
+    elif catalog.is_user_ref(ref) or ref.endswith(".toml") or "/" in ref:
+        raise UsageError(f"{path} names the model {ref!r}, not a registered scenario: a "
+                         "trace file does not choose code to run; if you trust it, pass it "
+                         f"on the command line: --model {ref}")
     try:
-        model = api.build(doc["scenario"], doc["variant"], doc["params"])
+        model = api.build(ref, doc["variant"], doc["params"])
     except UsageError as e:
         raise UsageError(f"{path}: cannot rebuild its model: {e}") from None
     return doc, model
@@ -38,7 +58,7 @@ def load_model(path: str):
 def run(args) -> int:
     from kmc.reports.replay import replay_document
 
-    doc, model = load_model(args.trace)
+    doc, model = load_model(args.trace, args.model)
     out = replay_document(model, doc)
     if args.json:
         print(json.dumps({"reproduced": out.reproduced, "step": out.step,

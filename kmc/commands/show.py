@@ -24,6 +24,8 @@ def add_arguments(p):
     p.add_argument("--state-graph", action="store_true",
                    help="with --pictures: also draw the explored state graph (rebuilds "
                         "the model from the trace's scenario)")
+    from kmc.commands.replay import add_model_argument
+    add_model_argument(p)
 
 
 def run(args) -> int:
@@ -52,7 +54,7 @@ def run(args) -> int:
         model = None
         if args.state_graph:
             from kmc.commands.replay import load_model
-            _doc, model = load_model(args.trace)
+            _doc, model = load_model(args.trace, args.model)
         files = write_artifacts(doc, args.pictures, model=model,
                                 trace_path=args.trace)
         print("\nwrote " + ", ".join(sorted(files.values())))

@@ -122,9 +122,15 @@ def test_console_script_entry_point_runs():
 
 
 def test_max_memory_stops_a_local_run_with_exit_4_and_names_spark(capsys):
-    code, out, _ = run(["check", "stale-read", "--max-memory", "1m", "--quiet"], capsys)
+    from kmc.explorers.memory import resident_bytes
+    run(["check", "stale-read", "--quiet"], capsys)  # every import done: a stable baseline
+    limit = resident_bytes() + (8 << 20)  # lifecycle-large's widest levels outgrow it
+    code, out, _ = run(["check", "lifecycle-large", "--max-memory", str(limit), "--quiet"],
+                       capsys)
     assert code == 4 and "stopped by max_memory" in out
-    assert "of its 1 MiB limit: run it on Spark" in out
+    assert "limit: run it on Spark" in out
+    code, _, err = run(["check", "twophase", "--max-memory", "4096"], capsys)
+    assert code == 2 and "is below what kmc already holds" in err
     code, _, err = run(["check", "twophase", "--explorer", "spark", "--max-memory", "1g"],
                        capsys)
     assert code == 2 and "--max-memory guards --explorer bfs or dfs" in err

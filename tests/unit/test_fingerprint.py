@@ -43,7 +43,7 @@ STATES = [
 
 def _fps_in_subprocess(seed: str):
     code = STATES_SRC + (
-        "\nimport json\nfrom model.encoding import fingerprint\n"
+        "\nimport json\nfrom kmc.model.encoding import fingerprint\n"
         "print(json.dumps([fingerprint(s) for s in STATES]))")
     env = {**os.environ, "PYTHONHASHSEED": seed,
            "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.dirname(__file__)))}

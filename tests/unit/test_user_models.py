@@ -3,6 +3,7 @@
 `kmc.scenarios` entry point group, the public API (`from kmc import ...`), and the packed
 API's declaration checks — every mistake a one-line exit 2 that names the fix."""
 import json
+import sys
 import textwrap
 
 import pytest
@@ -51,9 +52,10 @@ def models(tmp_path, monkeypatch):
     d.mkdir()
     (d / "counter_models.py").write_text(COUNTER)
     monkeypatch.chdir(d)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the model's folder goes again
     yield d
-    import sys
-    sys.modules.pop("counter_models", None)
+    for name in ("counter_models", "json_models"):
+        sys.modules.pop(name, None)
 
 
 def check_json(capsys, *argv):
@@ -136,8 +138,11 @@ def test_scenarios_from_an_entry_point(tmp_path, monkeypatch, capsys):
     code, out, _ = check_json(capsys, "team-counter", "--variant", "bug")
     assert code == 1 and out["variant"] == "bug"
     (info / "entry_points.txt").write_text("[kmc.scenarios]\nteam = team_scen:NOPE\n")
-    assert main(["list"]) == 2
-    assert "entry point 'team'" in capsys.readouterr().err
+    assert main(["list"]) == 0  # a broken plugin is skipped, with a warning
+    out, err = capsys.readouterr()
+    assert "team-counter" not in out and "twophase" in out
+    assert err.startswith("kmc: warning: entry point 'team'") and "skipped" in err
+    assert main(["check", "twophase", "--quiet"]) == 0  # built-ins never load plugins
 
 
 @pytest.mark.parametrize("argv,words", [
@@ -201,3 +206,56 @@ def test_the_packed_api_checks_declarations(kwargs, words):
         Toggle(**kwargs)
     assert words in str(e.value)
     assert len(Toggle().successors(Toggle().init_states()[0])) == 2
+
+
+def test_parameters_take_the_type_of_the_factory_default(models, capsys):
+    code, out, _ = check_json(capsys, "counter_models.py:make", "-p", "wrong=False", "-p",
+                              "limit=4")
+    assert code == 0 and out["unique_states"] == 5  # False is false, not a truthy string
+    code, out, _ = check_json(capsys, "counter_models.py:make", "-p", "wrong=yes")
+    assert code == 1
+    assert main(["check", "counter_models.py:make", "-p", "limit=two", "--quiet"]) == 2
+    assert "parameter limit takes a whole number, got 'two'" in capsys.readouterr().err
+
+
+def test_the_models_neighbours_do_not_shadow_what_kmc_imports(models, capsys):
+    (models / "difflib.py").write_text("raise SystemExit('the neighbour ran')\n")
+    assert main(["check", "counter_models.py:mak", "--quiet"]) == 2
+    assert "did you mean 'make'" in capsys.readouterr().err
+    (models / "json.py").write_text("")
+    (models / "json_models.py").write_text(COUNTER)
+    assert main(["check", "json.py:make", "--quiet"]) == 2
+    assert "a module named 'json' is already" in capsys.readouterr().err
+
+
+def test_a_trace_file_never_chooses_code_to_run(models, capsys, tmp_path):
+    out_dir = tmp_path / "out"
+    assert main(["check", "counter_models.py:make", "-p", "wrong=true", "--out",
+                 str(out_dir), "--quiet"]) == 1
+    capsys.readouterr()
+    trace = out_dir / "trace-Bounded.json"
+    assert main(["replay", str(trace)]) == 2
+    assert "--model counter_models.py:make" in capsys.readouterr().err
+    assert main(["replay", str(trace), "--model", "counter_models.py:make"]) == 0
+    doc = json.loads(trace.read_text())
+    doc.update(scenario="os:system", params={"command": f"touch {tmp_path}/ran"})
+    trace.write_text(json.dumps(doc))
+    assert main(["replay", str(trace)]) == 2
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_user_model_failing_while_explored_is_named(models, capsys):
+    (models / "bad_models.py").write_text(
+        "from kmc import Model, always\n"
+        "class Bad(Model):\n"
+        "    def init_states(self): return [0]\n"
+        "    def actions(self, s): return [1]\n"
+        "    def next_state(self, s, a): return s + 1 if s < 100 else {}['boom']\n"
+        "    def properties(self): return [always('P', lambda s: True)]\n"
+        "def make(): return Bad()\n")
+    try:
+        assert main(["check", "bad_models.py:make", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "bad_models.py:make raised KeyError" in err
+    finally:
+        sys.modules.pop("bad_models", None)
