@@ -75,6 +75,12 @@ def cases() -> list[tuple[str, dict, list[str]]]:
         ("trace-step-changed-text", {"t.json": "EDIT:steps.1.changed=abc"},
          ["show", "{d}/t.json"]),
         ("trace-lanes-numbers", {"t.json": "EDIT:lanes=[1,2]"}, ["show", "{d}/t.json"]),
+        # a trace file names its model but never chooses code to run
+        ("trace-names-code", {"t.json": 'EDIT:scenario="os:system"'},
+         ["replay", "{d}/t.json"]),
+        ("trace-names-a-file", {"t.json": 'EDIT:scenario="evil.py:make"',
+                                "evil.py": "open('ran', 'w').close()\n"},
+         ["show", "{d}/t.json", "--pictures", "{d}/p", "--state-graph"]),
         # strict parsing
         ("param-underscore", {}, ["check", "twophase", "-p", "rm=1_0"]),
         ("param-arabic-digit", {}, ["check", "twophase", "-p", "rm=\u0663"]),
