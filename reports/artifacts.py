@@ -14,13 +14,10 @@ from kmc.reports.graph import draw_trace_graph, trace_graph, write_dot, write_gr
     write_node_link
 from kmc.reports.sequence import draw_sequence
 from kmc.reports.snippet import python_snippet
+from kmc.reports.summary import slug  # noqa: F401  (also the HTML report's anchors)
 
 #: state graphs are drawn whole up to this many states, else cut to the neighbourhood
 STATE_GRAPH_LIMIT = 60
-
-
-def slug(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 
 def write_artifacts(doc: dict, out_dir: str, *, model=None, trace_path=None) -> dict:

@@ -43,7 +43,7 @@ def write_traces(result: CheckResult, out_dir: str) -> dict:
     os.makedirs(out_dir, exist_ok=True)
     paths = {}
     for name, d in sorted(result.discoveries.items()):
-        path = os.path.join(out_dir, f"trace-{_slug(name)}.json")
+        path = os.path.join(out_dir, f"trace-{slug(name)}.json")
         _write_json(path, d.trace.to_dict(model, **trace_meta(result, name)))
         paths[name] = path
     return paths
@@ -199,7 +199,8 @@ def _counterexample(result, model, name, path) -> list[str]:
     return lines
 
 
-def _slug(name: str) -> str:
+def slug(name: str) -> str:
+    """A property name as it appears in file names and page anchors."""
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 
