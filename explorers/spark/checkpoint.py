@@ -9,16 +9,19 @@ multi-machine cluster it must be storage every executor and the driver can reach
                           record per line (``sealing``: HMAC, then the base64 pickle)
     levels/L.npy          level L's trace rows: a 2 x n uint64 array, its keys (ascending)
                           and their parents' keys (loaded with allow_pickle=False)
-    levels/L.json         level L's counters, the digest of L.npy, and its coverage and
-                          discoveries (Python objects: a base64 pickle); written last, so
-                          its presence marks level L complete
+    levels/L.json         level L's counters, the digest of L.npy, the name and size of
+                          each of blocks/L's part files, and its coverage and discoveries
+                          (Python objects: a base64 pickle); written last, so its presence
+                          marks level L complete
     lineage/              Spark's own RDD checkpoints (lineage cuts)
 
 Nothing read from DIR executes code before its HMAC verifies. Each JSON file carries an
 HMAC with a key kept outside DIR (``sealing``), verified before anything it covers is used
-(it covers the digest of L.npy); pickles (block records, a level's objects) are loaded
-only after their HMAC verifies. A local directory's small files are read and written by
-the driver directly (``ckptfiles``); blocks always go through Spark.
+(it covers the digest of L.npy and the list of block files, so a block file lost, added,
+renamed or cut short is refused before the blocks are read); pickles (block records, a
+level's objects) are loaded only after their HMAC verifies. A local directory's small
+files are read and written by the driver directly (``ckptfiles``); blocks always go
+through Spark.
 
 Only the two newest block sets are kept; level files are small (16 bytes per state) and are
 all kept, because traces are rebuilt from them.
@@ -40,7 +43,7 @@ from kmc.explorers.errors import ExplorerError
 from kmc.explorers.spark import ckptfiles, sealing
 from kmc.model.encoding import fingerprint
 
-FORMAT = 2
+FORMAT = 3  # 3: levels/L.json lists the block files
 IDENTITY = "identity.json"
 OLD_IDENTITY = "identity.pkl"  # format 1 (pickles): refused unread
 #: a level's counters, kept as JSON as they are
@@ -83,7 +86,8 @@ class CheckpointStore:
         records = _records(self.sc, frontier, nparts)
         records.map(sealing.sealer(self.key, f"blocks/{depth}")) \
             .saveAsTextFile(self.blocks_url(depth))
-        (npy_rel, npy), (json_rel, doc) = encode_level(self.key, depth, meta)
+        (npy_rel, npy), (json_rel, doc) = encode_level(self.key, depth, meta,
+                                                       self.block_files(depth))
         self.files.write(npy_rel, npy, atomic=False)  # complete once the JSON file is
         self.files.write(json_rel, doc)
         for old in self.completed_levels():
@@ -94,6 +98,27 @@ class CheckpointStore:
         """Level ``depth``'s metadata, as ``Run.meta`` made it; its HMAC verified."""
         files = {rel: self.read(rel) for rel in level_files(depth)}
         return decode_level(self.key, depth, files, self.path)
+
+    def block_files(self, depth: int) -> dict:
+        """The part files of blocks/``depth`` as they are now: {name: size in bytes}."""
+        return {name: size for name, size in self.files.sizes(f"blocks/{depth}").items()
+                if name.startswith("part-")}
+
+    def check_blocks(self, depth: int, meta: dict) -> None:
+        """Refuse blocks/``depth`` unless it holds exactly the part files, of the very
+        sizes, that level ``depth``'s (verified) metadata lists: a file lost, added,
+        renamed or cut short would otherwise resume with a wrong set of states."""
+        want, have = meta["blocks"], self.block_files(depth)
+        for name in sorted(want.keys() | have.keys()):
+            if name not in have:
+                why = "is missing"
+            elif name not in want:
+                why = f"is not one of the files levels/{depth}.json lists"
+            elif have[name] != want[name]:
+                why = f"has {have[name]:,} bytes, not the {want[name]:,} written"
+            else:
+                continue
+            raise tampered(self.path, f"blocks/{depth}/{name}", why)
 
     def load_blocks(self, depth: int):
         """The blocks after level ``depth``: an RDD of (partition, record). Each line is
@@ -178,9 +203,10 @@ def tampered(path: str, what: str, why: str = "does not match its key") -> Explo
 
 
 # ---- levels on disk ----------------------------------------------------------------------
-def encode_level(key: bytes, depth: int, meta: dict) -> list[tuple[str, bytes]]:
+def encode_level(key: bytes, depth: int, meta: dict, blocks: dict) -> list[tuple[str, bytes]]:
     """The files of level ``depth`` (``Run.meta``), in writing order: its trace rows
-    (row 0 the keys, row 1 their parents' keys) and its JSON file."""
+    (row 0 the keys, row 1 their parents' keys) and its JSON file, which lists the
+    ``blocks`` files ({name: size}) saved with the level."""
     npy_rel, json_rel = level_files(depth)
     buf = io.BytesIO()
     np.save(buf, np.stack([np.asarray(meta["keys"], dtype=np.uint64),
@@ -193,7 +219,7 @@ def encode_level(key: bytes, depth: int, meta: dict) -> list[tuple[str, bytes]]:
     body = {"format": FORMAT, **{k: meta[k] for k in COUNTERS},
             "init_index": None if init is None else [[int(k), int(i)]
                                                      for k, i in init.items()],
-            "rows_sha256": hashlib.sha256(rows).hexdigest(),
+            "rows_sha256": hashlib.sha256(rows).hexdigest(), "blocks": dict(blocks),
             "objects": base64.b64encode(objects).decode("ascii")}
     return [(npy_rel, rows), (json_rel, signed(key, f"levels/{depth}", body))]
 
@@ -203,18 +229,39 @@ def decode_level(key: bytes, depth: int, files: dict, path: str) -> dict:
     covers the .npy file's digest and the objects' pickle, checked before either is
     loaded."""
     npy_rel, json_rel = level_files(depth)
-    doc = parse(files[json_rel], json_rel, path)
-    if doc.get("format") != FORMAT:
-        raise format_error(path, doc.get("format"))
-    body = verified(key, f"levels/{depth}", doc, path, json_rel)
+    body = level_body(key, depth, files[json_rel], path)
     if hashlib.sha256(files[npy_rel]).hexdigest() != body["rows_sha256"]:
         raise tampered(path, npy_rel)
     rows = np.load(io.BytesIO(files[npy_rel]), allow_pickle=False)
     objects = pickle.loads(base64.b64decode(body["objects"]))
     init = body["init_index"]
     return {**{k: body[k] for k in COUNTERS}, "keys": rows[0].copy(),
-            "parents": rows[1].copy(), **objects,
+            "parents": rows[1].copy(), **objects, "blocks": body["blocks"],
             "init_index": None if init is None else {k: i for k, i in init}}
+
+
+def level_body(key: bytes, depth: int, data: bytes, path: str) -> dict:
+    """Level ``depth``'s JSON file (``data``), its format and HMAC checked."""
+    json_rel = level_files(depth)[1]
+    doc = parse(data, json_rel, path)
+    if doc.get("format") != FORMAT:
+        raise format_error(path, doc.get("format"))
+    return verified(key, f"levels/{depth}", doc, path, json_rel)
+
+
+def check_bounds(meta: dict, max_states, max_depth, path: str) -> None:
+    """Refuse to resume a checkpoint that is already past this run's bounds: the
+    states it holds cannot be taken back, and a result counting them would not be what
+    a run with these bounds reports."""
+    unique, depth = meta["unique"], meta["depth"]
+    if max_states is not None and unique > max_states:
+        raise ExplorerError(f"the checkpoint in {path} already holds {unique:,} states, "
+                            f"more than --max-states {max_states:,}: resume without it "
+                            "or with a larger bound")
+    if max_depth is not None and depth > max_depth:
+        raise ExplorerError(f"the checkpoint in {path} is already {depth} levels deep, "
+                            f"more than --max-depth {max_depth}: resume without it or "
+                            "with a larger bound")
 
 
 # ---- the directory's identity ------------------------------------------------------------
@@ -283,9 +330,10 @@ def open_store(sc, path: str, ident: dict, resume: bool) -> tuple[CheckpointStor
     return store, levels[-1]
 
 
-def precheck(path: str, ident: dict, resume: bool) -> None:
-    """The same checks before Spark starts, when the directory is a local path: a wrong
-    directory is reported in a second, not after the JVM's start-up."""
+def precheck(path: str, ident: dict, resume: bool, max_states=None, max_depth=None) -> None:
+    """The same checks before Spark starts, when the directory is a local path, and
+    ``check_bounds`` on the last level: a wrong directory or bound is reported in a
+    second, not after the JVM's start-up."""
     url = to_url(path)
     if not resume:
         sealing.private_dir()  # where the new run's key will go
@@ -298,11 +346,16 @@ def precheck(path: str, ident: dict, resume: bool) -> None:
     names = os.listdir(os.path.join(local, "levels")) if \
         os.path.isdir(os.path.join(local, "levels")) else []
 
-    def read():
-        with open(ident_file, "rb") as f:
+    def read(name):
+        with open(os.path.join(local, name), "rb") as f:
             return f.read()
-    _validate(path, url, ident, resume, os.path.exists(ident_file), read,
-              level_numbers(names))
+    levels = level_numbers(names)
+    checked = _validate(path, url, ident, resume, os.path.exists(ident_file),
+                        lambda: read(IDENTITY), levels)
+    if checked is not None:
+        json_rel = level_files(levels[-1])[1]
+        check_bounds(level_body(checked[1], levels[-1], read(json_rel), path),
+                     max_states, max_depth, path)
 
 
 def _validate(path, url, ident, resume, has_identity, read_identity, levels):

@@ -62,6 +62,13 @@ class LocalFiles:
         p = self._p(rel)
         return os.listdir(p) if os.path.isdir(p) else []
 
+    def sizes(self, rel: str) -> dict[str, int]:
+        """{name: size in bytes} of the files in directory ``rel``."""
+        p = self._p(rel)
+        if not os.path.isdir(p):
+            return {}
+        return {e.name: e.stat().st_size for e in os.scandir(p) if e.is_file()}
+
 
 class HadoopFiles:
     def __init__(self, sc, url: str, path: str):
@@ -110,3 +117,9 @@ class HadoopFiles:
         if not self.exists(rel):
             return []
         return [st.getPath().getName() for st in self.fs.listStatus(self._p(rel))]
+
+    def sizes(self, rel: str) -> dict[str, int]:
+        if not self.exists(rel):
+            return {}
+        return {st.getPath().getName(): int(st.getLen())
+                for st in self.fs.listStatus(self._p(rel)) if st.isFile()}

@@ -57,7 +57,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     core = core or Core(model, symmetry=symmetry, deadlock=deadlock, properties=properties)
     place_by_partition_key(core)
     if checkpoint_dir:
-        ckpt.precheck(checkpoint_dir, ckpt.identity(core, 0), resume)
+        ckpt.precheck(checkpoint_dir, ckpt.identity(core, 0), resume, max_states, max_depth)
     from kmc.explorers.spark.preflight import explain_failure, from_spark
     from kmc.explorers.spark.session import CtrlC, is_local, probe_executors, spark_context
 
@@ -207,11 +207,21 @@ def _ahead(run, frontier) -> bool:
 
 
 def _restore(sc, core_bc, nparts, store, depth, run):
-    metas = [store.load_level(d) for d in range(depth + 1)]
-    run.restore(metas)
+    """The frontier saved after level ``depth``, and ``run`` as it was then. The bounds
+    and the block files are checked against the level's metadata before Spark reads
+    anything."""
+    last = store.load_level(depth)
+    ckpt.check_bounds(last, run.max_states, run.max_depth, store.path)
+    store.check_blocks(depth, last)
+    run.restore([store.load_level(d) for d in range(depth)] + [last])
     rdd = store.load_blocks(depth)
-    if metas[-1]["mode"] == "driver":
+    if last["mode"] == "driver":
         visited, fkeys, fstates = join_blocks(rdd.collect())
+        if (visited.size, fkeys.size) != (last["unique"], last["frontier"]):
+            raise ckpt.tampered(store.path, f"blocks/{depth}",
+                                f"holds {visited.size:,} states and a frontier of "
+                                f"{fkeys.size:,}, not the {last['unique']:,} and "
+                                f"{last['frontier']:,} levels/{depth}.json records")
         return DriverFrontier(run.core, visited, fkeys, fstates)
     state = rdd.partitionBy(nparts, owner_of)
     return SparkFrontier(sc, core_bc, nparts, state, run.frontier_size, LINEAGE_EVERY,

@@ -12,8 +12,11 @@ import time
 
 import pytest
 
+from cli_checks import one_line_error
+
 from kmc.explorers.bfs import bfs
 from kmc.explorers.errors import ExplorerError
+from kmc.explorers.spark import checkpoint as ckpt
 from kmc.explorers.spark import spark_bfs
 from kmc.model.validation.twophase import TwoPhase
 
@@ -165,6 +168,46 @@ def test_checkpoint_dir_must_match_the_scenario(sc, tmp_path):
     # the same scenario resumes (bounds may change between runs)
     r = spark_bfs(TwoPhase(3), checkpoint_dir=str(tmp_path), resume=True)
     assert r.complete and r.unique_states == 288
+
+
+def refuse_over_bounds(path, held):
+    with pytest.raises(ExplorerError, match=rf"already holds {held} states, more than "
+                                            r"--max-states 10: resume without it"):
+        spark_bfs(TwoPhase(3), checkpoint_dir=str(path), resume=True, max_states=10)
+    with pytest.raises(ExplorerError, match=r"already 3 levels deep, more than "
+                                            r"--max-depth 2: resume without it"):
+        spark_bfs(TwoPhase(3), checkpoint_dir=str(path), resume=True, max_depth=2)
+
+
+def test_resume_past_a_smaller_bound_is_refused(sc, tmp_path, monkeypatch):
+    """A checkpoint already past --max-states or --max-depth is refused (a resumed run
+    would report the states it holds, beyond the bound); up to the bound it resumes as a
+    fresh bounded run ends."""
+    spark_bfs(TwoPhase(3), checkpoint_dir=str(tmp_path), max_depth=3)
+    held = bfs(TwoPhase(3), max_depth=3).unique_states
+    def unreached(*_a):
+        raise AssertionError("the bound was not checked before Spark started")
+    with monkeypatch.context() as m:  # a local directory: checked before Spark starts
+        m.setattr(ckpt, "open_store", unreached)
+        refuse_over_bounds(tmp_path, held)
+    with monkeypatch.context() as m:  # as for a remote one: once its last level is read
+        m.setattr(ckpt, "precheck", lambda *_a: None)
+        refuse_over_bounds(tmp_path, held)
+    got = spark_bfs(TwoPhase(3), checkpoint_dir=str(tmp_path), resume=True,
+                    max_states=held, max_depth=3)
+    want = bfs(TwoPhase(3), max_states=held, max_depth=3)
+    assert (got.unique_states, got.max_depth, got.stopped_by) == \
+        (want.unique_states, want.max_depth, want.stopped_by)
+
+
+def test_cli_refuses_a_smaller_bound_in_one_line(sc, tmp_path):
+    spark_bfs(TwoPhase(3), checkpoint_dir=str(tmp_path), max_depth=3)
+    r = subprocess.run([sys.executable, "-m", "kmc", "check", "twophase", "-p", "rm=3",
+                        "--explorer", "spark", "--resume", "--checkpoint-dir", str(tmp_path),
+                        "--max-states", "10"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": ROOT})
+    one_line_error(r, "already holds", "more than --max-states 10")
 
 
 def test_cli_reports_checkpoint_errors_in_one_line(tmp_path):
