@@ -35,7 +35,7 @@ from kmc.model.trace import Trace
 from kmc.model.result import CheckResult, Discovery
 
 #: a partition key's fingerprint fills the order key's bits from here up (the Spark
-#: explorer's ``placement.SHIFT``; a test checks that both give the same keys)
+#: explorer's placement uses the same layout for its keys and owners)
 ORDER_SHIFT = 48
 _LOW = (1 << ORDER_SHIFT) - 1
 _HIGH = ((1 << 64) - 1) ^ _LOW

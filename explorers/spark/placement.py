@@ -24,14 +24,12 @@ from __future__ import annotations
 
 import numpy as np
 
+# owner bits: key >> SHIFT; the same layout as the order key every engine sorts by
+from kmc.explorers.core import _HIGH, _LOW, ORDER_SHIFT as SHIFT
 from kmc.explorers.spark.level import owners
 from kmc.explorers.spark.tuning import env_number
 from kmc.model.contract import Model
 from kmc.model.encoding import fingerprint, hash64
-
-SHIFT = 48  # owner bits: key >> SHIFT
-_LOW = (1 << SHIFT) - 1
-_HIGH = ((1 << 64) - 1) ^ _LOW
 
 
 def place_by_partition_key(core) -> None:
