@@ -16,7 +16,9 @@ frontier (``close``). A checkpoint and a frontier moving back to the driver read
 blocks' payloads back first (``opened``). A cluster's executors share no files, and Spark
 may recompute a lost executor's partitions from older levels there: on a cluster the
 records stay in the shuffle. A driver killed outright (SIGKILL) leaves its directory
-behind, as Spark leaves its own temporary directories.
+behind, as Spark leaves its own temporary directories. The directory lies in the
+driver's private directory (``ship.private_dir``), which goes once Spark has stopped: a
+task still writing when a Ctrl-C cancels its level cannot leave a file behind.
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ import shutil
 import tempfile
 import weakref
 from typing import NamedTuple
+
+from kmc.explorers.spark.ship import private_dir
 
 
 def embedded(master: str) -> bool:
@@ -45,7 +49,7 @@ class Spool:
     """The directory of one Spark frontier's task files (the driver's side)."""
 
     def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="kmc-spool-")
+        self.dir = tempfile.mkdtemp(prefix="spool-", dir=private_dir())
         # removed by close(); failing that, when the spool goes or the driver exits
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.dir, True)
 
