@@ -1,0 +1,53 @@
+"""Admin requests to the active controller: CreateTopics and DeleteTopics for the one
+topic name (KIP-4 "Create Topics Request" / "Delete Topics Request"; KIP-516
+"CreateTopics" / "DeleteTopics").
+
+The admin retries a request until its record is committed: a request whose records a
+failover lost is answered NOT_CONTROLLER and sent again (QuorumController completes a
+write's future only at commit). So the admin's budget counts the records in the log,
+and a lost request can be issued again.
+"""
+from __future__ import annotations
+
+from itertools import permutations
+
+from kmc.model.kafka.kraft import controller as ctl
+from kmc.model.kafka.kraft import image as im
+from kmc.model.kafka.kraft.state import TOPIC
+
+
+def _count(log, kind: str) -> int:
+    return sum(1 for e in log for r in e.records if r.kind == kind)
+
+
+def actions(model, w) -> list:
+    q, bd = w.quorum, model.bounds
+    img = model.controller_image(q)
+    t = im.topic_by_name(img, TOPIC)
+    out = []
+    if t is not None and _count(q.log, "RemoveTopicRecord") < bd.deletes:
+        out.append(("delete",))
+    if t is None and _count(q.log, "TopicRecord") < bd.incarnations:
+        ok = im.unfenced(img)
+        if len(ok) >= bd.rf:  # else INVALID_REPLICATION_FACTOR: nothing is written
+            out.extend(("create", lay) for lay in permutations(ok, bd.rf))
+    return out
+
+
+def layouts(first: tuple, partitions: int) -> tuple:
+    """Replica lists per partition, rotated like StripedReplicaPlacer's striping."""
+    n = len(first)
+    return tuple(first[p % n:] + first[:p % n] for p in range(partitions))
+
+
+def create(model, w, first: tuple):
+    q = w.quorum
+    recs = ctl.create_topic(model.controller_image(q), TOPIC, w.next_id,
+                            layouts(first, model.bounds.partitions))
+    return w._replace(quorum=model.append(q, recs), next_id=w.next_id + 1)
+
+
+def delete(model, w):
+    q = w.quorum
+    t = im.topic_by_name(model.controller_image(q), TOPIC)
+    return w._replace(quorum=model.append(q, ctl.delete_topic(t.topic_id)))

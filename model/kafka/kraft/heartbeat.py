@@ -1,0 +1,54 @@
+"""Broker liveness at the controller: heartbeat leases, fencing and unfencing (KIP-631
+"Broker
+Fencing"; metadata/src/main/java/org/apache/kafka/controller/BrokerHeartbeatManager.java
+and ReplicationControlManager.processBrokerHeartbeat / maybeFenceOneStaleBroker)."""
+from __future__ import annotations
+
+from kmc.model.kafka.kraft import controller as ctl
+from kmc.model.kafka.kraft import image as im
+from kmc.model.kafka.kraft.state import DOWN, RUNNING
+
+
+def can_fence_expired(model, w, b: int) -> bool:
+    """A down broker's heartbeat lease runs out while the controller still counts it
+    unfenced."""
+    return (w.brokers[b - 1].status == DOWN
+            and not im.fenced(model.controller_image(w.quorum), b))
+
+
+def fence(model, w, b: int):
+    """maybeFenceOneStaleBroker -> handleBrokerFenced (controller.fence_broker)."""
+    q = w.quorum
+    recs = ctl.fence_broker(model.controller_image(q), b, model.flags.fence_moves_leaders)
+    return w._replace(quorum=model.append(q, recs))
+
+
+def can_miss_heartbeats(model, w, b: int) -> bool:
+    """A running broker's heartbeats stop reaching the controller for a lease
+    timeout (a fault: a network partition or a long pause)."""
+    return (w.budget.fences > 0 and w.brokers[b - 1].status == RUNNING
+            and not im.fenced(model.controller_image(w.quorum), b))
+
+
+def miss_heartbeats(model, w, b: int):
+    w = fence(model, w, b)
+    return w._replace(budget=w.budget._replace(fences=w.budget.fences - 1))
+
+
+def can_unfence(model, w, b: int) -> bool:
+    """processBrokerHeartbeat unfences a broker that wants to be unfenced (it has
+    published its first image: BrokerLifecycleManager.setReadyToUnfence) and is caught
+    up (its metadata offset has reached its RegisterBrokerRecord)."""
+    br = w.brokers[b - 1]
+    if br.status != RUNNING:
+        return False
+    q = w.quorum
+    if not im.fenced(model.controller_image(q), b):
+        return False
+    return len(br.fetched) > ctl.registration_offset(q.log, b)
+
+
+def unfence(model, w, b: int):
+    q = w.quorum
+    recs = ctl.unfence_broker(model.controller_image(q), b)
+    return w._replace(quorum=model.append(q, recs))

@@ -1,0 +1,55 @@
+"""A broker's LogManager: the partition logs on disk, each with the topic ID of its
+partition.metadata file (KIP-516 "Persistence of topic ID in logs").
+
+Logs survive a crash. With ``by_id=False`` (the compare-by-name mutant) every check
+below compares topic names only, which with one topic name means "same partition".
+"""
+from __future__ import annotations
+
+from kmc.model.kafka.canon import keyed_del, keyed_get, keyed_put
+from kmc.model.kafka.kraft import image as im
+from kmc.model.kafka.kraft.state import Log
+
+
+def log_of(logs: tuple, partition: int):
+    """The log of a partition name (LogManager.getLog: logs are keyed by
+    TopicPartition, i.e. by name, never by ID)."""
+    return keyed_get(logs, partition)
+
+
+def get_or_create_log(logs: tuple, partition: int, topic_id: int, by_id: bool = True):
+    """LogManager.getOrCreateLog: reuse the partition's log or create an empty one with
+    the topic ID; a log whose partition.metadata holds another topic ID raises
+    InconsistentTopicIdException. Returns ``(logs, ok)``. By name, the old log is taken
+    over and its partition.metadata rewritten with the new ID."""
+    log = log_of(logs, partition)
+    if log is None:
+        return keyed_put(logs, Log(partition, topic_id, ())), True
+    if log.topic_id == topic_id:
+        return logs, True
+    if by_id:
+        return logs, False
+    return keyed_put(logs, log._replace(topic_id=topic_id)), True
+
+
+def delete_log(logs: tuple, partition: int) -> tuple:
+    """LogManager.asyncDelete: rename to -delete and remove (the model removes at once;
+    a log renamed for deletion is no longer served or counted)."""
+    return keyed_del(logs, partition)
+
+
+def is_stray(img, broker: int, log: Log, by_id: bool = True) -> bool:
+    """LogManager.isStrayKraftReplica: stray when the image does not know the log's
+    topic ID, or the partition's replicas do not list this broker. By name: the image
+    is asked for the topic by name instead."""
+    if by_id:
+        t = im.topic_by_id(img, log.topic_id)
+    else:
+        t = img.topics[0] if img.topics else None
+    if t is None or log.partition >= len(t.parts):
+        return True
+    return broker not in t.parts[log.partition].replicas
+
+
+def strays(img, broker: int, logs: tuple, by_id: bool = True) -> tuple:
+    return tuple(log for log in logs if is_stray(img, broker, log, by_id))

@@ -1,0 +1,223 @@
+"""KRaftModel: the topic lifecycle on KRaft's control plane as one composed state machine.
+
+Components, one module each: the controller quorum and its metadata log (``quorum``),
+the active controller's record generation (``controller``, ``admin``), broker liveness
+(``heartbeat``), the brokers' metadata publishing (``publisher``) and replica management
+(``replicas``, ``logmanager``), broker restart (``startup``), and fetches and Metadata
+requests (``clients``). ``actions`` lists every candidate step in a fixed order;
+``next_state`` dispatches to the module that owns it.
+
+Quiescence: ``is_fault`` marks the actions the cluster does not take by itself: faults
+(crash, restart, failover, missed heartbeats) and inputs (admin and consumer requests).
+Internal steps that would not change the state are not offered, so a state is settled
+when the cluster has nothing left to do.
+"""
+from __future__ import annotations
+
+from kmc.model.contract import Model
+from kmc.model.kafka import broker as bk
+from kmc.model.kafka.kraft import admin, clients, heartbeat, publisher, startup
+from kmc.model.kafka.kraft import image as im
+from kmc.model.kafka.kraft import quorum as qm
+from kmc.model.kafka.kraft import records as rc
+from kmc.model.kafka.kraft.properties import properties_for
+from kmc.model.kafka.kraft.state import (
+    CATCHING_UP, DOWN, RUNNING, TOPIC, Broker, Budget, Consumer, Ghost, Hosted, Log,
+    World, id_of,
+)
+from kmc.model.kafka.kraft.variants import flags as variant_flags
+from kmc.model.kafka.kraft.views import describe
+
+FAULTS = frozenset({"crash", "restart", "failover", "miss-heartbeats"})
+INPUTS = frozenset({"create", "delete", "consumer-refresh", "consumer-fetch"})
+ENVIRONMENT = FAULTS | INPUTS
+
+
+class KRaftModel(Model):
+    name = "kraft"
+
+    def __init__(self, variant: str, bounds):
+        self.variant = variant
+        self.flags = variant_flags(variant)
+        self.bounds = bounds
+        self.broker_ids = tuple(bk.broker_ids(bounds.brokers))
+        self._steps = {
+            "replicate": self._replicate, "failover": self._failover,
+            "fetch-metadata": publisher.fetch_metadata, "load-logs": startup.load_logs,
+            "apply-initial": startup.apply_initial, "fence": heartbeat.fence,
+            "unfence": heartbeat.unfence, "miss-heartbeats": heartbeat.miss_heartbeats,
+            "crash": startup.crash, "restart": startup.restart,
+            "replica-fetch": clients.replica_fetch, "create": admin.create,
+            "delete": admin.delete, "consumer-refresh": clients.consumer_refresh,
+            "consumer-fetch": clients.consumer_fetch,
+        }
+
+    # ---- the controller quorum -----------------------------------------------------------
+    def append(self, q, records):
+        """The active controller appends a batch; without failovers it commits at once
+        (quorum.append)."""
+        return qm.append(q, records, replicated=self.bounds.failovers == 0)
+
+    @staticmethod
+    def controller_image(q):
+        """The active controller's state: its whole log replayed."""
+        return im.build(q.log)
+
+    @staticmethod
+    def committed_image(q):
+        return im.build(q.log[:q.hwm])
+
+    # ---- initial state ------------------------------------------------------------------
+    def init_states(self):
+        """Every broker registered and unfenced; incarnation 1 of the topic created with
+        ``initial_records`` records on every replica; all of it committed and published;
+        controller-1 leads epoch 1."""
+        bd = self.bounds
+        tid = id_of(1)
+        lay = admin.layouts(tuple(range(1, bd.rf + 1)), bd.partitions)
+        first = tuple(rc.register_broker(b, 1, False) for b in self.broker_ids)
+        first += (rc.topic(TOPIC, tid),)
+        first += tuple(rc.partition(tid, p, r, r, r[0]) for p, r in enumerate(lay))
+        q = qm.initial(first)
+        img = im.build(q.log)
+        brs = []
+        for b in self.broker_ids:
+            parts = [(p, r) for p, r in enumerate(lay) if b in r]
+            logs = tuple(Log(p, tid, (1,) * bd.initial_records) for p, _r in parts)
+            hosted = tuple(Hosted(p, tid, r[0], 0) for p, r in parts)
+            brs.append(Broker(RUNNING, (1,), img, logs, hosted))
+        ghost = Ghost((), (), (), (1,) * bd.brokers, (), (), ())
+        return [World(q, tuple(brs), tid + 1, Consumer(()),
+                      Budget(bd.crashes, bd.failovers, bd.fences), ghost)]
+
+    # ---- actions ------------------------------------------------------------------------
+    def actions(self, w):
+        f, q = self.flags, w.quorum
+        out = [("replicate", c) for c in qm.VOTERS if qm.can_replicate(q, c)]
+        for b, br in zip(self.broker_ids, w.brokers):
+            if publisher.can_fetch(q, br, f.committed_only):
+                out.append(("fetch-metadata", b))
+            if startup.can_load_logs(self, w, b):
+                out.append(("load-logs", b))
+            if startup.is_loaded(w, b):
+                out.append(("apply-initial", b))
+            if heartbeat.can_fence_expired(self, w, b):
+                out.append(("fence", b))
+            if heartbeat.can_unfence(self, w, b):
+                out.append(("unfence", b))
+        for b, p in clients.fetch_candidates(w):
+            if clients.replica_fetch(self, w, b, p) != w:
+                out.append(("replica-fetch", b, p))
+        out.extend(admin.actions(self, w))
+        if self.bounds.consumer:
+            for b, br in zip(self.broker_ids, w.brokers):
+                if br.status == RUNNING and clients.consumer_refresh(self, w, b) != w:
+                    out.append(("consumer-refresh", b))
+            if w.consumer.meta and clients.consumer_fetch(self, w) != w:
+                out.append(("consumer-fetch",))
+        for b, br in zip(self.broker_ids, w.brokers):
+            if br.status == DOWN:
+                if startup.can_restart(self, w, b):
+                    out.append(("restart", b))
+            elif w.budget.crashes > 0:
+                out.append(("crash", b))
+            if heartbeat.can_miss_heartbeats(self, w, b):
+                out.append(("miss-heartbeats", b))
+        if w.budget.failovers > 0:
+            out.extend(("failover", c) for c in qm.electable(q))
+        return out
+
+    def next_state(self, w, action):
+        return self._steps[action[0]](self, w, *action[1:])
+
+    @staticmethod
+    def _replicate(model, w, c):
+        """A standby controller fetches the metadata log (quorum.replicate)."""
+        return w._replace(quorum=qm.replicate(w.quorum, c))
+
+    @staticmethod
+    def _failover(model, w, c):
+        """A standby controller wins an election (quorum.failover); the old leader's
+        uncommitted batches beyond the new leader's log are lost."""
+        q = w.quorum
+        lost = any(r.kind == "RemoveTopicRecord" for e in qm.uncommitted(q)
+                   for r in e.records)
+        nq = qm.failover(q, c)
+        ghost = w.ghost._replace(failovers=tuple(sorted(set(w.ghost.failovers) | {
+            (nq.epoch, int(lost))})))
+        return w._replace(quorum=nq, ghost=ghost,
+                          budget=w.budget._replace(failovers=w.budget.failovers - 1))
+
+    # ---- contract extras ----------------------------------------------------------------
+    def properties(self):
+        return properties_for(self.bounds)
+
+    def is_fault(self, action) -> bool:
+        return action[0] in ENVIRONMENT
+
+    def action_kind(self, action) -> str:
+        if action[0] in FAULTS:
+            return "fault"
+        return "input" if action[0] in INPUTS else "step"
+
+    def action_name(self, action) -> str:
+        return action[0]
+
+    def action_names(self):
+        bd = self.bounds
+        names = ["replicate", "fetch-metadata"]
+        if bd.deletes:
+            names.append("delete")
+        if bd.incarnations > 1:
+            names.append("create")
+        if bd.rf > 1:
+            names.append("replica-fetch")
+        if bd.crashes:
+            names += ["crash", "restart", "fence", "load-logs", "apply-initial", "unfence"]
+        if bd.fences:
+            names += ["miss-heartbeats", "unfence"]
+        if bd.failovers:
+            names.append("failover")
+        if bd.consumer:
+            names += ["consumer-refresh", "consumer-fetch"]
+        return sorted(set(names))
+
+    def format_action(self, action) -> str:
+        k = action[0]
+        if k == "replicate":
+            return f"controller-{action[1]} fetches the metadata log"
+        if k == "failover":
+            return f"controller-{action[1]} wins the election (failover)"
+        if k == "create":
+            return f"CreateTopics {TOPIC} replicas={list(action[1])}"
+        if k == "delete":
+            return f"DeleteTopics {TOPIC}"
+        if k == "replica-fetch":
+            return f"broker-{action[1]} fetches {TOPIC}-{action[2]} from its leader"
+        if k == "consumer-refresh":
+            return f"consumer: Metadata answered by broker-{action[1]}"
+        if k == "consumer-fetch":
+            return "consumer fetches from the leader it knows"
+        return f"{k} broker-{action[1]}"
+
+    def format_state(self, w) -> str:
+        return describe(w)
+
+    def action_actor(self, action) -> str:
+        k = action[0]
+        if k in ("replicate", "failover"):
+            return qm.lane(action[1])
+        if k in ("create", "delete"):
+            return "admin"
+        if k.startswith("consumer"):
+            return "consumer"
+        if k in ("fence", "unfence"):
+            return "controller"
+        return bk.lane(action[1])
+
+    def lanes(self):
+        out = [qm.lane(c) for c in qm.VOTERS] + ["controller"]
+        out += [bk.lane(b) for b in self.broker_ids] + ["admin"]
+        if self.bounds.consumer:
+            out.append("consumer")
+        return out

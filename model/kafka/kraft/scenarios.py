@@ -1,0 +1,65 @@
+"""Named scenarios of the KRaft model; every one runs with every variant.
+
+Each is a set of bounds (``state.Bounds``) that makes one KRaft story reachable in few
+states; ``-p`` overrides any bound.
+"""
+from __future__ import annotations
+
+from kmc.model.contract import ModelError
+from kmc.model.kafka.kraft.model import KRaftModel
+from kmc.model.kafka.kraft.state import Bounds
+from kmc.model.kafka.kraft.variants import VARIANT_NAMES
+from kmc.model.scenario import Param, Scenario
+
+PARAM_HELP = {
+    "brokers": ("brokers", 1, 3),
+    "rf": ("replication factor", 1, 3),
+    "partitions": ("partitions of the topic", 1, 2),
+    "incarnations": ("creations of the name, the initial topic included", 1, 3),
+    "deletes": ("DeleteTopics requests the admin issues", 0, 2),
+    "initial_records": ("records already in the first incarnation", 0, 2),
+    "crashes": ("broker crashes (each may be followed by a restart)", 0, 2),
+    "failovers": ("controller failovers", 0, 2),
+    "fences": ("times a running broker misses its heartbeats", 0, 2),
+    "consumer": ("a consumer reads the topic", None, None),
+}
+
+
+def _params(b: Bounds) -> tuple:
+    return tuple(Param(name, getattr(b, name), text, lo, hi)
+                 for name, (text, lo, hi) in PARAM_HELP.items())
+
+
+def _build(defaults: Bounds):
+    def build(variant, params):
+        bounds = defaults._replace(**params)
+        if bounds.rf > bounds.brokers:
+            raise ModelError(f"rf={bounds.rf} needs at least {bounds.rf} brokers: "
+                             f"use -p brokers={bounds.rf} or a smaller rf")
+        return KRaftModel(variant, bounds)
+    return build
+
+
+def _scenario(name, description, bounds):
+    return Scenario(name=name, description=description, build=_build(bounds),
+                    params=_params(bounds), variants=VARIANT_NAMES,
+                    default_variant="kraft", family="kraft")
+
+
+SCENARIOS = [
+    _scenario(
+        "kraft-stray",
+        "KRaft: a broker is down while its topic is deleted and re-created with a "
+        "replica on it, then restarts and finds the old log on disk",
+        Bounds(brokers=2, rf=2, incarnations=2, crashes=1)),
+    _scenario(
+        "kraft-failover",
+        "KRaft: the active controller fails over while a deletion's record is not yet "
+        "committed",
+        Bounds(brokers=2, rf=2, incarnations=2, failovers=1)),
+    _scenario(
+        "kraft-lagging-broker",
+        "KRaft: a lagging broker's image serves stale metadata to a consumer across a "
+        "re-creation",
+        Bounds(brokers=2, rf=1, incarnations=2, consumer=True)),
+]

@@ -1,0 +1,104 @@
+"""Broker crash and restart, step by step in the order of BrokerServer.startup and the
+first metadata publish (core/src/main/scala/kafka/server/BrokerServer.scala,
+core/src/main/scala/kafka/server/metadata/BrokerMetadataPublisher.scala).
+
+1. ``restart``: BrokerServer.startup creates the LogManager (nothing loaded yet) and
+   BrokerLifecycleManager.start sends BrokerRegistrationRequest; the controller appends
+   a fenced RegisterBrokerRecord (controller.register_broker). The local metadata log
+   and its snapshot survive on disk, so the loader resumes where the broker stopped.
+2. ``fetch-metadata`` (publisher): the loader catches up to the high watermark.
+3. ``load-logs``: the first onMetadataUpdate sets the image (metadataCache.setImage) and
+   runs initializeManagers: LogManager.startup loads the logs on disk, moving stray
+   logs aside (isStray = LogManager.isStrayKraftReplica against the new image; KIP-516
+   "Compatibility with KIP-500": stale replicas are found by topic ID at startup).
+4. ``apply-initial``: the same onMetadataUpdate then applies the initial delta
+   (everything in the image) with ReplicaManager.applyDelta: replicas are created.
+   Before KAFKA-14616 (mutant stray-after-replicas), stray logs were removed only here,
+   after the replicas (finishInitializingReplicaManager -> deleteStrayReplicas).
+5. ``unfence`` (heartbeat): the controller unfences the broker once it is caught up.
+
+Steps 3 and 4 run in one callback on the broker, but another broker or the controller
+acts concurrently, and a crash can fall between them; the model makes them two steps.
+"""
+from __future__ import annotations
+
+from kmc.model.kafka.kraft import controller as ctl
+from kmc.model.kafka.kraft import image as im
+from kmc.model.kafka.kraft import logmanager as lm
+from kmc.model.kafka.kraft import replicas
+from kmc.model.kafka.kraft.publisher import raise_high
+from kmc.model.kafka.kraft.state import CATCHING_UP, DOWN, LOGS_LOADED, RUNNING
+
+
+def _put(w, b, br):
+    return w.brokers[:b - 1] + (br,) + w.brokers[b:]
+
+
+def crash(model, w, b: int):
+    """A broker process dies (a fault): the in-memory image and hosted partitions are
+    gone; logs and the local metadata log stay on disk. Its heartbeat lease runs
+    out later (heartbeat.can_fence_expired)."""
+    br = w.brokers[b - 1]._replace(status=DOWN, image=None, hosted=())
+    return w._replace(brokers=_put(w, b, br),
+                      budget=w.budget._replace(crashes=w.budget.crashes - 1))
+
+
+def can_restart(model, w, b: int) -> bool:
+    """ClusterControlManager.registerBroker refuses a new incarnation while the old one
+    still has a valid heartbeat lease (DuplicateBrokerRegistrationException; the broker
+    retries): registration succeeds once the broker is fenced."""
+    return im.fenced(model.controller_image(w.quorum), b)
+
+
+def restart(model, w, b: int):
+    """Steps 1: BrokerServer.startup up to registration (see module docstring)."""
+    q = w.quorum
+    q = model.append(q, ctl.register_broker(model.controller_image(q), b))
+    br = w.brokers[b - 1]._replace(status=CATCHING_UP, image=None, hosted=())
+    return w._replace(quorum=q, brokers=_put(w, b, br))
+
+
+def can_load_logs(model, w, b: int) -> bool:
+    br = w.brokers[b - 1]
+    return br.status == CATCHING_UP and len(br.fetched) >= w.quorum.hwm
+
+
+def load_logs(model, w, b: int):
+    """Step 3: the first publish's image and LogManager.startup with stray detection
+    (BrokerMetadataPublisher.initializeManagers; LogManager.loadLogs renames a stray
+    log to -stray and LogManager deletes it later: the model drops it at once)."""
+    f = model.flags
+    br = w.brokers[b - 1]
+    img = im.build(w.quorum.log[:len(br.fetched)])
+    logs, ghost = br.logs, raise_high(w.ghost, b, img.offset)
+    stray = lm.strays(img, b, logs, f.topic_ids)
+    if stray:
+        ghost = ghost._replace(strays=tuple(sorted(set(ghost.strays) | {
+            (b, x.topic_id) for x in stray})))
+    if f.stray_detection and f.strays_before_replicas:
+        for x in stray:
+            logs = lm.delete_log(logs, x.partition)
+    br = br._replace(status=LOGS_LOADED, image=img, logs=logs)
+    return w._replace(brokers=_put(w, b, br), ghost=ghost)
+
+
+def apply_initial(model, w, b: int):
+    """Step 4: ReplicaManager.applyDelta of the initial delta (from the empty image to
+    the first published one). In the stray-after-replicas mutant, the stray logs found
+    against the image are removed only now (BrokerMetadataPublisher.
+    finishInitializingReplicaManager before KAFKA-14616: ReplicaManager.
+    deleteStrayReplicas -> stopPartitions, which drops the hosted partition as well)."""
+    f = model.flags
+    br = w.brokers[b - 1]
+    stray = lm.strays(br.image, b, br.logs, f.topic_ids)
+    br = replicas.apply_delta(br, im.EMPTY, br.image, b, f.topic_ids)
+    if f.stray_detection and not f.strays_before_replicas:
+        for x in stray:
+            br = br._replace(logs=lm.delete_log(br.logs, x.partition),
+                             hosted=tuple(h for h in br.hosted
+                                          if h.partition != x.partition))
+    return w._replace(brokers=_put(w, b, br._replace(status=RUNNING)))
+
+
+def is_loaded(w, b: int) -> bool:
+    return w.brokers[b - 1].status == LOGS_LOADED

@@ -1,0 +1,100 @@
+"""The KRaft model's state types and bounds.
+
+A ``World`` is the whole cluster: the controller quorum and its metadata log, the
+brokers, the next topic ID to hand out, the consumer, the fault budget, and ghost
+variables (what clients and followers read, which the properties look at).
+
+Incarnations: the n-th topic created with the name ``A`` is incarnation n; topic IDs are
+handed out once each (Uuid.randomUuid in ReplicationControlManager.createTopic) and are
+``incarnation + 1``, so ID 2 is the first (0 and 1 are the ZERO and sentinel IDs).
+Records in partition logs are the incarnation that was written, so a stale record is
+visible as an incarnation that differs from the replica's.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+TOPIC = "A"
+
+# broker statuses, in the order of BrokerServer.startup and the first metadata publish
+DOWN = "down"                # crashed: memory gone, logs and the local metadata log on disk
+CATCHING_UP = "catching-up"  # registered; the metadata loader replays up to the HWM
+LOGS_LOADED = "logs-loaded"  # first publish: image set, LogManager started
+RUNNING = "running"          # ReplicaManager applied the initial delta; serving requests
+
+
+def inc_of(topic_id: int) -> int:
+    return topic_id - 1
+
+
+def id_of(inc: int) -> int:
+    return inc + 1
+
+
+class Log(NamedTuple):
+    """A partition directory on disk with its partition.metadata topic ID."""
+    partition: int
+    topic_id: int
+    records: tuple  # incarnation of each record
+
+
+class Hosted(NamedTuple):
+    """A partition the ReplicaManager hosts online (HostedPartition.Online)."""
+    partition: int
+    topic_id: int
+    leader: int
+    leader_epoch: int
+
+
+class Broker(NamedTuple):
+    status: str
+    fetched: tuple   # epochs of the metadata batches in its local copy of the log (disk)
+    image: object    # Image once published, None before the first publish
+    logs: tuple      # Log, sorted (on disk: survives a crash)
+    hosted: tuple    # Hosted, sorted (in memory)
+
+
+class Consumer(NamedTuple):
+    """What the consumer last learnt from a Metadata response: ``(topic_id, leader,
+    leader_epoch)`` of partition 0, or () before any answer or when the topic was
+    unknown."""
+    meta: tuple
+
+
+class Budget(NamedTuple):
+    crashes: int
+    failovers: int
+    fences: int  # missed-heartbeat faults of running brokers
+
+
+class Ghost(NamedTuple):
+    reads: tuple       # (reader, asked_inc, record_inc): consumer is reader 0
+    attempts: tuple    # (asked_inc, served_inc) of fetches reaching a replica
+    served: tuple      # (asked_leader_epoch, serving_leader_epoch) of fetches answered
+    high: tuple        # highest image offset each broker ever published
+    stale_meta: tuple  # (answering broker, topic_id) of Metadata answers naming a topic
+                       # the controller had already removed
+    failovers: tuple   # (new_epoch, a RemoveTopicRecord was uncommitted)
+    strays: tuple      # (broker, topic_id) of stray logs found at startup
+
+
+class World(NamedTuple):
+    quorum: object
+    brokers: tuple
+    next_id: int
+    consumer: Consumer
+    budget: Budget
+    ghost: Ghost
+
+
+class Bounds(NamedTuple):
+    brokers: int = 2
+    rf: int = 2
+    partitions: int = 1
+    incarnations: int = 2
+    deletes: int = 1
+    initial_records: int = 1
+    crashes: int = 0
+    failovers: int = 0
+    fences: int = 0
+    consumer: bool = False

@@ -1,0 +1,105 @@
+"""The relational view of a KRaft state: the facts the properties are stated over.
+
+- ``Read(reader, asked_inc, record_inc)``, ``Attempt(asked_inc, served_inc)``: as in the
+  ZooKeeper-era model (reader 0 is the consumer, else a follower broker).
+- ``Served(asked_leader_epoch, serving_leader_epoch)``: fetches a leader answered.
+- ``Record(broker, partition, serving_inc, record_inc)``, ``Holds(broker, partition,
+  inc)``: logs on disk (not moved aside).
+- ``Hosts(broker, partition, inc)``: partitions a running broker hosts with their log.
+- ``Assigned(broker, partition, inc)``: replicas the committed metadata assigns.
+- ``Live(inc)``: the topic is in the committed image.
+- ``Down(broker)``: not running. ``Pending(offset)``: a batch beyond the high watermark.
+- ``Applied(broker, offset, epoch)``: batches in a broker's copy of the metadata log;
+  ``Entry(offset, epoch)``: batches of the leader's log.
+- ``Published(broker, offset, highest)``: a broker's image offset and the highest it
+  ever published.
+- ``FencedLeader(broker, inc)``: the committed metadata names a fenced broker leader.
+- ``Named(source, name, topic_id)``: topics in each image (0: the controller's).
+- ``StaleMeta(broker, topic_id)``, ``Failover(epoch, remove_lost)``,
+  ``Stray(broker, topic_id)``: witnesses.
+"""
+from __future__ import annotations
+
+from kmc.model.kafka.kraft import image as im
+from kmc.model.kafka.kraft.state import RUNNING, inc_of
+
+
+class _Memo:
+    last: tuple = (None, None)
+
+
+def view(w) -> dict:
+    last = _Memo.last
+    if last[0] is w:
+        return last[1]
+    q = w.quorum
+    committed = im.build(q.log[:q.hwm])
+    full = im.build(q.log)
+    rec, hold, hosts, down, applied, pub, named = (set() for _ in range(7))
+    for b, br in enumerate(w.brokers, 1):
+        running = br.status == RUNNING
+        if not running:
+            down.add((b,))
+        logs = {x.partition: x for x in br.logs}
+        for x in br.logs:
+            hold.add((b, x.partition, inc_of(x.topic_id)))
+            for g in set(x.records):
+                rec.add((b, x.partition, inc_of(x.topic_id), g))
+        if running:
+            for h in br.hosted:
+                x = logs.get(h.partition)
+                if x is not None and x.topic_id == h.topic_id:
+                    hosts.add((b, h.partition, inc_of(h.topic_id)))
+        for o, e in enumerate(br.fetched):
+            applied.add((b, o, e))
+        if br.image is not None:
+            pub.add((b, br.image.offset, w.ghost.high[b - 1]))
+            named.update((b, t.name, t.topic_id) for t in br.image.topics)
+    named.update((0, t.name, t.topic_id) for t in full.topics)
+    live = {(inc_of(t.topic_id),) for t in committed.topics}
+    assigned, fenced_leader = set(), set()
+    for t in committed.topics:
+        for p, part in enumerate(t.parts):
+            for r in part.replicas:
+                assigned.add((r, p, inc_of(t.topic_id)))
+            if part.leader >= 0 and im.fenced(committed, part.leader):
+                fenced_leader.add((part.leader, inc_of(t.topic_id)))
+    g = w.ghost
+    v = {
+        "Read": set(g.reads), "Attempt": set(g.attempts), "Served": set(g.served),
+        "Record": rec, "Holds": hold, "Hosts": hosts, "Assigned": assigned,
+        "Live": live, "Down": down,
+        "Pending": {(o,) for o in range(q.hwm, len(q.log))},
+        "Applied": applied, "Entry": {(o, e.epoch) for o, e in enumerate(q.log)},
+        "Published": pub, "FencedLeader": fenced_leader, "Named": named,
+        "StaleMeta": set(g.stale_meta), "Failover": set(g.failovers),
+        "Stray": set(g.strays),
+    }
+    _Memo.last = (w, v)
+    return v
+
+
+def describe(w) -> str:
+    """One state as compact text for counterexample listings."""
+    q = w.quorum
+    parts = [f"controller-{q.leader} epoch={q.epoch} log={len(q.log)} hwm={q.hwm} "
+             f"repl={list(q.repl)}"]
+    img = im.build(q.log)
+    for t in img.topics:
+        ps = " ".join(f"p{i}:r={list(p.replicas)},isr={list(p.isr)},L={p.leader},"
+                      f"le={p.leader_epoch}" for i, p in enumerate(t.parts))
+        parts.append(f"{t.name} id={t.topic_id} {ps}")
+    fenced = [b for b, _e, f in img.brokers if f]
+    if fenced:
+        parts.append(f"fenced={fenced}")
+    for b, br in enumerate(w.brokers, 1):
+        off = "-" if br.image is None else br.image.offset
+        logs = " ".join(f"A-{x.partition}(id={x.topic_id} log={list(x.records)})"
+                        for x in br.logs)
+        hosted = " ".join(f"A-{h.partition}(id={h.topic_id} L={h.leader} "
+                          f"le={h.leader_epoch})" for h in br.hosted)
+        parts.append(f"broker-{b} {br.status} image@{off} fetched={len(br.fetched)} "
+                     f"disk[{logs}] hosted[{hosted}]")
+    if w.consumer.meta:
+        parts.append(f"consumer meta={list(w.consumer.meta)}")
+    return " | ".join(parts)
