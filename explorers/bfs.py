@@ -27,6 +27,7 @@ from kmc.explorers.core import Core
 from kmc.explorers.gcpause import without_cyclic_gc
 from kmc.explorers.level import level_expander
 from kmc.explorers.memory import MemoryGuard
+from kmc.explorers.keyarrays import key_at, sort_order
 from kmc.explorers.visited import SortedKeySet, keys_array, smallest
 
 
@@ -50,8 +51,8 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
     inits = sorted(core.initial(), key=lambda e: core.order_key(e[1]))
     init_index = [i for i, _ in inits]
     frontier = [s for _, s in inits]
-    visited = SortedKeySet()
-    keys0 = keys_array(map(core.rkey, frontier), len(frontier))
+    visited = SortedKeySet(core.key_dtype)
+    keys0 = keys_array(map(core.rkey, frontier), len(frontier), core.key_dtype)
     visited.add_new(keys0)
     level_keys = [keys0]
     level_parent = [np.zeros(len(frontier), dtype=np.uint32)]
@@ -107,7 +108,7 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
             states = None if states is None else [states[i] for i in keep.tolist()]
             stopped_by = "max_states"
         if states is not None:
-            order = np.argsort(okeys, kind="stable")
+            order = sort_order(okeys)
             fresh, states = fresh[order], [states[i] for i in order.tolist()]
         if fresh.size == 0:
             core.close_level()
@@ -141,10 +142,10 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
         level, j = loc
         keys = []
         while level > 0:
-            keys.append(int(level_keys[level][j]))
+            keys.append(key_at(level_keys[level], j))
             j = int(level_parent[level][j])
             level -= 1
-        keys.append(int(level_keys[0][j]))
+        keys.append(key_at(level_keys[0], j))
         keys.reverse()
         return core.rebuild(init_index[j], keys)
 

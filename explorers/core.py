@@ -1,9 +1,9 @@
 """The one expansion/check core every explorer shares (BFS, DFS, simulation, Spark).
 
-It owns: the successor function (symmetry and boundary folded in), the state key
-(64-bit fingerprint), property checks on new states, quiescence/deadlock checks on expanded
-states, which discovery a property keeps, coverage bookkeeping and trace rebuilding.
-Explorers own only their loop.
+It owns: the successor function (symmetry and boundary folded in), the state key (the
+packed state itself, or a 128-bit fingerprint: ``explorers.keyarrays``), property checks
+on new states, quiescence/deadlock checks on expanded states, which discovery a property
+keeps, coverage bookkeeping and trace rebuilding. Explorers own only their loop.
 
 Which counterexample (or witness) a property keeps, in a level-synchronous engine (BFS,
 Spark): among the violating states of the shallowest level where the property is violated,
@@ -18,9 +18,12 @@ level (DFS, simulation) the first discovery is kept.
 
 The order key is the Spark explorer's state key, so that every engine orders states
 alike: the state key (``rkey``) itself, except for a model that names a partition key,
-whose Spark keys carry the partition key's fingerprint in their bits from ORDER_SHIFT up
-(``explorers/spark/placement.py``) while the local engines keep the full 64-bit
-fingerprint as their visited key.
+whose Spark keys carry the partition key's fingerprint in their top 16 bits (from
+ORDER_SHIFT up) above 112 bits of the state's own fingerprint
+(``explorers/spark/placement.py``), while the local engines keep the full 128-bit
+fingerprint as their visited key. Either way a key tells states apart by at least 112
+bits of their own fingerprint; the owner partition comes from the partition key's bits
+(or, without one, from a mix of the key), never from bits taken out of the fingerprint.
 """
 from __future__ import annotations
 
@@ -30,15 +33,20 @@ import numpy as np
 
 from kmc.invariants.properties import ALWAYS, DEADLOCK, QUIESCENT, SOMETIMES
 from kmc.model.contract import Model
-from kmc.model.encoding import collision_probability, fingerprint
+from kmc.explorers import keyarrays
+from kmc.model.encoding import KEY_BITS, collision_probability, fingerprint128
 from kmc.model.trace import Trace
 from kmc.model.result import CheckResult, Discovery
 
 #: a partition key's fingerprint fills the order key's bits from here up (the Spark
 #: explorer's placement uses the same layout for its keys and owners)
-ORDER_SHIFT = 48
+ORDER_SHIFT = KEY_BITS - 16
 _LOW = (1 << ORDER_SHIFT) - 1
-_HIGH = ((1 << 64) - 1) ^ _LOW
+_HIGH = ((1 << KEY_BITS) - 1) ^ _LOW
+#: the same bits within a key's high 64-bit word (``keyarrays.high_word``), which owners
+#: are read from
+OWNER_SHIFT = ORDER_SHIFT - 64
+_LOW_WORD = np.uint64((1 << OWNER_SHIFT) - 1)
 #: distinct partition keys whose fingerprints are cached (the Kafka models have a few
 #: hundred; the cache starts over when a model has more)
 _PK_CACHE = 1 << 16
@@ -65,13 +73,16 @@ class Core:
         self.key = self._make_key(use_sym)
         # key of a state that is already its own representative (every successor the core
         # hands out is): skips a second representative() call on the hot path
-        self.rkey = (lambda s: s) if self.packed else fingerprint
+        self.rkey = (lambda s: s) if self.packed else fingerprint128
+        self.key_dtype = keyarrays.dtype_of(self)  # arrays of keys (keyarrays)
         self.successors = self._make_successors(use_sym)
         self.by_partition_key = not self.packed and \
             type(model).partition_key is not Model.partition_key
         self._pk_high: dict = {}  # partition key -> its fingerprint's top bits
-        self.key_bits = 64  # bits that tell two keys apart (the collision estimate)
-        self.owner_shift = 0  # Spark: owner = mix64(key >> shift) mod P (spark.placement)
+        # bits that tell two keys apart (the collision estimate)
+        self.key_bits = 64 if self.packed else KEY_BITS
+        # Spark: owner = mix64(high word >> shift) mod P (spark.placement)
+        self.owner_shift = 0
         self.needs_settled = bool(self.quiescent) or deadlock
 
     # ---- construction -------------------------------------------------------------------
@@ -80,8 +91,8 @@ class Core:
         if self.packed:
             return rep if use_sym else (lambda s: s)
         if use_sym:
-            return lambda s: fingerprint(rep(s))
-        return fingerprint
+            return lambda s: fingerprint128(rep(s))
+        return fingerprint128
 
     def _make_successors(self, use_sym):
         m = self.model
@@ -106,16 +117,18 @@ class Core:
         is its own representative, as every state the core hands out is."""
         if not self.by_partition_key:
             return self.rkey(s)
-        return (fingerprint(s) & _LOW) | self._partition_bits(s)
+        return (fingerprint128(s) & _LOW) | self._partition_bits(s)
 
     def order_keys(self, keys: np.ndarray, states) -> np.ndarray:
         """Order keys of ``states`` given their state keys (``rkey``, aligned): the keys
         themselves unless the model names a partition key."""
         if not self.by_partition_key:
             return keys
-        high = np.fromiter(map(self._partition_bits, states), dtype=np.uint64,
-                           count=len(states))
-        return (keys & np.uint64(_LOW)) | high
+        high = np.fromiter((b >> 64 for b in map(self._partition_bits, states)),
+                           dtype=np.uint64, count=len(states))
+        out = keys.copy()
+        out["hi"] = (keys["hi"] & _LOW_WORD) | high
+        return out
 
     def _partition_bits(self, s) -> int:
         pk = self.model.partition_key(s)
@@ -123,7 +136,7 @@ class Core:
         if bits is None:
             if len(self._pk_high) >= _PK_CACHE:
                 self._pk_high.clear()
-            bits = self._pk_high[pk] = fingerprint(pk) & _HIGH
+            bits = self._pk_high[pk] = fingerprint128(pk) & _HIGH
         return bits
 
     # ---- initial states -----------------------------------------------------------------
@@ -261,6 +274,7 @@ class Core:
                 r.coverage[n] = 0
         r.collision_probability = 0.0 if self.packed else \
             collision_probability(r.unique_states, r.generated_states, self.key_bits)
+        r.extra["key_bits"] = None if self.packed else self.key_bits  # None: exact keys
         for name in self._declared():  # declaration order, whatever the engine
             if name in self.discoveries:
                 kind, _s, detail, loc = self.discoveries[name]

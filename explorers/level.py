@@ -81,7 +81,7 @@ def _generic(core, coverage):
             if not pi & 1023 and pi and tick(pi):
                 return Level(_EMPTY, _EMPTY_I, [], generated, True)
         cand = list(nxt)
-        keys = keys_array(map(rkey, cand), len(cand))
+        keys = keys_array(map(rkey, cand), len(cand), core.key_dtype)
         parents = np.fromiter(nxt.values(), dtype=np.int64, count=len(nxt))
         return Level(keys, parents, cand, generated, False)
     return expand

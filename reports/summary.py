@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 
+from kmc.model.encoding import COLLISION_WARN
 from kmc.model.result import EXIT_MEANINGS, CheckResult
 from kmc.reports.inputs import write_atomic
 
@@ -30,6 +31,7 @@ def summary(result: CheckResult, trace_files: dict | None = None) -> dict:
         "stopped_by": result.stopped_by or None, "elapsed_s": round(result.elapsed_s, 4),
         "properties": props, "coverage": result.coverage, "never_fired": result.never_fired,
         "collision_probability": result.collision_probability,
+        "key_bits": x.get("key_bits"),
         "exit_code": result.exit_code(), "headline": headline(result),
         **{k: v for k, v in x.items() if k in ("seed", "walks", "walk_length", "spark",
                                                "z3_stats", "max_memory",
@@ -75,6 +77,20 @@ def write_summary(result: CheckResult, out_dir: str, trace_files: dict) -> str:
 
 def _mib(n) -> str:
     return "?" if n is None else f"{n / 2**20:,.0f} MiB"
+
+
+def collision_lines(s: dict) -> list[str]:
+    """The collision estimate (TLC's: distinct x generated / 2^bits) and the keys it is
+    for; a warning line when it exceeds COLLISION_WARN, because two states with one key
+    count as one and a state reached only through the second is never checked."""
+    bits = s.get("key_bits")
+    keys = "exact keys: packed states" if not bits else f"{bits}-bit keys"
+    lines = [f"  fingerprint collision probability: {s['collision_probability']:.2e} ({keys})"]
+    if s["collision_probability"] > COLLISION_WARN:
+        lines.append(f"  warning: the collision estimate exceeds {COLLISION_WARN:g}: two "
+                     "distinct states may have shared a key, and a state reached only "
+                     "through the second would be missed")
+    return lines
 
 
 def spark_levels(spark: dict) -> str:
@@ -132,7 +148,7 @@ def render_text(result: CheckResult, trace_files: dict | None = None,
              f"  {s['unique_states']:,} distinct states, {s['generated_states']:,} generated, "
              f"depth {s['max_depth']}, {s['elapsed_s']:.2f}s"
              + ("" if s["complete"] else f"  (incomplete: stopped by {s['stopped_by']})"),
-             f"  fingerprint collision probability: {s['collision_probability']:.2e}"]
+             *collision_lines(s)]
     width = max((len(n) for n in s["properties"]), default=0)
     for name, p in s["properties"].items():
         mark = {"holds": "ok ", "witness_found": "ok ", "unknown": "?  "}.get(p["verdict"], "!! ")

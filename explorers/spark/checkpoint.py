@@ -7,8 +7,9 @@ multi-machine cluster it must be storage every executor and the driver can reach
     identity.json         which scenario wrote this directory (checked on --resume)
     blocks/L/part-*       the owner-partitioned blocks after level L: text, one sealed
                           record per line (``sealing``: HMAC, then the base64 pickle)
-    levels/L.npy          level L's trace rows: a 2 x n uint64 array, its keys (ascending)
-                          and their parents' keys (loaded with allow_pickle=False)
+    levels/L.npy          level L's trace rows: a 2 x n array of keys (uint64, or 128-bit
+                          (hi, lo) pairs), its keys (ascending) and their parents' keys
+                          (loaded with allow_pickle=False)
     levels/L.json         level L's counters, the digest of L.npy, the name and size of
                           each of blocks/L's part files, and its coverage and discoveries
                           (Python objects: a base64 pickle); written last, so its presence
@@ -23,7 +24,7 @@ level's objects) are loaded only after their HMAC verifies. A local directory's 
 files are read and written by the driver directly (``ckptfiles``); blocks always go
 through Spark.
 
-Only the two newest block sets are kept; level files are small (16 bytes per state) and are
+Only the two newest block sets are kept; level files are small (16 bytes per state, 32 with 128-bit keys) and are
 all kept, because traces are rebuilt from them.
 """
 from __future__ import annotations
@@ -43,7 +44,7 @@ from kmc.explorers.errors import ExplorerError
 from kmc.explorers.spark import ckptfiles, sealing
 from kmc.model.encoding import fingerprint
 
-FORMAT = 3  # 3: levels/L.json lists the block files
+FORMAT = 4  # 3: levels/L.json lists the block files; 4: 128-bit keys
 IDENTITY = "identity.json"
 OLD_IDENTITY = "identity.pkl"  # format 1 (pickles): refused unread
 #: a level's counters, kept as JSON as they are
@@ -209,8 +210,7 @@ def encode_level(key: bytes, depth: int, meta: dict, blocks: dict) -> list[tuple
     ``blocks`` files ({name: size}) saved with the level."""
     npy_rel, json_rel = level_files(depth)
     buf = io.BytesIO()
-    np.save(buf, np.stack([np.asarray(meta["keys"], dtype=np.uint64),
-                           np.asarray(meta["parents"], dtype=np.uint64)]), allow_pickle=False)
+    np.save(buf, np.stack([meta["keys"], meta["parents"]]), allow_pickle=False)
     rows = buf.getvalue()
     objects = pickle.dumps({"coverage": dict(meta["coverage"]),
                             "discoveries": dict(meta["discoveries"])},

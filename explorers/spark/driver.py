@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kmc.explorers.keyarrays import sort_order, sorted_keys
 from kmc.explorers.spark import keycodec, level, spool
 
 
@@ -58,7 +59,7 @@ def join_blocks(records):
     blocks = [rec for _p, rec in records if rec[0] == "B"]
     passed = [rec[1] for _p, rec in records if rec[0] == "V"]
     mine = [keycodec.unpack(b[1]) for b in blocks]
-    visited = np.sort(np.concatenate(mine + passed or [np.empty(0, np.uint64)]))
+    visited = sorted_keys(np.concatenate(mine + passed or [np.empty(0, np.uint64)]))
     return (visited, *join_frontiers([(b[2], b[3]) for b in blocks]))
 
 
@@ -75,7 +76,7 @@ def join_frontiers(parts):
     """One frontier (ascending keys, their states or None) from the blocks' (keys,
     held states)."""
     fkeys = np.concatenate([k for k, _h in parts] or [np.empty(0, np.uint64)])
-    order = np.argsort(fkeys, kind="stable")
+    order = sort_order(fkeys)
     if all(h is None for _k, h in parts):  # a packed model: the keys are the states
         return fkeys[order], None
     states = [s for _k, h in parts for s in level.unpack_frontier(h)]

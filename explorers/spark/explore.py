@@ -4,7 +4,7 @@ The loop mirrors ``explorers.bfs`` (same counts, same stopping rules, same resul
 owns only the level bookkeeping; a level runs on the driver while the frontier is small
 and on Spark once it is large (``frontier.py``), with the same per-partition code
 (``level.py``). Trace rows (key, parent key) of every level are kept on the driver, as TLC
-keeps its trace file on the master: 16 bytes per state.
+keeps its trace file on the master: 32 bytes per state (16 for a packed model).
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from kmc.explorers.spark.tuning import env_number
 #: a fixed driver threshold (frontier states) instead of the adaptive one (Run.limit)
 DRIVER_LEVEL_MAX = env_number("KMC_SPARK_DRIVER_LEVEL", None, int)
 #: a frontier comes back to the driver only while the visited set is at most this many
-#: keys (8 bytes each): beyond it, visited stays distributed
+#: keys (16 bytes each, 8 for a packed model): beyond it, visited stays distributed
 DRIVER_VISITED_MAX = env_number("KMC_SPARK_DRIVER_VISITED", 4000000, int)
 #: cut the RDD lineage (``SparkFrontier._cut_due``) once the Spark levels since the last
 #: cut number this many ...

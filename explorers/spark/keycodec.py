@@ -5,8 +5,8 @@ paid twice per level.
 A packed model's keys are its states, small integers close together: TwoPhase rm=8 has
 36-bit keys, and 98% of the gaps between one partition's sorted keys (2 partitions) fit in
 16 bits. Those arrays travel as their first key and 16-bit gaps, with the larger gaps
-apart: ~2.2 bytes per key instead of 8. Fingerprint keys (spread over 64 bits) have large
-gaps and travel as they are.
+apart: ~2.2 bytes per key instead of 8. Fingerprint keys (128 bits, spread evenly) have
+large gaps and travel as they are.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ _MAX_ESCAPES = 8
 def pack(keys: np.ndarray):
     """``keys`` (ascending, distinct uint64) as they are, or as (first key, 16-bit gaps,
     positions of the large gaps, the large gaps)."""
-    if keys.size < MIN_KEYS:
+    if keys.size < MIN_KEYS or keys.dtype != np.uint64:
         return keys
     gaps = np.diff(keys)
     large = np.flatnonzero(gaps >= _ESCAPE)

@@ -16,8 +16,9 @@ import pickle
 
 import numpy as np
 
+from kmc.explorers import keyarrays
+from kmc.explorers.keyarrays import group_min, high_word, insert_sorted, sort_order, unseen
 from kmc.explorers.level import level_expander
-from kmc.explorers.visited import insert_sorted, unseen
 from kmc.invariants.properties import SOMETIMES
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -82,13 +83,15 @@ def mix64_array(keys: np.ndarray) -> np.ndarray:
 
 
 def owners(keys: np.ndarray, nparts: int, shift: int = 0, table=None) -> np.ndarray:
-    """The partition that owns each key: ``table[key >> shift]`` when the Spark level
-    was given an owner table (``placement.balanced_owners``), else
-    mix64(key >> shift) mod nparts (stable across processes and machines, unlike
+    """The partition that owns each key, read from its high word ``w``
+    (``keyarrays.high_word``; the key itself when packed): ``table[w >> shift]`` when
+    the Spark level was given an owner table (``placement.balanced_owners``), else
+    mix64(w >> shift) mod nparts (stable across processes and machines, unlike
     Python's hash()); ``shift`` is the Core's ``owner_shift``
     (``explorers.spark.placement``)."""
     if nparts == 1:
         return np.zeros(keys.size, dtype=np.int64)
+    keys = high_word(keys)
     src = keys >> np.uint64(shift) if shift else keys
     if table is not None:
         return table[src.astype(np.int64)].astype(np.int64)
@@ -142,10 +145,10 @@ def expand(core, decided, keys: np.ndarray, states, nparts: int, known=(), table
     lvl = expand_level(frontier, None, _never)
     # the expander keeps the first parent of a candidate; the frontier ascends by key, so
     # that is the parent with the least key
-    parents = keys[lvl.parents] if lvl.parents.size else np.empty(0, dtype=np.uint64)
+    parents = keys[lvl.parents] if lvl.parents.size else keyarrays.empty(keys.dtype)
     ckeys, cstates = lvl.keys, lvl.states
     if cstates is not None:  # the dict expander keeps discovery order: sort by key
-        order = np.argsort(ckeys, kind="stable")
+        order = sort_order(ckeys)
         ckeys, parents = ckeys[order], parents[order]
         cstates = None if states is None else [cstates[i] for i in order.tolist()]
     if known:
@@ -161,7 +164,7 @@ def expand(core, decided, keys: np.ndarray, states, nparts: int, known=(), table
     for idx in split_by_owner(ckeys, nparts, core.owner_shift, table):
         batches.append((ckeys[idx], parents[idx],
                         None if states is None else [cstates[i] for i in idx.tolist()]))
-    settled = {n: (kind, s, detail, int(keys[loc[1]]))
+    settled = {n: (kind, s, detail, keyarrays.key_at(keys, loc[1]))
                for n, (kind, s, detail, loc) in found(chk).items()}
     return batches, lvl.generated, as_counts(coverage), settled, ckeys
 
@@ -191,18 +194,18 @@ def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
         keys = np.concatenate([b[0] for b in batches])
         parents = np.concatenate([b[1] for b in batches])
     else:
-        keys = parents = np.empty(0, dtype=np.uint64)
+        keys = parents = keyarrays.empty(core.key_dtype)
     if len(batches) == 1:  # one source: its candidates are already distinct and sorted
         idx, least = np.arange(keys.size), parents
     else:
         # each batch ascends, so a stable sort is a cheap merge of sorted runs; a key
         # reached from several sources keeps its least parent
-        order = np.argsort(keys, kind="stable")
+        order = sort_order(keys)
         ks = keys[order]
         starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1]))) \
             if ks.size else np.empty(0, dtype=np.int64)
         idx = order[starts]
-        least = np.minimum.reduceat(parents[order], starts) if starts.size else parents[:0]
+        least = group_min(parents[order], starts) if starts.size else parents[:0]
     fresh = unseen(visited, keys[idx])
     idx = idx[fresh]
     new_keys, new_parents = keys[idx], least[fresh]
@@ -216,7 +219,7 @@ def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
     chk = task_core(core, decided)
     if chk.always or chk.pending_witness:
         check_new = chk.check_new
-        items = new_keys.tolist() if packed else new_states
-        for s, k in zip(items, new_keys.tolist()):
+        ints = keyarrays.to_ints(new_keys)
+        for s, k in zip(ints if packed else new_states, ints):
             check_new(s, k)
     return insert_sorted(visited, new_keys), new_keys, new_parents, new_states, found(chk), idx

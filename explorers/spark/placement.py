@@ -1,12 +1,16 @@
 """Which partition owns a state: the top 16 bits of its Spark key.
 
-By default a Spark key is the Core's key (the packed state, or the xxh3 fingerprint of the
-canonical encoding) and its owner is ``mix64(key) mod P``: uniform, but a state reached
-from parents in P partitions is generated, fingerprinted and shipped up to P times. When
-the model names a partition key (``Model.partition_key``, the part most actions leave
-unchanged), the key's top 16 bits become the partition key's fingerprint and the owner is
-``mix64(key >> 48) mod P``, so neighbouring states share an owner. On lifecycle-large
-with 2 partitions that ships 1.09 candidates per new state (uniform owners: 1.9).
+By default a Spark key is the Core's key (the packed state, or the 128-bit xxh3
+fingerprint of the canonical encoding) and its owner is ``mix64(w) mod P``, ``w`` the
+key's high 64-bit word (``keyarrays.high_word``; the key itself when packed): uniform,
+but a state reached from parents in P partitions is generated, fingerprinted and shipped
+up to P times. When the model names a partition key (``Model.partition_key``, the part
+most actions leave unchanged), the key is the partition key's fingerprint in its top 16
+bits above the state's own fingerprint in the other 112, and the owner is
+``mix64(w >> 48) mod P``: the partition key's bits alone, so neighbouring states share an
+owner, and states with one partition key still differ in 112 bits of their own (the
+collision estimate counts those). On lifecycle-large with 2 partitions that ships 1.09
+candidates per new state (uniform owners: 1.9).
 
 Keys stay a function of the state alone, so answers do not change; the owner is a
 function of the key (and of the level's owner table, below), so the visited set can be
@@ -24,12 +28,13 @@ from __future__ import annotations
 
 import numpy as np
 
-# owner bits: key >> SHIFT; the same layout as the order key every engine sorts by
-from kmc.explorers.core import _HIGH, _LOW, ORDER_SHIFT as SHIFT
+# owner bits: high word >> SHIFT; the same layout as the order key every engine sorts by
+from kmc.explorers.core import _HIGH, _LOW, ORDER_SHIFT, OWNER_SHIFT as SHIFT
+from kmc.explorers.keyarrays import high_word
 from kmc.explorers.spark.level import owners
 from kmc.explorers.spark.tuning import env_number
 from kmc.model.contract import Model
-from kmc.model.encoding import fingerprint, hash64
+from kmc.model.encoding import fingerprint128, hash128
 
 
 def place_by_partition_key(core) -> None:
@@ -42,7 +47,7 @@ def place_by_partition_key(core) -> None:
     pk = m.partition_key
 
     def rkey(s):  # s is already its own representative
-        return (fingerprint(s) & _LOW) | (fingerprint(pk(s)) & _HIGH)
+        return (fingerprint128(s) & _LOW) | (fingerprint128(pk(s)) & _HIGH)
     if m.partition_fields:
         fast = fieldwise_key(m.partition_fields)
         # the model's word that its partition key is these fields, checked where it is
@@ -56,7 +61,7 @@ def place_by_partition_key(core) -> None:
     else:
         core.key = rkey
     core.owner_shift = SHIFT
-    core.key_bits = SHIFT  # states with one partition key differ in these bits only
+    core.key_bits = ORDER_SHIFT  # states with one partition key differ in these bits only
 
 
 def fieldwise_key(fields):
@@ -68,14 +73,14 @@ def fieldwise_key(fields):
 
     def rkey(s):
         parts = list(map(repr, s))
-        whole = hash64(("(" + ", ".join(parts) + ")").encode())
-        part = hash64(("(" + ", ".join([parts[i] for i in idx]) + ")").encode())
+        whole = hash128(("(" + ", ".join(parts) + ")").encode())
+        part = hash128(("(" + ", ".join([parts[i] for i in idx]) + ")").encode())
         return (whole & _LOW) | (part & _HIGH)
     return rkey
 
 
 def balanced_owners(weights: np.ndarray, nparts: int, links=None) -> np.ndarray:
-    """The owner of each partition-key value (a table indexed by ``key >> SHIFT``) that
+    """The owner of each partition-key value (a table indexed by ``high_word(key) >> SHIFT``) that
     splits ``weights`` (one per value) evenly: the heaviest value first, each to the
     least loaded owner (ties: the lowest partition) — or, given ``links``
     (``value_links``), to the owner already holding most of the values it is linked to,
@@ -137,7 +142,7 @@ def _adjacency(links) -> dict:
 
 
 def _values(keys: np.ndarray, shift: int) -> np.ndarray:
-    return (keys >> np.uint64(shift)).astype(np.int64)
+    return (high_word(keys) >> np.uint64(shift)).astype(np.int64)
 
 
 def _flows(keys: np.ndarray, parents: np.ndarray, shift: int):

@@ -10,6 +10,8 @@ from collections import Counter
 
 import numpy as np
 
+from kmc.explorers import keyarrays
+from kmc.explorers.keyarrays import sort_order, sorted_keys
 from kmc.explorers.spark import level
 from kmc.explorers.spark.tuning import env_number, parse_number
 from kmc.explorers.visited import smallest
@@ -31,7 +33,8 @@ SPARK_WORK = 1.3
 FIRST_LIMIT = 20000
 #: the known window (``Run.window``): the new keys of this many latest levels ...
 WINDOW_LEVELS = 3
-#: ... while they are at most this many keys (8 bytes each, sent to every executor)
+#: ... while they are at most this many keys (16 bytes each, 8 for a packed
+#: model; sent to every executor)
 WINDOW_MAX = env_number("KMC_SPARK_WINDOW_MAX", 4000000, int)
 
 
@@ -79,17 +82,17 @@ class Run:
         inits = core.initial()
         keys = [core.rkey(s) for _i, s in inits]
         order = sorted(range(len(inits)), key=keys.__getitem__)
-        fkeys = np.array([keys[j] for j in order], dtype=np.uint64)
+        fkeys = keyarrays.from_ints([keys[j] for j in order], len(order), core.key_dtype)
         self.init_index = {keys[j]: inits[j][0] for j in order}
         states = [inits[j][1] for j in order]
         chk = level.task_core(core, self.decided())
-        for s, k in zip(states, fkeys.tolist()):
+        for s, k in zip(states, keyarrays.to_ints(fkeys)):
             chk.check_new(s, k)
         self._merge([level.found(chk)], 0)
         self.unique = self.generated = len(inits)
         self.depth = 1 if inits else 0
         self.level_keys.append(fkeys)
-        self.level_parents.append(np.zeros(fkeys.size, dtype=np.uint64))
+        self.level_parents.append(np.zeros(fkeys.size, dtype=fkeys.dtype))
         self.frontier_size = len(inits)
         return driver_frontier_cls(core, fkeys.copy(), fkeys,
                                    None if core.packed else states)
@@ -141,7 +144,7 @@ class Run:
     def visited(self):
         """Every key found so far (ascending) and the frontier's: the driver's trace
         rows, the same keys the partitions hold (``SparkFrontier.to_driver``)."""
-        return np.sort(np.concatenate(self.level_keys)), self.level_keys[-1]
+        return sorted_keys(np.concatenate(self.level_keys)), self.level_keys[-1]
 
     def last_levels(self):
         """(the frontier's keys, their parents' keys, the level before's keys or None):
@@ -166,13 +169,13 @@ class Run:
         if self.max_states is not None and self.unique + keys.size > self.max_states:
             keep = smallest(keys, self.max_states - self.unique)
             keys, parents = keys[keep], parents[keep]
-            thr = int(keys.max()) if keys.size else -1  # the largest key kept
+            thr = keyarrays.max_key(keys)  # the largest key kept
             found = [{n: d for n, d in f.items() if d[3] <= thr} for f in found]
             self.stopped_by = "max_states"
         if keys.size == 0:
             return False
         self._merge(found, self.depth)
-        order = np.argsort(keys, kind="stable")
+        order = sort_order(keys)
         self.level_keys.append(keys[order])
         self.level_parents.append(parents[order])
         self.unique += int(keys.size)
@@ -252,10 +255,10 @@ class Run:
         keys = [key]
         while lvl > 0:
             ks = self.level_keys[lvl]
-            i = int(np.searchsorted(ks, np.uint64(key)))
-            if i >= ks.size or int(ks[i]) != key:
+            i = int(keyarrays.search(ks, keyarrays.from_ints([key], 1, ks.dtype))[0])
+            if i >= ks.size or keyarrays.key_at(ks, i) != key:
                 raise RuntimeError(f"trace row for key {key:#x} at level {lvl} is missing")
-            key = int(self.level_parents[lvl][i])
+            key = keyarrays.key_at(self.level_parents[lvl], i)
             keys.append(key)
             lvl -= 1
         keys.reverse()

@@ -42,7 +42,7 @@ BASE_CONF = {
     "spark.ui.showConsoleProgress": "false",
     "spark.locality.wait": os.environ.get("KMC_SPARK_LOCALITY_WAIT", "0s"),
     "spark.driver.memory": os.environ.get("KMC_SPARK_DRIVER_MEMORY", "2g"),
-    # A level's summary (its new keys and their parents, 16 bytes a state) reaches the
+    # A level's summary (its new keys and their parents, 16-32 bytes a state) reaches the
     # driver inside the task's result. Above 1 MiB (Spark's default) the result takes a
     # detour through the block manager: 20-150 ms more per level on TwoPhase rm=8, whose
     # tasks return 1-4 MiB (local[1]: 7.0 -> 6.55 s, local[2]: 4.45 -> 4.32 s, three

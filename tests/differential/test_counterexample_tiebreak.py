@@ -8,14 +8,15 @@ split over several owner partitions and the discoveries of several partitions co
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from kmc import catalog
 from kmc.explorers.bfs import bfs
 from kmc.explorers.core import Core
+from kmc.explorers.keyarrays import to_ints
 from kmc.explorers.spark import spark_bfs
 from kmc.explorers.spark.placement import place_by_partition_key
+from kmc.explorers.visited import keys_array
 from kmc.invariants import quiescent
 from kmc.model import Model
 from kmc.model.validation.twophase import TwoPhase
@@ -81,8 +82,8 @@ def test_the_order_key_is_the_spark_key():
             states += [t for _a, t in local.successors(s)]
         assert len(states) > 1
         assert [local.order_key(s) for s in states] == [spark.rkey(s) for s in states]
-        keys = np.array([local.rkey(s) for s in states], dtype=np.uint64)
-        assert local.order_keys(keys, states).tolist() == [spark.rkey(s) for s in states]
+        keys = keys_array(map(local.rkey, states), len(states), local.key_dtype)
+        assert to_ints(local.order_keys(keys, states)) == [spark.rkey(s) for s in states]
         assert local.by_partition_key == (name.startswith("stale")), name
 
 
