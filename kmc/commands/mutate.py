@@ -1,0 +1,159 @@
+"""`kmc mutate`: mutation testing of a model's own code against a suite or scenarios.
+
+Every single-point mutant of the chosen files (kmc.mutate.operators) is loaded in a
+fresh worker process, runs the chosen entries, and is classified against the unmutated
+model: killed by a property, a witness or a crash, count_only, survived or equivalent.
+Exit codes: 0 the run finished (whatever the score); 2 bad usage or input.
+docs/mutation.md explains the report.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+
+from kmc.commands.check import parse_params, positive
+from kmc.errors import UsageError
+
+NAME = "mutate"
+HELP = ("mutation testing: mutate the model's code, run the scenarios, report which "
+        "mutants the properties catch")
+EPILOG = """examples:
+  kmc mutate --files model/topics/control.py           # its mutants against the smoke tier
+  kmc mutate --suite my-suite.toml --tier full -j 2 --json
+  kmc mutate --scenario stale-read --variant kip516 --only control.py:2
+  kmc mutate --scenario models.py:make -p n=3          # a user model: mutates models.py
+  kmc mutate --list --files model/topics/brokers.py    # the mutant ids, nothing run"""
+
+
+def add_arguments(p):
+    p.add_argument("--suite", metavar="FILE",
+                   help="the suite whose entries every mutant runs (default: kmc's own)")
+    p.add_argument("--tier", choices=["smoke", "full"], default="smoke",
+                   help="which entries of the suite (default: smoke)")
+    p.add_argument("--scenario", action="append", default=[], metavar="NAME",
+                   help="run this scenario instead of a suite (repeatable; a name from "
+                        "`kmc list`, a .toml file or FILE.py:factory)")
+    p.add_argument("--variant", action="append", default=[], metavar="V",
+                   help="with --scenario: the variants to run (repeatable; default: "
+                        "the scenario's default)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --scenario: a scenario parameter (repeatable)")
+    p.add_argument("--files", nargs="+", default=[], metavar="PATH",
+                   help="the source files to mutate (paths or glob patterns; default: "
+                        "the model package of the chosen scenarios, display and "
+                        "scenario modules left out)")
+    p.add_argument("--only", action="append", default=[], metavar="TEXT",
+                   help="only the mutants whose id contains TEXT (repeatable)")
+    p.add_argument("--skip", action="append", default=[], metavar="TEXT",
+                   help="leave out the mutants whose id contains TEXT (repeatable)")
+    p.add_argument("-j", "--jobs", type=positive(int), default=os.cpu_count() or 1,
+                   metavar="N", help="mutants run in parallel (default: the core count)")
+    p.add_argument("--time-budget", type=positive(float), metavar="SECONDS",
+                   help="start no mutant after this many seconds; the rest are listed "
+                        "as not run")
+    p.add_argument("--timeout", type=positive(float), metavar="SECONDS",
+                   help="time limit of one mutant (default: 3x the unmutated model's "
+                        "time on its runs + 10 s); a mutant over it counts as a crash")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--markdown", metavar="FILE", help="write a Markdown summary")
+    p.add_argument("--list", action="store_true",
+                   help="list the mutants (id and change) and run nothing")
+
+
+def run(args) -> int:
+    from kmc.mutate import report
+    from kmc.mutate.runner import make_plan, mutate
+
+    _check_output(args)
+    entries = _entries(args)
+    plan = make_plan(entries, args.files, args.only, args.skip)
+    if args.list:
+        for m in plan.mutants:
+            print(f"{m.id}  {m.description}")
+        return 0
+    say = (lambda *a: None) if args.json else _print
+    workers = max(1, min(args.jobs, os.cpu_count() or 1))
+    say(f"kmc mutate: {len(plan.mutants)} mutants of {len(plan.files)} files, "
+        f"{len(entries)} runs each at most, {workers} worker{'s' if workers > 1 else ''}")
+    say(report.header())
+    rep = mutate(plan, workers, args.time_budget, args.timeout,
+                 on_row=lambda row: say(report.line(row)))
+    for text in report.summary(rep):
+        say(text)
+    if args.markdown:
+        command = "kmc mutate " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+        _write(args.markdown, report.markdown(rep, command))
+    if args.json:
+        json.dump(rep, sys.stdout, indent=1)
+        print()
+    return 0
+
+
+def _entries(args) -> list:
+    """The runs every mutant makes: the suite's entries of the tier, or the scenarios."""
+    from kmc.commands.regress import validate
+    from kmc.reports.regress.suite import Entry, SuiteError, builtin_suite, read_suite
+
+    if args.scenario:
+        if args.suite:
+            raise UsageError("--suite and --scenario are alternatives: give one")
+        params = parse_params(args.param)
+        out = []
+        for sc in args.scenario:
+            for v in args.variant or [None]:
+                e = Entry(id="", scenario=sc, variant=v, params=dict(params))
+                e.id = ".".join([sc] + ([v] if v else []) +
+                                [f"{k}={x}" for k, x in sorted(params.items())])
+                out.append(e)
+        _validate_scenarios(out)
+        return out
+    if args.variant or args.param:
+        raise UsageError("--variant and -p go with --scenario: name the scenario, or "
+                         "put the runs in a suite")
+    path = args.suite or builtin_suite()
+    try:
+        suite = read_suite(path)
+    except SuiteError as e:
+        raise UsageError(str(e)) from None
+    validate(suite)
+    chosen = suite.select(args.tier)
+    if not chosen:
+        raise UsageError(f"{path}: no entry is in tier {args.tier!r}: run --tier full")
+    return chosen
+
+
+def _validate_scenarios(entries) -> None:
+    from kmc import catalog
+
+    for e in entries:
+        info = catalog.load(e.scenario, e.variant, dict(e.params))
+        e.variant = e.variant or info["variant"]
+        e.params = dict(e.params)
+
+
+def _check_output(args) -> None:
+    from kmc.reports.inputs import InputError, output_file
+
+    if args.markdown is not None:
+        try:
+            output_file(args.markdown, "--markdown")
+        except InputError as e:
+            raise UsageError(str(e)) from None
+
+
+def _write(path: str, text: str) -> None:
+    from kmc.reports.inputs import write_atomic
+
+    try:
+        folder = os.path.dirname(os.path.abspath(path))
+        os.makedirs(folder, exist_ok=True)
+        write_atomic(path, text)
+    except OSError as e:
+        raise UsageError(f"--markdown {path} could not be written: {e.strerror or e}") \
+            from None
+
+
+def _print(*parts) -> None:
+    print(*parts, flush=True)

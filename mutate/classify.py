@@ -1,0 +1,130 @@
+"""Classifying a mutant against the unmutated baseline, run by run.
+
+Outcomes, strongest first (a mutant takes the first that applies to any of its runs):
+
+- ``property``: a property's verdict differs from the baseline's (violated now, or no
+  longer violated); ``killed_by`` names the properties;
+- ``witness``: a witness the baseline finds is no longer found;
+- ``crash``: a run raised an exception, did not finish within its time limit, or the
+  worker died; ``killed_by`` names the exception (or ``timeout``);
+- ``count_only``: the verdicts are the baseline's but a state count, a counterexample
+  length or where the run stopped changed. A suite with pinned counts notices, but no
+  property does: not a kill;
+- ``equivalent``: every run generated exactly the baseline's set of states (the same
+  digest): the mutant probably changes nothing the scenarios can observe;
+- ``survived``: nothing above (the state set changed but no count or verdict did, or a
+  run has no digest to compare).
+
+Score: kills (property, witness, crash) over the mutants that are not equivalent.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PROPERTY, WITNESS, CRASH = "property", "witness", "crash"
+COUNT_ONLY, SURVIVED, EQUIVALENT = "count_only", "survived", "equivalent"
+OUTCOMES = (PROPERTY, WITNESS, CRASH, COUNT_ONLY, SURVIVED, EQUIVALENT)
+KILLS = (PROPERTY, WITNESS, CRASH)
+
+
+@dataclass
+class Verdict:
+    outcome: str
+    killed_by: list = field(default_factory=list)
+    #: one line per run that differs: "entry: what changed"
+    evidence: list = field(default_factory=list)
+
+
+def classify(baseline: dict, result: dict) -> Verdict:
+    """``baseline``: entry id -> run; ``result``: a worker's answer for one mutant."""
+    status = result.get("status")
+    if status is not None:  # the worker timed out or died
+        what = "ran out of time" if status == "timeout" else "died"
+        return Verdict(CRASH, [status], [f"the worker {what}"])
+    if "load_error" in result:
+        return Verdict(CRASH, [result["load_error"].split(":")[0]], [result["load_error"]])
+    props, witnesses, crashes, counts, evidence = [], [], [], [], []
+    digests_equal = True
+    for eid, run in result["runs"].items():
+        base = baseline[eid]
+        if run.get("error"):
+            crashes.append(run["error"].split(":")[0])
+            evidence.append(f"{eid}: {run['error']}" + (f" at {run['where']}"
+                                                       if run.get("where") else ""))
+            continue
+        # a run the memory guard stopped saw only part of its states: what it found
+        # counts, what it did not find proves nothing
+        grew = run["stopped_by"] == "max_memory" != base["stopped_by"]
+        flipped = sorted(p for p in set(run["violated"]) ^ set(base["violated"])
+                         if p in run["violated"] or not grew)
+        for p in flipped:
+            now = "violated" if p in run["violated"] else "no longer violated"
+            evidence.append(f"{eid}: {p} {now}")
+        props += flipped
+        if grew and not flipped:
+            crashes.append("max_memory")
+            evidence.append(f"{eid}: the state space outgrew the memory limit")
+            continue
+        lost = [w for w in base["witnesses"] if w not in run["witnesses"]]
+        for w in lost:
+            evidence.append(f"{eid}: witness {w} not found")
+        witnesses += lost
+        if flipped or lost:
+            continue
+        changed = _changes(base, run)
+        if changed:
+            counts.append(eid)
+            evidence.append(f"{eid}: {changed}")
+        if run.get("digest") is None or run["digest"] != base.get("digest"):
+            digests_equal = False
+    if props:
+        return Verdict(PROPERTY, _unique(props), evidence)
+    if witnesses:
+        return Verdict(WITNESS, _unique(witnesses), evidence)
+    if crashes:
+        return Verdict(CRASH, _unique(crashes), evidence)
+    if counts:
+        return Verdict(COUNT_ONLY, [], evidence)
+    if digests_equal and result["runs"]:
+        return Verdict(EQUIVALENT, [], [])
+    return Verdict(SURVIVED, [], evidence)
+
+
+def _changes(base: dict, run: dict) -> str:
+    out = []
+    if run["states"] != base["states"]:
+        out.append(f"states {base['states']:,} -> {run['states']:,}")
+    for p, n in sorted(run["violated"].items()):
+        if base["violated"].get(p) != n:
+            out.append(f"{p} counterexample {base['violated'][p]} -> {n} states")
+    if run["stopped_by"] != base["stopped_by"]:
+        out.append(f"stopped by {base['stopped_by'] or 'nothing'} -> "
+                   f"{run['stopped_by'] or 'nothing'}")
+    return ", ".join(out)
+
+
+def _unique(items) -> list:
+    return sorted(set(items))
+
+
+def score(rows) -> dict:
+    """Score overall, per file and per property. ``rows``: dicts with file, outcome,
+    killed_by."""
+    def ratio(killed, total):
+        return {"killed": killed, "of": total,
+                "score": round(killed / total, 4) if total else None}
+
+    counted = [r for r in rows if r["outcome"] != EQUIVALENT]
+    killed = [r for r in counted if r["outcome"] in KILLS]
+    out = {"overall": ratio(len(killed), len(counted)),
+           "outcomes": {o: sum(r["outcome"] == o for r in rows) for o in OUTCOMES},
+           "files": {}, "properties": {}}
+    for f in sorted({r["file"] for r in rows}):
+        mine = [r for r in counted if r["file"] == f]
+        out["files"][f] = ratio(sum(r["outcome"] in KILLS for r in mine), len(mine))
+    props = sorted({p for r in rows if r["outcome"] in (PROPERTY, WITNESS)
+                    for p in r["killed_by"]})
+    for p in props:
+        n = sum(p in r["killed_by"] for r in counted if r["outcome"] in (PROPERTY, WITNESS))
+        out["properties"][p] = ratio(n, len(counted))
+    return out

@@ -1,0 +1,119 @@
+"""Loading one mutant in the current process, without touching the source tree.
+
+``install(mutant)`` parses the file, applies the mutant's edit to the syntax tree, drops
+the file's module and every project module that imports it from ``sys.modules``, and puts
+an import hook first on ``sys.meta_path`` that serves the mutated code under the module's
+own name and file name. The next import of any of those modules compiles them afresh, the
+mutated one from the edited tree. Nothing is written to disk (no source, no bytecode).
+
+It is meant for a fresh worker process that exits when its mutant is done: the process's
+modules are changed for good.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.abc
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass
+
+from kmc.mutate.operators import sites
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    file: str  # as shown (relative to the source root or the working directory)
+    path: str  # absolute
+    module: str  # the name the file is imported as
+    line: int
+    col: int
+    operator: str
+    n: int
+    description: str
+    function: str
+
+
+def mutant_id(shown: str, line: int, col: int, operator: str, n: int) -> str:
+    return f"{shown}:{line}:{col}:{operator}:{n}"
+
+
+def read_source(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def mutants_of(path: str, shown: str, module: str, source: str) -> list[Mutant]:
+    """Every mutant of one file (its text: ``source``), in source order; ids are unique
+    within the file."""
+    out, seen = [], {}
+    for s in sites(ast.parse(source, path)):
+        mid = mutant_id(shown, s.line, s.col, s.operator, s.n)
+        if mid in seen:  # two nodes at one position with one operator: number them
+            seen[mid] += 1
+            mid = f"{mid}#{seen[mid]}"
+        else:
+            seen[mid] = 1
+        out.append(Mutant(mid, shown, path, module, s.line, s.col, s.operator, s.n,
+                          s.description, s.function))
+    return out
+
+
+def mutated_tree(m: Mutant, source: str) -> ast.Module:
+    """The syntax tree of ``source`` (the file's text when the mutants were listed) with
+    ``m`` applied."""
+    tree = ast.parse(source, m.path)
+    rank = int(m.id.rpartition("#")[2]) if "#" in m.id else 1
+    for s in sites(tree):
+        if s.key() == (m.line, m.col, m.operator, m.n):
+            rank -= 1
+            if rank == 0:
+                s.edit()
+                return ast.fix_missing_locations(tree)
+    raise LookupError(f"mutant {m.id} does not match {m.file}")
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, tree: ast.Module, path: str):
+        self.tree, self.path = tree, path
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        code = compile(self.tree, self.path, "exec", dont_inherit=True)
+        exec(code, module.__dict__)
+
+
+class MutantFinder(importlib.abc.MetaPathFinder):
+    """Serves one module's mutated code under its own name; every other import goes on
+    to the usual finders."""
+
+    def __init__(self, module: str, path: str, tree: ast.Module):
+        self.module, self.path = module, path
+        self.loader = _Loader(tree, path)
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.module:
+            return None
+        package = os.path.basename(self.path) == "__init__.py"
+        return importlib.util.spec_from_file_location(
+            fullname, self.path, loader=self.loader,
+            submodule_search_locations=[os.path.dirname(self.path)] if package else None)
+
+
+def purge(modules) -> None:
+    """Forget ``modules``: the next import loads them again."""
+    for name in sorted(modules, reverse=True):
+        sys.modules.pop(name, None)
+    importlib.invalidate_caches()
+
+
+def install(m: Mutant, source: str, dependents) -> MutantFinder:
+    """Make the next import of ``m.module`` (and of its ``dependents``) load the mutant
+    of ``source``."""
+    finder = MutantFinder(m.module, m.path, mutated_tree(m, source))
+    purge(set(dependents) | {m.module})
+    sys.meta_path.insert(0, finder)
+    return finder

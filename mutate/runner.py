@@ -1,0 +1,170 @@
+"""A mutation run: which entries and files, the baseline, every mutant on the workers,
+each one classified. The command line (kmc/commands/mutate.py) and the tests drive it.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+from kmc.errors import UsageError
+from kmc.mutate.classify import EQUIVALENT, classify, score
+from kmc.mutate.isolation import Mutant, mutants_of, read_source
+from kmc.mutate.pool import NOT_RUN, run_one, run_tasks
+from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path,
+                                model_module, scenario_module)
+from kmc.mutate.worker import baseline_task, mutant_task
+
+#: a mutant's time limit when none is given: this many times the baseline's time for
+#: its runs (measured with line tracing on, itself slower than a plain run), plus SLACK
+TIMEOUT_FACTOR, SLACK = 3.0, 10.0
+
+
+@dataclass
+class Plan:
+    entries: list  # kmc.reports.regress.suite.Entry, resolved
+    files: list[str]  # absolute paths
+    mutants: list[Mutant]
+    graph: Graph
+    #: module -> the entries whose model imports it
+    relevant: dict = field(default_factory=dict)
+    #: path -> the file's text when the mutants were listed (what every worker mutates)
+    sources: dict = field(default_factory=dict)
+
+
+def make_plan(entries, files=None, only=(), skip=()) -> Plan:
+    """Resolve the entries' scenarios (loading their models), choose the files, list
+    the mutants. Bad input raises UsageError before anything runs."""
+    from kmc import api, catalog
+
+    if not entries:
+        raise UsageError("no scenario to run: give --scenario NAME or a suite with entries")
+    modules, models, folders = {}, set(), set()
+    for e in entries:
+        info = catalog.load(e.scenario, e.variant, dict(e.params))
+        sc = info["scenario"]
+        modules[e.id] = scenario_module(sc)
+        if not files:
+            model = api.build_model(sc, info["variant"], info["params"])
+            models.add(model_module(sc, model))
+        if sc.family == "user":
+            target = sc.name.rpartition(":")[0]
+            if target.endswith(".py"):
+                folders.add(os.path.dirname(os.path.abspath(target)))
+    graph = Graph(folders)
+    paths = chosen_files(graph, files) if files else default_files(graph, models)
+    closures = {eid: graph.closure(m) for eid, m in modules.items()}
+    relevant, mutants, sources = {}, [], {}
+    for path in paths:
+        module = graph.module_of[os.path.realpath(path)]
+        relevant[module] = [e for e in entries if module in closures[e.id]]
+        if not relevant[module]:
+            raise UsageError(f"--files {display_path(path)}: no chosen scenario uses this "
+                             "file: name a file of their model (e.g. model/topics/"
+                             "control.py for the topic scenarios) or choose other "
+                             "scenarios")
+        try:
+            sources[path] = read_source(path)
+            mutants += mutants_of(path, display_path(path), module, sources[path])
+        except (OSError, SyntaxError, ValueError) as e:
+            raise UsageError(f"{display_path(path)} cannot be read as Python: {e}") \
+                from None
+    mutants = [m for m in mutants if (not only or any(t in m.id for t in only))
+               and not any(t in m.id for t in skip)]
+    if not mutants:
+        what = "matches --only/--skip" if only or skip else "in these files"
+        raise UsageError(f"no mutant {what}: mutant ids look like "
+                         "model/topics/control.py:23:11:cmp:0 (see --list)")
+    return Plan(entries, paths, mutants, graph, relevant, sources)
+
+
+def _warm() -> None:
+    """Import what every worker needs once, here: each forked worker then starts with it
+    instead of compiling it again."""
+    import importlib
+
+    for name in ("kmc.api", "kmc.reports.regress.expect", "kmc.explorers.bfs",
+                 "kmc.explorers.dfs", "kmc.explorers.simulate"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
+def run_baseline(plan: Plan) -> dict:
+    """The unmutated model on every entry that some mutant needs, in a worker process;
+    returns {"runs": entry id -> run, "lines": file -> executed lines}."""
+    wanted = {e.id for es in plan.relevant.values() for e in es}
+    entries = [e for e in plan.entries if e.id in wanted]
+    base = run_one(baseline_task, (entries, plan.files))
+    if "runs" not in base:
+        raise RuntimeError(f"the baseline worker failed: {base}")
+    for eid, run in base["runs"].items():
+        if run.get("error"):
+            raise UsageError(f"entry {eid}: the unmutated model fails: {run['error']}: "
+                             "fix it before mutating it")
+    return base
+
+
+def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
+                on_row=None) -> tuple[list, list]:
+    """Every mutant of ``plan`` on ``jobs`` workers; returns (rows, ids not run)."""
+    lines = {f: set(v) for f, v in base["lines"].items()}
+    deps = {m: plan.graph.dependents(m) for m in plan.relevant}
+    tasks = []
+    for m in plan.mutants:
+        entries = plan.relevant[m.module]
+        limit = timeout or TIMEOUT_FACTOR * sum(base["runs"][e.id]["elapsed"]
+                                                for e in entries) + SLACK
+        tasks.append((mutant_task, (m, plan.sources[m.path], deps[m.module], entries),
+                      limit))
+    rows, not_run = [], []
+    for i, result in run_tasks(tasks, jobs, budget):
+        m = plan.mutants[i]
+        if result.get("status") == NOT_RUN:
+            not_run.append(m.id)
+            continue
+        v = classify(base["runs"], result)
+        reached = not m.function or m.line in lines.get(m.path, ())
+        row = {"id": m.id, "file": m.file, "line": m.line, "column": m.col,
+               "operator": m.operator, "n": m.n, "function": m.function,
+               "description": m.description, "outcome": v.outcome,
+               "killed_by": v.killed_by, "evidence": v.evidence, "reached": reached}
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
+    return rows, not_run
+
+
+def unreached(plan: Plan, base: dict) -> dict:
+    """file (as shown) -> lines of functions holding a mutant that no run executed."""
+    lines = {f: set(v) for f, v in base["lines"].items()}
+    out: dict = {}
+    for m in plan.mutants:
+        if m.function and m.line not in lines.get(m.path, ()):
+            out.setdefault(m.file, set()).add(m.line)
+    return {f: sorted(v) for f, v in sorted(out.items())}
+
+
+def report(plan: Plan, base: dict, rows: list, not_run: list, wall: float) -> dict:
+    """The run as one JSON-ready object."""
+    return {
+        "entries": [e.id for e in plan.entries if any(
+            e.id in {x.id for x in es} for es in plan.relevant.values())],
+        "files": [display_path(f) for f in plan.files],
+        "mutants": rows,
+        "not_run": not_run,
+        "score": score(rows),
+        "unreached": unreached(plan, base),
+        "equivalent": sum(r["outcome"] == EQUIVALENT for r in rows),
+        "wall_s": round(wall, 1),
+    }
+
+
+def mutate(plan: Plan, jobs: int = 1, budget=None, timeout=None, on_row=None) -> dict:
+    """Baseline, mutants, report: the whole run."""
+    t0 = time.perf_counter()
+    _warm()
+    base = run_baseline(plan)
+    rows, not_run = run_mutants(plan, base, jobs, budget, timeout, on_row)
+    return report(plan, base, rows, not_run, time.perf_counter() - t0)

@@ -1,0 +1,81 @@
+"""A toy model for the mutation tests: small enough that every mutant's outcome is known.
+
+Its mutants cover every outcome: ``x < limit`` -> ``x <= limit`` violates Bounded; dropping
+``out.append("mark")`` loses the Marked witness; dropping ``out = []`` crashes; ``x > 1`` ->
+``x > 2`` only changes the state count; the ``x > 100`` guard never fires, so its mutants
+change nothing (equivalent) and the line under it never runs.
+"""
+import os
+
+STEM = "mutate_toy_model"
+
+SOURCE = '''from typing import NamedTuple
+
+from kmc import Model, always, sometimes
+
+
+class S(NamedTuple):
+    x: int
+    y: int
+
+
+class Toy(Model):
+    """A counter that may be marked once it passes 1."""
+    name = "toy"
+
+    def __init__(self, limit=3):
+        self.limit = limit
+
+    def init_states(self):
+        return [S(0, 0)]
+
+    def actions(self, s):
+        out = []
+        if s.x < self.limit:
+            out.append("inc")
+        if s.y == 0 and s.x > 1:
+            out.append("mark")
+        if s.x > 100:
+            out.append("never")
+        return out
+
+    def next_state(self, s, a):
+        if a == "inc":
+            return s._replace(x=s.x + 1)
+        if a == "mark":
+            return s._replace(y=1)
+        return None
+
+    def format_state(self, s):
+        return f"x={s.x} y={s.y}" if s.x >= 0 else "?"
+
+    def properties(self):
+        return [always("Bounded", lambda s: s.x <= self.limit),
+                sometimes("Marked", lambda s: s.y == 1)]
+
+
+def make(limit: int = 3):
+    """The toy counter."""
+    return Toy(limit)
+'''
+
+_written: dict = {}
+
+
+def toy_file(tmp_path_factory) -> str:
+    """The toy model's file, written once per test run (its module name must stay
+    unique in the process that imports it)."""
+    if "path" not in _written:
+        folder = tmp_path_factory.mktemp("mutate-toy")
+        path = os.path.join(folder, f"{STEM}.py")
+        with open(path, "w") as f:
+            f.write(SOURCE)
+        _written["path"] = path
+    return _written["path"]
+
+
+def line_of(text: str) -> int:
+    """The line number of the toy's line containing ``text``."""
+    hits = [n for n, line in enumerate(SOURCE.splitlines(), 1) if text in line]
+    assert len(hits) == 1, (text, hits)
+    return hits[0]

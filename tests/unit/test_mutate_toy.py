@@ -1,0 +1,153 @@
+"""`kmc mutate` on a toy model (tests/mutate_toy.py): every outcome, isolation from the
+source tree, determinism, the report formats and bad input."""
+import json
+import os
+import sys
+
+import pytest
+
+from kmc.cli import main
+from kmc.mutate.runner import make_plan, mutate
+from kmc.reports.regress.suite import Entry
+from mutate_toy import SOURCE, STEM, line_of, toy_file
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    return toy_file(tmp_path_factory)
+
+
+def _entries(path):
+    return [Entry(id="toy", scenario=f"{path}:make")]
+
+
+@pytest.fixture(scope="module")
+def runs(toy):
+    """Two whole runs of the toy's mutants, and the toy's folder before and after."""
+    folder = os.path.dirname(toy)
+    plan = make_plan(_entries(toy))
+    before = sorted(os.listdir(folder))
+    first = mutate(plan, jobs=2)
+    after = sorted(os.listdir(folder))
+    second = mutate(make_plan(_entries(toy)), jobs=2)
+    return first, second, before, after
+
+
+def _find(rep, text, operator, n=0, offset=None):
+    line = line_of(text)
+    rows = [r for r in rep["mutants"] if r["line"] == line and r["operator"] == operator
+            and r["n"] == n and (offset is None or r["column"] == offset)]
+    assert len(rows) == 1, (text, operator, rows)
+    return rows[0]
+
+
+def test_a_weakened_guard_is_killed_by_the_property(runs):
+    row = _find(runs[0], "if s.x < self.limit", "cmp")
+    assert (row["outcome"], row["killed_by"]) == ("property", ["Bounded"])
+    assert row["description"] == "`<` -> `<=`"
+
+
+def test_a_dropped_action_is_killed_by_the_missing_witness(runs):
+    row = _find(runs[0], 'out.append("mark")', "drop-stmt")
+    assert (row["outcome"], row["killed_by"]) == ("witness", ["Marked"])
+
+
+def test_a_crash_is_a_kill_and_names_the_exception(runs):
+    row = _find(runs[0], "out = []", "drop-stmt")
+    assert (row["outcome"], row["killed_by"]) == ("crash", ["NameError"])
+
+
+def test_a_changed_count_alone_is_not_a_kill(runs):
+    line = line_of("if s.y == 0 and s.x > 1")
+    col = SOURCE.splitlines()[line - 1].index("1")
+    row = _find(runs[0], "if s.y == 0 and s.x > 1", "const", 0, col)
+    assert row["outcome"] == "count_only" and row["killed_by"] == []
+    assert row["evidence"] == ["toy: states 6 -> 5"]
+
+
+def test_a_guard_that_never_fires_gives_equivalent_mutants(runs):
+    for op, n in (("cmp", 0), ("const", 0), ("const", 1), ("drop-stmt", 0)):
+        assert _find(runs[0], "if s.x > 100", op, n)["outcome"] == "equivalent"
+    never = _find(runs[0], 'out.append("never")', "drop-stmt")
+    assert never["outcome"] == "equivalent" and never["reached"] is False
+    assert list(runs[0]["unreached"].values()) == [[line_of('out.append("never")')]]
+
+
+def test_display_code_is_not_mutated(runs):
+    line = line_of("def format_state")
+    assert not [r for r in runs[0]["mutants"] if line <= r["line"] <= line + 1]
+
+
+def test_score_counts_kills_over_non_equivalent_mutants(runs):
+    rep = runs[0]
+    rows = rep["mutants"]
+    kills = sum(r["outcome"] in ("property", "witness", "crash") for r in rows)
+    counted = sum(r["outcome"] != "equivalent" for r in rows)
+    assert rep["score"]["overall"] == {"killed": kills, "of": counted,
+                                       "score": round(kills / counted, 4)}
+    assert rep["score"]["properties"]["Bounded"]["killed"] == sum(
+        "Bounded" in r["killed_by"] for r in rows)
+    assert set(rep["score"]["outcomes"]) == {"property", "witness", "crash", "count_only",
+                                             "survived", "equivalent"}
+
+
+def test_the_source_tree_is_untouched_and_a_second_run_agrees(runs, toy):
+    first, second, before, after = runs
+    with open(toy) as f:
+        assert f.read() == SOURCE
+    assert after == before  # no mutated copy or bytecode left beside the model
+    assert [(r["id"], r["outcome"], r["killed_by"]) for r in first["mutants"]] == \
+        [(r["id"], r["outcome"], r["killed_by"]) for r in second["mutants"]]
+    # this process still has the unmutated model
+    model = sys.modules[STEM].make()
+    assert model.actions(model.init_states()[0]) == ["inc"]
+
+
+def test_json_markdown_and_list(toy, tmp_path, capsys):
+    md = tmp_path / "mutants.md"
+    code = main(["mutate", "--scenario", f"{toy}:make", "--only", ":cmp:", "-j", "2",
+                 "--json", "--markdown", str(md)])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert out["mutants"] and all(r["operator"] == "cmp" for r in out["mutants"])
+    for r in out["mutants"]:
+        assert {"id", "file", "line", "operator", "outcome", "killed_by"} <= set(r)
+        assert r["id"].startswith(f"{r['file']}:{r['line']}:")
+    assert set(out["score"]) >= {"overall", "files", "properties"}
+    assert md.read_text().startswith("# Mutation report: ")
+    assert main(["mutate", "--scenario", f"{toy}:make", "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert any(":cmp:0  `<` -> `<=`" in line for line in listed)
+    assert len(listed) == len({line.split()[0] for line in listed})
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--files", "no/such/file.py"], "no such file"),
+    (["--files", os.path.join(ROOT, "model", "validation", "twophase.py")],
+     "no chosen scenario uses"),
+    (["--only", "no-such-mutant"], "no mutant matches"),
+    (["--suite", os.path.join(ROOT, "regressions", "regressions.toml")], "alternatives"),
+    (["-j", "0"], "-j/--jobs"),
+    (["--time-budget", "-1"], "--time-budget"),
+    (["--markdown", "{toy}/m.md"], "--markdown"),
+])
+def test_bad_input_is_one_line_and_exit_2(toy, capsys, argv, needle):
+    argv = [a.replace("{toy}", toy) for a in argv]
+    code = main(["mutate", "--scenario", f"{toy}:make"] + argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("kmc: error: "), err
+    assert needle in err[0]
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--variant", "kip516"], "go with --scenario"),
+    (["--scenario", "no-such-scenario"], "unknown scenario"),
+    (["--suite", "no/such/suite.toml"], "no/such/suite.toml"),
+])
+def test_bad_runs_are_one_line_and_exit_2(capsys, argv, needle):
+    code = main(["mutate"] + argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("kmc: error: "), err
+    assert needle in err[0]
