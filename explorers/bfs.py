@@ -26,6 +26,7 @@ import numpy as np
 from kmc.explorers.core import Core
 from kmc.explorers.gcpause import without_cyclic_gc
 from kmc.explorers.level import level_expander
+from kmc.explorers import liveness
 from kmc.explorers.memory import MemoryGuard
 from kmc.explorers.keyarrays import key_at, sort_order
 from kmc.explorers.visited import SortedKeySet, keys_array, smallest
@@ -40,6 +41,7 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
     the limit is abandoned, as a time limit abandons it)."""
     core = core or Core(model, symmetry=symmetry, deadlock=deadlock, properties=properties)
     r = core.new_result("bfs")
+    graph = liveness.attach(core)  # liveness properties: record the state graph
     guard = MemoryGuard(max_memory)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
@@ -149,4 +151,4 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
         keys.reverse()
         return core.rebuild(init_index[j], keys)
 
-    return core.finish(r, coverage, trace_for)
+    return liveness.finish(graph, core.finish(r, coverage, trace_for))

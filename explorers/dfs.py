@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 
+from kmc.explorers import liveness
 from kmc.explorers.core import Core
 from kmc.explorers.gcpause import without_cyclic_gc
 from kmc.explorers.memory import MemoryGuard
@@ -25,6 +26,7 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
     with stopped_by "max_memory" when the process grows past it."""
     core = core or Core(model, symmetry=symmetry, deadlock=deadlock, properties=properties)
     r = core.new_result("dfs")
+    graph = liveness.attach(core)  # liveness properties: record the state graph
     guard = MemoryGuard(max_memory)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
@@ -117,4 +119,5 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
     r.complete = stopped_by == ""
     r.elapsed_s = time.perf_counter() - t0
     guard.report(r)
-    return core.finish(r, coverage, lambda loc: core.rebuild(loc[0], loc[1]))
+    return liveness.finish(graph, core.finish(r, coverage,
+                                              lambda loc: core.rebuild(loc[0], loc[1])))

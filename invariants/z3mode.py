@@ -272,6 +272,9 @@ def z3_properties(props) -> list:
     decided by z3; the others (no formula, e.g. packed validation models) unchanged."""
     out, session = [], Z3Session()
     for p in props:
+        if hasattr(p, "map_parts"):  # liveness: each state predicate decided by z3
+            out.append(p.map_parts(lambda part: z3_properties([part])[0]))
+            continue
         if getattr(p, "formula", None) is None or getattr(p, "view", None) is None:
             out.append(p)
             continue

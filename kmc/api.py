@@ -64,6 +64,14 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
     if z3:  # the same declarations, decided by z3 instead of the compiled evaluator
         from kmc.invariants.z3mode import z3_properties
         properties = z3_properties(model.properties())
+    skipped = []
+    if explorer == "spark":  # liveness needs the local explorers' state graph
+        from kmc.explorers.liveness import without_liveness
+        try:
+            properties, skipped = without_liveness(
+                model.properties() if properties is None else properties, explorer)
+        except ExplorerError as e:
+            raise UsageError(str(e)) from None
     opts = dict(properties=properties, max_states=max_states, max_depth=max_depth,
                 time_limit=time_limit, stop_on_violation=stop_on_violation,
                 symmetry=symmetry,
@@ -84,6 +92,8 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
         raise UsageError(f"{user_model} raised {type(e).__name__} while it was explored: "
                          f"{e} (KMC_DEBUG=1 shows the traceback)") from None
     result.extra.update(scenario=name, variant=v, params=p, model=model, z3=z3)
+    if skipped:
+        result.extra["not_checked"] = skipped
     if z3:  # which properties z3 decided, the memo hit rate, solver calls (driver side)
         from kmc.invariants.z3mode import z3_stats
         result.extra["z3_stats"] = z3_stats(properties)

@@ -36,7 +36,8 @@ class Model:
         raise NotImplementedError
 
     def properties(self) -> Sequence[Any]:
-        """``invariants.Property`` values: always / quiescent / sometimes."""
+        """``invariants.Property`` values: always / quiescent / sometimes, and the
+        liveness kinds eventually / leads_to (``invariants.liveness``)."""
         return ()
 
     # ---- optional -----------------------------------------------------------------------
@@ -68,6 +69,18 @@ class Model:
     #: one repr per field instead of a repr of the state plus one of its partition key
     #: (the same keys, 20% less fingerprinting on lifecycle-large)
     partition_fields: tuple | None = None
+
+    # ---- fairness (liveness properties only; model/fairness.py) -------------------------
+    #: action names (as ``action_name`` gives them) that are weakly fair: a behaviour in
+    #: which one of them stays enabled forever takes it infinitely often (TLA+'s WF). A
+    #: name is one class: name the actions per process (``("Step", p)`` -> ``"Step-p"``)
+    #: for per-process fairness. Default: nothing is fair, so a behaviour may stop (stutter
+    #: forever) in any state, as an unfair TLA+ specification may.
+    weakly_fair: tuple = ()
+    #: action names that are strongly fair: enabled infinitely often, then taken infinitely
+    #: often (TLA+'s SF). Faults and environment inputs (``action_kind`` other than
+    #: ``"step"``) are never fair; naming one is an error.
+    strongly_fair: tuple = ()
 
     def is_fault(self, action) -> bool:
         """Fault actions (crash, loss, failover) do not count when deciding quiescence:
@@ -169,6 +182,8 @@ def validate_model(model: Model, sample: int = 64) -> None:
             raise ModelError(f"model {model.name!r} has two properties named {p.name!r}: "
                              "give each property a unique name")
         seen.add(p.name)
+    from kmc.model.fairness import check_declaration
+    check_declaration(model)
     frontier = inits[:sample]
     checked = 0
     while frontier and checked < sample:

@@ -89,6 +89,13 @@ def _judge(model, doc, t: Trace) -> ReplayOutcome:
         names = ", ".join(p.name for p in model.properties()) or "none"
         return _diverged(last, MODEL_CHANGED, f"the model has no property {name!r} any more "
                          f"(it has {names})", trace=t)
+    if prop.kind in ("eventually", "leads_to"):
+        from kmc.reports.lasso import judge_lasso
+        ok, k, words = judge_lasso(model, prop, t, doc.get("loop_start"))
+        if ok:
+            return _reproduced(t, k, f"reproduced: {name} violated: the behaviour {words}")
+        return _diverged(k, PROPERTY_HOLDS, f"every step replays, but the lasso no longer "
+                         f"violates {name}: {words}", trace=t)
     for k, s in enumerate(t.states):
         if prop.kind == ALWAYS and not prop.check(s):
             return _reproduced(t, k, f"reproduced: {name} violated at step {k}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from kmc.model.trace import state_changes
-from kmc.reports.tracefile import describe, verdict_word
+from kmc.reports.tracefile import describe, loop_words, verdict_word
 
 
 def render(doc: dict, *, full: bool = False, width: int = 100) -> str:
@@ -27,7 +27,9 @@ def render(doc: dict, *, full: bool = False, width: int = 100) -> str:
     for st in steps:
         i = st.get("index", steps.index(st))
         if i == 0:
-            lines.append(f"{0:>4}  {'':<{actor_w}}  initial state")
+            lines.append(f"{0:>4}  {'':<{actor_w}}  initial state"
+                         + ("   <- the loop starts here" if doc.get("loop_start") == 0
+                            and last else ""))
             body = [f"{p} = {_v(v, width)}" for p, v in flatten(st["state"])]
         else:
             head = f"{i:>4}  {st.get('actor') or '':<{actor_w}}  {st.get('action')}"
@@ -36,6 +38,10 @@ def render(doc: dict, *, full: bool = False, width: int = 100) -> str:
                 head += f"   [{kind}]"
             if i == last:
                 head += f"   <- {prop} {verdict_word(doc)}"
+                if doc.get("loop_start") is not None:
+                    head += f": the behaviour {loop_words(doc)}"
+            elif i == doc.get("loop_start"):
+                head += "   <- the loop starts here"
             lines.append(head)
             msg = st.get("message")
             body = []
@@ -50,7 +56,11 @@ def render(doc: dict, *, full: bool = False, width: int = 100) -> str:
                                       flatten(st["state"])]
         lines += [f"{'':>6}{'':<{actor_w}}  {b}" for b in body]
         prev = st["state"]
-    if doc.get("detail") is not None:
+    if doc.get("loop_start") is not None:
+        lines += ["", f"lasso: the behaviour {loop_words(doc)}"]
+    if doc.get("loop_start") is not None and doc.get("explanation"):
+        lines += ["", f"why: {doc['explanation']}"]
+    elif doc.get("detail") is not None:
         by = " (from z3's model)" if doc.get("decided_by") == "z3" else ""
         lines += ["", f"offending{by}: {_v(doc['detail'], width * 2)}"]
     return "\n".join(lines)

@@ -20,6 +20,8 @@ def summary(result: CheckResult, trace_files: dict | None = None) -> dict:
                        "description": prop.description if prop is not None else "",
                        "trace_length": len(d.trace) if d else None,
                        "trace_file": trace_files.get(name)}
+        if kind in ("eventually", "leads_to"):  # a lasso: its loop's first step
+            props[name]["loop_start"] = getattr(d.trace, "loop_start", None) if d else None
         if d is not None and d.detail is not None:
             props[name]["detail"] = _jsonable(d.detail)
             props[name]["explanation"] = explanation(result, name)
@@ -34,7 +36,7 @@ def summary(result: CheckResult, trace_files: dict | None = None) -> dict:
         "key_bits": x.get("key_bits"),
         "exit_code": result.exit_code(), "headline": headline(result),
         **{k: v for k, v in x.items() if k in ("seed", "walks", "walk_length", "spark",
-                                               "z3_stats", "max_memory",
+                                               "z3_stats", "max_memory", "not_checked",
                                                "resident_bytes_at_stop")},
     }
 
@@ -172,6 +174,13 @@ def render_text(result: CheckResult, trace_files: dict | None = None,
         lines.append(f"  memory: the process reached {_mib(s.get('resident_bytes_at_stop'))} "
                      f"of its {_mib(s.get('max_memory'))} limit: run it on Spark "
                      "(--explorer spark, --master for a cluster) or raise --max-memory")
+    if s.get("not_checked"):
+        lines.append(f"  not checked by the {s['explorer']} explorer: "
+                     f"{', '.join(s['not_checked'])} (liveness: use --explorer bfs or dfs)")
+    if s["explorer"] == "simulate" and any(p["kind"] in ("eventually", "leads_to")
+                                           for p in s["properties"].values()):
+        lines.append("  liveness is unknown on simulate: a random walk cannot show that a "
+                     "loop is fair or that none exists (use --explorer bfs or dfs)")
     if s["never_fired"]:
         lines.append(f"  never fired: {', '.join(s['never_fired'])}")
     lines.append(f"  exit {s['exit_code']}: {EXIT_MEANINGS[s['exit_code']]}")
@@ -207,12 +216,24 @@ def _counterexample(result, model, name, path) -> list[str]:
             act = model.format_action(a) + ("" if kind == "step" else f"   [{kind}]")
         lines.append(f"    {i:>3}. {act}")
         lines.append(f"         {model.format_state(st)}")
+    loop = getattr(d.trace, "loop_start", None)
+    if loop is not None:
+        lines.append(f"    {lasso_words(loop, len(d.trace))}")
     why = explanation(result, name)
     if why:
         lines.append(f"    {'' if why.startswith('offending') else 'why: '}{why}")
     if path:
         lines.append(f"    step by step: kmc show {path}   re-run it: kmc replay {path}")
     return lines
+
+
+def lasso_words(loop_start: int, length: int) -> str:
+    """How a lasso goes on after its last step."""
+    if loop_start == length - 1:
+        return (f"... and stays at step {loop_start} forever (no fair action is enabled "
+                "there)")
+    return f"... and repeats from step {loop_start} forever (step {length - 1} is step " \
+           f"{loop_start} again)"
 
 
 def slug(name: str) -> str:

@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import os
 
+from kmc.model.lasso import LASSO_VERSION
 from kmc.model.trace import TRACE_FORMAT, TRACE_VERSION
 from kmc.reports.inputs import InputError, check_depth, read_text, write_atomic
 
-#: versions this code reads (version 1 files lack fingerprints, messages and changes)
-READABLE_VERSIONS = (1, TRACE_VERSION)
+#: versions this code reads (version 1 files lack fingerprints, messages and changes;
+#: version 3 is version 2 plus a lasso's loop_start)
+READABLE_VERSIONS = (1, TRACE_VERSION, LASSO_VERSION)
 
 
 class TraceFileError(ValueError):
@@ -79,6 +81,7 @@ def validate(doc, where: str = "trace") -> None:
     if doc.get("kind") not in KINDS:
         raise TraceFileError(f"{where}: kind {doc.get('kind')!r} is not one of "
                              f"{', '.join(KINDS)}: the file was edited")
+    _check_loop(doc, where)
     for key in ("model", "explorer", "description", "explanation", "decided_by"):
         if key in doc and doc[key] is not None and not isinstance(doc[key], str):
             raise TraceFileError(f"{where}: field {key!r} must be a string")
@@ -90,7 +93,24 @@ def validate(doc, where: str = "trace") -> None:
 
 
 #: property kinds a trace may record (the built-in deadlock check included)
-KINDS = ("always", "quiescent", "sometimes", "Deadlock")
+KINDS = ("always", "quiescent", "sometimes", "Deadlock", "eventually", "leads_to")
+LIVENESS_KINDS = ("eventually", "leads_to")
+
+
+def _check_loop(doc, where: str) -> None:
+    """A liveness trace is a lasso (version 3, loop_start an index of its steps); no
+    other trace has a loop."""
+    loop = doc.get("loop_start")
+    if doc.get("kind") not in LIVENESS_KINDS:
+        if loop is not None:
+            raise TraceFileError(f"{where}: a {doc.get('kind')} trace has no loop_start: "
+                                 "the file was edited")
+        return
+    if doc.get("version") != LASSO_VERSION or not isinstance(loop, int) or \
+            isinstance(loop, bool) or not 0 <= loop < len(doc["steps"]):
+        raise TraceFileError(f"{where}: a {doc['kind']} trace is a lasso: it needs "
+                             f"version {LASSO_VERSION} and loop_start, the index of a "
+                             "step: the file was edited or truncated")
 STEP_KINDS = (None, "step", "input", "fault")
 _STEP_TYPES = {"index": (int,), "action_index": (int, type(None)),
                "action": (str, type(None)), "actor": (str, type(None)),
@@ -134,3 +154,14 @@ def verdict_word(doc: dict) -> str:
     if kind == "sometimes":
         return "witness found"
     return "violated"
+
+
+def loop_words(doc: dict) -> str | None:
+    """How a lasso goes on after its last step, or None for a finite trace."""
+    loop = doc.get("loop_start")
+    if loop is None:
+        return None
+    last = len(doc["steps"]) - 1
+    if loop == last:
+        return f"stays at step {loop} forever (no fair action is enabled there)"
+    return f"repeats from step {loop} forever (step {last} is step {loop} again)"

@@ -1,0 +1,192 @@
+"""The explored state graph, kept compactly for liveness checking.
+
+While an explorer expands states, ``GraphRecorder`` takes the place of the core's
+successor function and records, per expanded state, its key, the fairness classes of the
+actions enabled in it (a bit mask, model/fairness.py), which liveness predicates hold in
+it (two bits per property), and one edge per successor: the successor's key and the
+fairness class of the action taken (-1: not fair). Everything goes into flat arrays
+(``array.array``: a key is one 64-bit word for packed models and two — high and low —
+for fingerprints; 1 byte per edge class); no state is kept.
+
+``GraphRecorder.graph()`` then builds a ``StateGraph`` in compressed sparse row form:
+node ids are the ranks of the keys (so every explorer numbers the same graph alike), and
+an edge to a state that was never expanded (cut off by --max-states, --max-depth or a
+stop) is dropped: such a state is not in the graph, and nothing is concluded about it.
+The enabled classes of a state are computed from every action enabled in it, including
+those leading out of ``within_boundary``: a fair action that leaves the boundary is still
+enabled, so a loop that ignores it is not a fair loop.
+"""
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+
+import numpy as np
+
+from kmc.explorers.errors import ExplorerError
+from kmc.model.contract import ModelError
+from kmc.model.fairness import FairnessClasses
+
+
+_M64 = (1 << 64) - 1
+
+
+@dataclass
+class StateGraph:
+    hi: np.ndarray        # uint64 per node: high word of the state key (0 when narrow)
+    lo: np.ndarray        # uint64 per node: low word; node ids are in key order
+    offsets: np.ndarray   # int64, n + 1: edges of node v are offsets[v]:offsets[v + 1]
+    dst: np.ndarray       # int64 node id per edge
+    group: np.ndarray     # int8 fairness class per edge (-1: not fair)
+    enabled: np.ndarray   # uint64 per node: fairness classes enabled there
+    flags: np.ndarray     # uint64 per node: bit 2i trigger of property i, 2i+1 awaited
+    inits: list           # (node id, init index) of the expanded initial states
+
+    @property
+    def n(self) -> int:
+        return int(self.lo.size)
+
+    def key(self, v: int) -> int:
+        """The state key of node ``v``, as the core computes it."""
+        return (int(self.hi[v]) << 64) | int(self.lo[v])
+
+    def flag(self, bit: int) -> np.ndarray:
+        return (self.flags >> np.uint64(bit)) & np.uint64(1) == 1
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(a.nbytes for a in (self.hi, self.lo, self.offsets, self.dst,
+                                         self.group, self.enabled, self.flags)))
+
+
+class GraphRecorder:
+    """Records the graph of one run. ``attach`` replaces ``core.successors``."""
+
+    def __init__(self, core, props):
+        self.core = core
+        self.props = list(props)
+        self.fair = FairnessClasses(core.model)
+        self.wide = not core.packed  # fingerprints: two words a key
+        self.src_hi, self.src_lo = array("Q"), array("Q")
+        self.count = array("I")
+        self.enabled = array("Q")
+        self.flags = array("Q")
+        self.dst_hi, self.dst_lo = array("Q"), array("Q")
+        self.group = array("b")
+
+    def attach(self) -> None:
+        core = self.core
+        model = core.model
+        base = model.successors
+        rep = model.representative if core.symmetry else None
+        within = model.within_boundary if core.bounded else None
+        rkey, group = core.rkey, self.fair.group
+        src_hi, src_lo = self.src_hi.append, self.src_lo.append
+        dst_hi, dst_lo = self.dst_hi.append, self.dst_lo.append
+        count_add, en_add, flag_add = self.count.append, self.enabled.append, \
+            self.flags.append
+        group_add = self.group.append
+        preds = [(p.triggered, p.awaited) for p in self.props]
+        wide = self.wide
+
+        def successors(s):
+            raw = base(s)
+            plain = rep is None and within is None
+            out = raw if plain else []
+            mask = 0
+            for a, t in raw:
+                g = group(a)
+                if g >= 0:
+                    mask |= 1 << g
+                if not plain:
+                    if within is not None and not within(t):
+                        continue
+                    if rep is not None:
+                        t = rep(t)
+                    out.append((a, t))
+                k = rkey(t)
+                if wide:
+                    dst_hi(k >> 64)
+                    dst_lo(k & _M64)
+                else:
+                    dst_lo(k)
+                group_add(g)
+            bits = 0
+            for i, (trig, awaited) in enumerate(preds):
+                if trig(s):
+                    bits |= 1 << (2 * i)
+                if awaited(s):
+                    bits |= 2 << (2 * i)
+            k = rkey(s)
+            if wide:
+                src_hi(k >> 64)
+                src_lo(k & _M64)
+            else:
+                src_lo(k)
+            count_add(len(out))
+            en_add(mask)
+            flag_add(bits)
+            return out
+
+        def guarded(s):
+            try:
+                return successors(s)
+            except ModelError as e:  # a fault or an input declared fair: bad input
+                raise ExplorerError(str(e)) from None
+
+        core.successors = guarded
+        # the packed fast path generates successors without this function: take the
+        # generic one (it calls core.successors for every expanded state)
+        core.needs_settled = True
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.itemsize * len(a) for a in (
+            self.src_hi, self.src_lo, self.count, self.enabled, self.flags, self.dst_hi,
+            self.dst_lo, self.group))
+
+    def graph(self) -> StateGraph:
+        """The recorded graph (see the module's docstring)."""
+        count = _np(self.count, np.uint32).astype(np.int64)
+        n_src = count.size
+        lo = np.concatenate((_np(self.src_lo, np.uint64), _np(self.dst_lo, np.uint64)))
+        hi = np.concatenate((_np(self.src_hi, np.uint64), _np(self.dst_hi, np.uint64))) \
+            if self.wide else np.zeros(lo.size, dtype=np.uint64)
+        # dense ranks of every key seen (as a source or as a successor), in key order
+        order = np.lexsort((lo, hi))
+        sh, sl = hi[order], lo[order]
+        new = np.ones(order.size, dtype=bool)
+        new[1:] = (sh[1:] != sh[:-1]) | (sl[1:] != sl[:-1])
+        rank = np.empty(order.size, dtype=np.int64)
+        rank[order] = np.cumsum(new) - 1
+        src_rank, dst_rank = rank[:n_src], rank[n_src:]
+        # a state expanded twice (DFS under a depth bound) keeps its first record
+        ranks, first = np.unique(src_rank, return_index=True)
+        n = ranks.size
+        node_of = np.full(int(new.sum()), -1, dtype=np.int64)
+        node_of[ranks] = np.arange(n)
+        start = np.concatenate(([0], np.cumsum(count)))
+        counts = count[first]
+        total = int(counts.sum())
+        idx = np.repeat(start[first] - np.concatenate(([0], np.cumsum(counts)))[:-1],
+                        counts) + np.arange(total)
+        edst = node_of[dst_rank[idx]]
+        egrp = _np(self.group, np.int8)[idx]
+        known = edst >= 0  # edges to states never expanded are dropped
+        counts = np.bincount(np.repeat(np.arange(n), counts)[known], minlength=n)
+        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        g = StateGraph(hi[:n_src][first], lo[:n_src][first], offsets, edst[known],
+                       egrp[known], _np(self.enabled, np.uint64)[first],
+                       _np(self.flags, np.uint64)[first], [])
+        core = self.core
+        for init_index, s in core.initial():
+            k = core.rkey(s)
+            at = np.flatnonzero((g.lo == np.uint64(k & _M64)) &
+                                (g.hi == np.uint64(k >> 64)))
+            if at.size:
+                g.inits.append((int(at[0]), init_index))
+        return g
+
+
+def _np(arr: array, dtype) -> np.ndarray:
+    return np.frombuffer(arr, dtype=dtype) if len(arr) else np.empty(0, dtype=dtype)
