@@ -39,6 +39,10 @@ def add_arguments(p):
     p.add_argument("--update", action="store_true",
                    help="record what the models do now as the expectations, and show "
                         "what changed")
+    p.add_argument("--accept-counts", metavar="REASON",
+                   help="with --update: record changed state counts too, and REASON next "
+                        "to each entry whose count changed (without it, --update refuses "
+                        "to re-record a changed count)")
     p.add_argument("--add-missing", action="store_true",
                    help="with --update: first add an entry for every scenario x variant "
                         "the suite does not cover")
@@ -49,8 +53,11 @@ def run(args) -> int:
     from kmc.reports.regress.suite import (SuiteError, builtin_suite, parse_suite,
                                            read_suite)
     from kmc.reports.regress.text import Table, summary_line
-    from kmc.reports.regress.update import append_entries
+    from kmc.reports.regress.update import append_entries, drift_refusal, reason_problem
 
+    problem = reason_problem(args.update, args.accept_counts)
+    if problem:
+        raise UsageError(problem)
     if args.add_missing and not args.update:
         raise UsageError("--add-missing adds entries without expectations: use it with "
                          "--update")
@@ -88,7 +95,13 @@ def run(args) -> int:
     say(summary_line(outcomes, wall, workers))
     if args.update:
         code = 1 if any(o.status == ERROR for o in outcomes) else 0
-        _record(suite, outcomes, say)
+        refusal = drift_refusal(outcomes, args.accept_counts)
+        for line in refusal:
+            say(line)
+        if refusal:
+            code = 1
+        else:
+            _record(suite, outcomes, say, args.accept_counts)
     else:
         code = 0 if all(o.status == PASS for o in outcomes) else 1
     _artifacts(args, outcomes, wall, code)
@@ -169,17 +182,18 @@ def missing(suite) -> list[dict]:
     return out
 
 
-def _record(suite, outcomes, say) -> None:
+def _record(suite, outcomes, say, reason=None) -> None:
     """--update: rewrite the expectations and the stored counterexamples."""
     from kmc.reports.regress.runner import ERROR
-    from kmc.reports.regress.update import apply_traces, changes, documented_mismatch, rewrite
+    from kmc.reports.regress.update import (apply_traces, changes, documented_mismatch,
+                                            rewrite, with_reason)
 
     new, notes, doubts = {}, {}, []
     for o in outcomes:
         if o.status == ERROR:
             notes[o.entry.id] = [f"not updated: the run failed: {o.error}"]
             continue
-        exp = o.got.expectation(o.entry.expect)
+        exp = with_reason(o.got.expectation(o.entry.expect), o.entry.expect, reason)
         new[o.index] = exp
         notes[o.entry.id] = changes(o.entry.expect, exp) + apply_traces(
             suite.traces_dir, o.entry.id, o.traces)

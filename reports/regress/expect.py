@@ -29,6 +29,9 @@ class Expectation:
     states: int | tuple | None = None
     #: sometimes-properties that must be found; None means not checked
     witnesses: tuple | None = None
+    #: why the recorded state count is what it is: the reason given to
+    #: ``kmc regress --update --accept-counts`` when the count last changed
+    counts_reason: str | None = None
 
     def describe(self) -> str:
         if not self.violated:
@@ -51,6 +54,8 @@ class Expectation:
             out.append(f"states = {self.states}")
         if self.witnesses is not None:
             out.append("witnesses = [" + ", ".join(json.dumps(w) for w in self.witnesses) + "]")
+        if self.counts_reason is not None:
+            out.append(f"counts_reason = {json.dumps(self.counts_reason)}")
         return out
 
 
@@ -149,7 +154,7 @@ def parse_expectation(raw: dict) -> Expectation:
     else:
         raise ExpectError(f"expect = {text!r}: write \"holds\" or \"violates PROPERTY\" "
                           "(several: \"violates P, Q\")")
-    return Expectation(violated, _states(raw), _witnesses(raw))
+    return Expectation(violated, _states(raw), _witnesses(raw), _counts_reason(raw))
 
 
 def _lengths(raw, props) -> dict:
@@ -198,6 +203,16 @@ def _witnesses(raw):
         raise ExpectError("`witnesses` must be a list of property names, e.g. "
                           "witnesses = [\"SomeCommit\"]", "witnesses")
     return tuple(v)
+
+
+def _counts_reason(raw):
+    if "counts_reason" not in raw:
+        return None
+    v = raw["counts_reason"]
+    if not isinstance(v, str) or not v.strip() or "\n" in v:
+        raise ExpectError("`counts_reason` must be one line of text (written by `kmc regress "
+                          "--update --accept-counts \"REASON\"`)", "counts_reason")
+    return v
 
 
 def _key(name: str) -> str:

@@ -20,7 +20,7 @@ DEFAULT_TRACES_DIR = "regressions"
 TOP_KEYS = ("version", "traces", "entry")
 RUN_KEYS = ("id", "scenario", "variant", "params", "explorer", "bounds", "tier", "note",
             "symmetry", "deadlock", "z3", "stop_on_violation", "seed", "walks", "walk_length")
-EXPECT_KEYS = ("expect", "length", "states", "witnesses")
+EXPECT_KEYS = ("expect", "length", "states", "witnesses", "counts_reason")
 BOUNDS = ("max_states", "max_depth", "time_limit")
 
 

@@ -34,7 +34,62 @@ def changes(old: Expectation | None, new: Expectation) -> list[str]:
         out.append(f"witnesses: {list(old.witnesses)} -> {list(new.witnesses)}")
     elif old.witnesses is None and new.witnesses:
         out.append(f"witnesses: now pinned {list(new.witnesses)}")
+    if new.counts_reason != old.counts_reason and new.counts_reason is not None:
+        out.append(f"counts_reason: {new.counts_reason}")
     return out
+
+
+def drifted_counts(outcomes) -> list[str]:
+    """The entries whose recorded state count a run changed, as "id: old -> new". A
+    count is not a verdict: ``--update`` records such changes only when told why
+    (``--accept-counts REASON``). Entries without a recorded count, and counts still
+    inside a recorded range, are not drift."""
+    from kmc.reports.regress.runner import ERROR
+
+    out = []
+    for o in outcomes:
+        old = o.entry.expect
+        if o.status == ERROR or o.got is None or old is None or old.states is None:
+            continue
+        new = o.got.expectation(old).states
+        if new != old.states:
+            out.append(f"{o.entry.id}: {_states(old.states)} -> {_states(new)}")
+    return out
+
+
+def reason_problem(update: bool, reason: str | None) -> str | None:
+    """What is wrong with an ``--accept-counts`` REASON, if anything."""
+    if reason is None:
+        return None
+    if not update:
+        return "--accept-counts records changed state counts: use it with --update"
+    if not reason.strip() or "\n" in reason or "\r" in reason:
+        return ("--accept-counts needs a reason on one line, e.g. --accept-counts \"the "
+                "producer now retries\"")
+    return None
+
+
+def drift_refusal(outcomes, reason: str | None) -> list[str]:
+    """What ``--update`` prints instead of recording when counts changed and no reason
+    was given (empty: go ahead)."""
+    drift = drifted_counts(outcomes)
+    if not drift or reason is not None:
+        return []
+    return [f"\nnot updated: {len(drift)} state count{'s' if len(drift) > 1 else ''} "
+            "changed, and a changed count is not a verdict: say why with --accept-counts "
+            "\"REASON\" (written next to each entry whose count changed), or find what "
+            "changed them:"] + [f"  {line}" for line in drift]
+
+
+def with_reason(new: Expectation, old: Expectation | None, reason: str | None) \
+        -> Expectation:
+    """``new`` with its ``counts_reason``: ``reason`` when the count changed, else the
+    reason recorded before (it still explains the count)."""
+    if old is not None and old.states is not None and new.states != old.states:
+        new.counts_reason = reason
+    elif old is not None:
+        new.counts_reason = old.counts_reason
+    return new
 
 
 def documented_mismatch(note: str, obs) -> str | None:
