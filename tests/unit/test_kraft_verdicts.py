@@ -54,3 +54,13 @@ def test_stored_counterexamples_replay():
         model = api.build(doc["scenario"], doc["variant"], doc["params"])
         out = replay_document(model, doc)
         assert out.reproduced, (path, out.message)
+
+
+def test_produce_by_name_writes_into_the_recreated_topic():
+    """Produce carries no topic ID (ProduceRequest v0-11): a producer holding a lagging
+    broker's metadata writes into the re-created topic."""
+    r = api.check("kraft-lagging-broker", "kraft", {"records": 1})
+    assert r.complete and r.unique_states == 6874
+    assert {n for n, v in r.verdicts().items() if v == "violated"} == {
+        "NoWriteToDeletedTopic"}
+    r.assert_violated("NoWriteToDeletedTopic", 7)

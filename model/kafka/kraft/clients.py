@@ -113,3 +113,43 @@ def consumer_fetch(model, w):
         for g in set(log.records):
             ghost = _record(ghost, "reads", (0, inc_of(tid), g))
     return w._replace(ghost=ghost)
+
+
+def producer_refresh(model, w, b: int):
+    """A Metadata request of the producer, answered by broker ``b`` from its image."""
+    t = im.topic_by_name(w.brokers[b - 1].image, TOPIC)
+    meta = () if t is None else (t.topic_id, t.parts[0].leader)
+    return w._replace(producer=w.producer._replace(meta=meta))
+
+
+def _produce_target(w):
+    tid, leader = w.producer.meta
+    if leader == NO_LEADER or w.brokers[leader - 1].status != RUNNING:
+        return None
+    br = w.brokers[leader - 1]
+    h = keyed_get(br.hosted, 0)
+    log = lm.log_of(br.logs, 0)
+    if h is None or log is None or h.leader != leader:
+        return None  # UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER: it refreshes
+    return leader, h, log
+
+
+def can_produce(model, w) -> bool:
+    pr = w.producer
+    return bool(pr.meta) and pr.left > 0 and _produce_target(w) is not None
+
+
+def produce(model, w):
+    """The producer writes one record to partition 0 of the leader its metadata names
+    (KafkaProducer's Sender; KafkaApis.handleProduceRequest -> ReplicaManager.
+    appendRecords -> Partition.appendRecordsToLeader). Produce names the topic by name
+    only: ProduceRequest.json in Kafka 3.9 has versions 0-11 and no topic ID field, so
+    the leader appends whatever incarnation it hosts under that name (KIP-516 "Produce"
+    plans topic IDs in Produce later)."""
+    leader, h, log = _produce_target(w)
+    pr = w.producer
+    br = w.brokers[leader - 1]
+    logs = keyed_put(br.logs, log._replace(records=log.records + (inc_of(h.topic_id),)))
+    brokers = w.brokers[:leader - 1] + (br._replace(logs=logs),) + w.brokers[leader:]
+    ghost = _record(w.ghost, "wrote", (inc_of(pr.meta[0]), inc_of(h.topic_id)))
+    return w._replace(brokers=brokers, producer=pr._replace(left=pr.left - 1), ghost=ghost)

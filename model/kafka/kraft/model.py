@@ -22,14 +22,15 @@ from kmc.model.kafka.kraft import quorum as qm
 from kmc.model.kafka.kraft import records as rc
 from kmc.model.kafka.kraft.properties import properties_for
 from kmc.model.kafka.kraft.state import (
-    CATCHING_UP, DOWN, RUNNING, TOPIC, Broker, Budget, Consumer, Ghost, Hosted, Log,
-    World, id_of,
+    DOWN, RUNNING, TOPIC, Broker, Budget, Consumer, Ghost, Hosted, Log, Producer, World,
+    id_of,
 )
 from kmc.model.kafka.kraft.variants import flags as variant_flags
 from kmc.model.kafka.kraft.views import describe
 
 FAULTS = frozenset({"crash", "restart", "failover", "miss-heartbeats"})
-INPUTS = frozenset({"create", "delete", "consumer-refresh", "consumer-fetch"})
+INPUTS = frozenset({"create", "delete", "consumer-refresh", "consumer-fetch",
+                    "producer-refresh", "produce"})
 ENVIRONMENT = FAULTS | INPUTS
 
 
@@ -50,6 +51,7 @@ class KRaftModel(Model):
             "replica-fetch": clients.replica_fetch, "create": admin.create,
             "delete": admin.delete, "consumer-refresh": clients.consumer_refresh,
             "consumer-fetch": clients.consumer_fetch,
+            "producer-refresh": clients.producer_refresh, "produce": clients.produce,
         }
 
     # ---- the controller quorum -----------------------------------------------------------
@@ -86,8 +88,8 @@ class KRaftModel(Model):
             logs = tuple(Log(p, tid, (1,) * bd.initial_records) for p, _r in parts)
             hosted = tuple(Hosted(p, tid, r[0], 0) for p, r in parts)
             brs.append(Broker(RUNNING, (1,), img, logs, hosted))
-        ghost = Ghost((), (), (), (1,) * bd.brokers, (), (), ())
-        return [World(q, tuple(brs), tid + 1, Consumer(()),
+        ghost = Ghost((), (), (), (), (1,) * bd.brokers, (), (), ())
+        return [World(q, tuple(brs), tid + 1, Consumer(()), Producer((), bd.records),
                       Budget(bd.crashes, bd.failovers, bd.fences), ghost)]
 
     # ---- actions ------------------------------------------------------------------------
@@ -115,6 +117,12 @@ class KRaftModel(Model):
                     out.append(("consumer-refresh", b))
             if w.consumer.meta and clients.consumer_fetch(self, w) != w:
                 out.append(("consumer-fetch",))
+        if self.bounds.records:
+            for b, br in zip(self.broker_ids, w.brokers):
+                if br.status == RUNNING and clients.producer_refresh(self, w, b) != w:
+                    out.append(("producer-refresh", b))
+            if clients.can_produce(self, w):
+                out.append(("produce",))
         for b, br in zip(self.broker_ids, w.brokers):
             if br.status == DOWN:
                 if startup.can_restart(self, w, b):
@@ -180,6 +188,8 @@ class KRaftModel(Model):
             names.append("failover")
         if bd.consumer:
             names += ["consumer-refresh", "consumer-fetch"]
+        if bd.records:
+            names += ["producer-refresh", "produce"]
         return sorted(set(names))
 
     def format_action(self, action) -> str:
@@ -198,6 +208,10 @@ class KRaftModel(Model):
             return f"consumer: Metadata answered by broker-{action[1]}"
         if k == "consumer-fetch":
             return "consumer fetches from the leader it knows"
+        if k == "producer-refresh":
+            return f"producer: Metadata answered by broker-{action[1]}"
+        if k == "produce":
+            return "producer writes a record to the leader it knows"
         return f"{k} broker-{action[1]}"
 
     def format_state(self, w) -> str:
@@ -211,6 +225,8 @@ class KRaftModel(Model):
             return "admin"
         if k.startswith("consumer"):
             return "consumer"
+        if k.startswith("produce"):
+            return "producer"
         if k in ("fence", "unfence"):
             return "controller"
         return bk.lane(action[1])
@@ -220,4 +236,6 @@ class KRaftModel(Model):
         out += [bk.lane(b) for b in self.broker_ids] + ["admin"]
         if self.bounds.consumer:
             out.append("consumer")
+        if self.bounds.records:
+            out.append("producer")
         return out

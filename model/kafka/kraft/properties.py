@@ -2,7 +2,8 @@
 relational view (``views``), with the names and meaning of the ZooKeeper-era model's
 (model/topics/properties.py) where they carry over.
 
-always: NoStaleRead, NoStaleReplication, TopicIdUnique, LeaderEpochFencing,
+always: NoStaleRead, NoStaleReplication, TopicIdUnique, NoWriteToDeletedTopic,
+LeaderEpochFencing,
 NoFencedLeader, MetadataMonotonic, NoUncommittedEffect.
 quiescent (settled: no internal step left): StaleReplicasCleaned, DeletionCompletes,
 AssignedReplicasHosted.
@@ -15,6 +16,7 @@ from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, var
 from kmc.model.kafka.kraft.views import view
 
 Read = Rel("Read", 3, ("reader", "asked_inc", "record_inc"))
+Wrote = Rel("Wrote", 2, ("believed_inc", "landed_inc"))
 Attempt = Rel("Attempt", 2, ("asked_inc", "served_inc"))
 Served = Rel("Served", 2, ("asked_epoch", "serving_epoch"))
 Record = Rel("Record", 4, ("broker", "partition", "serving_inc", "record_inc"))
@@ -63,6 +65,14 @@ TOPIC_ID_UNIQUE = declare(
     view,
     "in every image (each broker's and the controller's) a name maps to one topic ID, "
     "and an ID names one topic everywhere")
+
+NO_WRITE_TO_DELETED_TOPIC = declare(
+    "always", "NoWriteToDeletedTopic",
+    forall((a, g), implies(Wrote(a, g), a == g)), view,
+    "a produced record lands in the incarnation the producer addressed: never in a "
+    "deleted topic's stale log, never in the successor of the topic it meant",
+    lambda m: f"the producer, writing to incarnation {m['a']} of the topic, had its "
+              f"record appended to a log of incarnation {m['g']}")
 
 LEADER_EPOCH_FENCING = declare(
     "always", "LeaderEpochFencing",
@@ -149,7 +159,8 @@ RESTART_WITH_STRAY_LOG = declare(
     exists((b, t), Stray(b, t)), view,
     "a restarting broker finds a stray log on disk")
 
-ALWAYS = (NO_STALE_READ, NO_STALE_REPLICATION, TOPIC_ID_UNIQUE, LEADER_EPOCH_FENCING,
+ALWAYS = (NO_STALE_READ, NO_STALE_REPLICATION, TOPIC_ID_UNIQUE, NO_WRITE_TO_DELETED_TOPIC,
+          LEADER_EPOCH_FENCING,
           NO_FENCED_LEADER, METADATA_MONOTONIC, NO_UNCOMMITTED_EFFECT)
 QUIESCENT = (STALE_REPLICAS_CLEANED, DELETION_COMPLETES, ASSIGNED_REPLICAS_HOSTED)
 

@@ -22,6 +22,7 @@ PARAM_HELP = {
     "failovers": ("controller failovers", 0, 2),
     "fences": ("times a running broker misses its heartbeats", 0, 2),
     "consumer": ("a consumer reads the topic", None, None),
+    "records": ("records a producer may write (0: no producer)", 0, 2),
 }
 
 

@@ -61,6 +61,13 @@ class Consumer(NamedTuple):
     meta: tuple
 
 
+class Producer(NamedTuple):
+    """The producer's last Metadata answer ``(topic_id, leader)`` of partition 0 (or ())
+    and how many records it may still write."""
+    meta: tuple
+    left: int
+
+
 class Budget(NamedTuple):
     crashes: int
     failovers: int
@@ -69,6 +76,7 @@ class Budget(NamedTuple):
 
 class Ghost(NamedTuple):
     reads: tuple       # (reader, asked_inc, record_inc): consumer is reader 0
+    wrote: tuple       # (believed_inc, landed_inc) of records the producer wrote
     attempts: tuple    # (asked_inc, served_inc) of fetches reaching a replica
     served: tuple      # (asked_leader_epoch, serving_leader_epoch) of fetches answered
     high: tuple        # highest image offset each broker ever published
@@ -83,6 +91,7 @@ class World(NamedTuple):
     brokers: tuple
     next_id: int
     consumer: Consumer
+    producer: Producer
     budget: Budget
     ghost: Ghost
 
@@ -98,3 +107,4 @@ class Bounds(NamedTuple):
     failovers: int = 0
     fences: int = 0
     consumer: bool = False
+    records: int = 0

@@ -1,7 +1,8 @@
 """The relational view of a KRaft state: the facts the properties are stated over.
 
-- ``Read(reader, asked_inc, record_inc)``, ``Attempt(asked_inc, served_inc)``: as in the
-  ZooKeeper-era model (reader 0 is the consumer, else a follower broker).
+- ``Read(reader, asked_inc, record_inc)``, ``Wrote(believed_inc, landed_inc)``,
+  ``Attempt(asked_inc, served_inc)``: as in the ZooKeeper-era model (reader 0 is the
+  consumer, else a follower broker).
 - ``Served(asked_leader_epoch, serving_leader_epoch)``: fetches a leader answered.
 - ``Record(broker, partition, serving_inc, record_inc)``, ``Holds(broker, partition,
   inc)``: logs on disk (not moved aside).
@@ -66,7 +67,7 @@ def view(w) -> dict:
                 fenced_leader.add((part.leader, inc_of(t.topic_id)))
     g = w.ghost
     v = {
-        "Read": set(g.reads), "Attempt": set(g.attempts), "Served": set(g.served),
+        "Read": set(g.reads), "Wrote": set(g.wrote), "Attempt": set(g.attempts), "Served": set(g.served),
         "Record": rec, "Holds": hold, "Hosts": hosts, "Assigned": assigned,
         "Live": live, "Down": down,
         "Pending": {(o,) for o in range(q.hwm, len(q.log))},
@@ -102,4 +103,6 @@ def describe(w) -> str:
                      f"disk[{logs}] hosted[{hosted}]")
     if w.consumer.meta:
         parts.append(f"consumer meta={list(w.consumer.meta)}")
+    if w.producer.meta:
+        parts.append(f"producer meta={list(w.producer.meta)} left={w.producer.left}")
     return " | ".join(parts)
