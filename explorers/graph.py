@@ -29,6 +29,9 @@ from kmc.model.fairness import FairnessClasses
 
 
 _M64 = (1 << 64) - 1
+#: states whose keys the recorder remembers (then it starts over): the successors of a
+#: few levels, which is where a state is reached again
+MEMO_STATES = 1 << 17
 
 
 @dataclass
@@ -80,7 +83,7 @@ class GraphRecorder:
         base = model.successors
         rep = model.representative if core.symmetry else None
         within = model.within_boundary if core.bounded else None
-        rkey, group = core.rkey, self.fair.group
+        rkey, group = self._memo_key(), self.fair.group
         src_hi, src_lo = self.src_hi.append, self.src_lo.append
         dst_hi, dst_lo = self.dst_hi.append, self.dst_lo.append
         count_add, en_add, flag_add = self.count.append, self.enabled.append, \
@@ -138,6 +141,27 @@ class GraphRecorder:
         # the packed fast path generates successors without this function: take the
         # generic one (it calls core.successors for every expanded state)
         core.needs_settled = True
+
+    def _memo_key(self):
+        """The core's key function, memoized by state: the recorder keys every successor,
+        the explorer then keys the level's new states again, and most states are reached
+        several times. Installed as ``core.rkey`` (packed models: the key is the state)."""
+        core = self.core
+        rkey = core.rkey
+        if core.packed:
+            return rkey
+        memo: dict = {}
+        get = memo.get
+
+        def key(s):
+            k = get(s)
+            if k is None:
+                if len(memo) >= MEMO_STATES:
+                    memo.clear()
+                k = memo[s] = rkey(s)
+            return k
+        core.rkey = key
+        return key
 
     @property
     def nbytes(self) -> int:

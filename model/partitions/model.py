@@ -94,8 +94,9 @@ def initial_world(cfg: Config) -> World:
 class PartitionModel(Model):
     name = "partitions"
 
-    def __init__(self, cfg: Config):
+    def __init__(self, cfg: Config, liveness: bool = False):
         self.cfg = cfg
+        self.liveness = liveness  # also the liveness properties (-p liveness=true)
         self._props = None
 
     # ---- the contract ---------------------------------------------------------------------
@@ -104,9 +105,16 @@ class PartitionModel(Model):
 
     def properties(self):
         if self._props is None:
+            from kmc.model.partitions.liveness import liveness_for
             from kmc.model.partitions.properties import properties_for
-            self._props = properties_for(self.cfg)
+            self._props = list(properties_for(self.cfg)) + \
+                (liveness_for(self.cfg) if self.liveness else [])
         return self._props
+
+    @property
+    def weakly_fair(self):  # every protocol step (model.partitions.liveness)
+        from kmc.model.partitions.liveness import weakly_fair
+        return weakly_fair(self)
 
     def successors(self, w):
         out = []

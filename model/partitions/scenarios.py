@@ -27,6 +27,7 @@ def _params(producers=1, messages=2, members=2, failovers=0):
               "scenario's key classes)", 1, 6),
         Param("members", members, "consumer group members", 2, 4),
         Param("failovers", failovers, "controller failovers allowed", 0, 3),
+        Param("liveness", False, "also check the liveness properties, under fairness"),
     )
 
 
@@ -46,7 +47,8 @@ def _builder(N, start, ops, keys, witnesses, legacy_witnesses=None):
         scripts = tuple(tuple(keys[(j + i) % len(keys)] for j in range(params["messages"]))
                         for i in range(params["producers"]))
         return PartitionModel(Config(flags, N, start, tuple(ops), scripts, params["members"],
-                                     params["failovers"], tuple(wit)))
+                                     params["failovers"], tuple(wit)),
+                              liveness=params["liveness"])
     return build
 
 

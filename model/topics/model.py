@@ -23,6 +23,7 @@ from kmc.model.kafka.network import Network
 from kmc.model.topics import brokers, control, datapath, pictures
 from kmc.model.topics import symmetry as tsym
 from kmc.model.topics.properties import properties_for
+from kmc.model.topics import liveness
 from kmc.model.topics.state import (
     TOPIC, Admin, Broker, Budget, Client, Ghost, Memory, Meta, Replica, World,
 )
@@ -184,7 +185,15 @@ class TopicsModel(Model):
 
     # ---- contract extras ----------------------------------------------------------------
     def properties(self):
-        return properties_for(self.bounds)
+        return properties_for(self.bounds) + liveness.liveness_for(self.bounds)
+
+    @property
+    def weakly_fair(self):  # the cluster's own steps (model.topics.liveness)
+        return liveness.weakly_fair(self, ENVIRONMENT)
+
+    @property
+    def strongly_fair(self):
+        return liveness.strongly_fair(self, ENVIRONMENT)
 
     def is_fault(self, action) -> bool:
         return action[0] in ENVIRONMENT

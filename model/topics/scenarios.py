@@ -26,6 +26,7 @@ PARAM_HELP = {
     "loss": ("StopReplica requests may be lost", None, None),
     "reorder": ("messages between two endpoints may be reordered", None, None),
     "purge_delay": ("deleting/ is purged by a later step (else at once)", None, None),
+    "liveness": ("also check the liveness properties, under fairness", None, None),
 }
 
 

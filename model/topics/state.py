@@ -39,6 +39,7 @@ class Bounds(NamedTuple):
     loss: bool = False        # StopReplica requests may be lost
     reorder: bool = False     # messages between two endpoints may be reordered
     purge_delay: bool = False  # deleting/ is purged by a later step (else at once)
+    liveness: bool = False    # also check the liveness properties (model.topics.liveness)
 
 
 class Replica(NamedTuple):

@@ -1,0 +1,81 @@
+"""Benchmark: the cost of checking liveness against the safety-only run of a scenario.
+
+    python bench/liveness_bench.py                          # the default set below
+    python bench/liveness_bench.py stale-state:kip516 shrink:kip253 --repeat 5
+    python bench/liveness_bench.py lifecycle-large:kip516 --repeat 1
+
+For each scenario:variant it explores the whole state space twice with the BFS explorer,
+on one core: once with the model's safety properties only (always, quiescent, sometimes),
+once with every property, liveness included, so the run also records the state graph and
+searches it for fair lassos. It prints both wall and CPU times (best of ``--repeat``,
+each on a freshly built model), their ratio, how long the lasso search took, and the
+graph's size (states, edges, bytes recorded during the run and bytes of the finished
+graph), and checks that both runs agree on every safety verdict.
+
+The goal (docs/invariants.md, "Liveness"): a liveness run within 2x of the safety-only
+run of the same scenario.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from kmc import api, catalog  # noqa: E402
+from kmc.explorers.bfs import bfs  # noqa: E402
+from kmc.invariants.liveness import split  # noqa: E402
+
+DEFAULT = ("stale-read:kip516", "stale-state:kip516", "stale-state:legacy",
+           "failover-mid-delete:legacy", "expand:kip253", "shrink:kip253",
+           "shrink:linear-no-fencing", "peterson:standard")
+
+
+def run(name: str, variant: str, liveness: bool):
+    """(wall s, cpu s, result) of one complete BFS."""
+    info = catalog.load(name, variant, {})
+    model = api.build(name, variant)
+    safety, _live = split(model.properties())
+    opts = {"deadlock": info["scenario"].options.get("deadlock", False)}
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = bfs(model, properties=None if liveness else safety, **opts)
+    return time.perf_counter() - t0, time.process_time() - c0, result
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("runs", nargs="*", metavar="SCENARIO:VARIANT",
+                    help=f"what to run (default: {' '.join(DEFAULT)})")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per mode; the best counts")
+    args = ap.parse_args(argv)
+    print(f"{'scenario':<28} {'variant':<19} {'states':>7} {'edges':>7} {'safety s':>8} "
+          f"{'all s':>7} {'ratio':>6} {'cpu':>6} {'search s':>8} {'rec MiB':>7} "
+          f"{'graph MiB':>9} {'agree':>5}  liveness verdicts")
+    worst = 0.0
+    for item in args.runs or DEFAULT:
+        name, _, variant = item.partition(":")
+        variant = variant or catalog.load(name, None, {})["variant"]
+        safe = min((run(name, variant, False) for _ in range(args.repeat)),
+                   key=lambda x: x[0])
+        full = min((run(name, variant, True) for _ in range(args.repeat)),
+                   key=lambda x: x[0])
+        r, lv = full[2], full[2].extra.get("liveness", {})
+        ratio = full[0] / safe[0]
+        worst = max(worst, ratio)
+        agree = all(r.verdict(n) == v for n, v in safe[2].verdicts().items())
+        live = {n: r.verdict(n) for n in r.properties if n not in safe[2].properties}
+        print(f"{name:<28} {variant:<19} {r.unique_states:>7} "
+              f"{lv.get('graph_edges', 0):>7} {safe[0]:>8.3f} {full[0]:>7.3f} "
+              f"{ratio:>5.2f}x {full[1] / safe[1]:>5.2f}x {lv.get('check_s', 0):>8.3f} "
+              f"{lv.get('record_bytes', 0) / 2**20:>7.2f} "
+              f"{lv.get('graph_bytes', 0) / 2**20:>9.2f} {'yes' if agree else 'NO':>5}  "
+              + ", ".join(f"{n} {v}" for n, v in live.items()), flush=True)
+    print(f"worst ratio liveness/safety: {worst:.2f}x (goal <= 2x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Liveness properties of the partition model (KIP-253), and the fairness they rely on.
+
+Fairness (docs/model-partition-changes.md, "Liveness and fairness"): every protocol step
+is weakly fair — the controller's steps, the broker handling a request
+(``BrokerHandle``), producers (``Produce``, ``RefreshMetadata``) and the consumer group
+(``Rebalance``, ``LookupEpochs``, ``Unblock``, ``Deliver``, ``ReportPosition``) and the
+deletion of a marked partition's records (``DeleteRecords``). The network is in order and
+loses nothing, so no step is enabled only now and then by a fault: weak fairness is
+enough. The admin's AlterTopic request (an input) and a controller failover (a fault)
+are never fair.
+
+- ExpansionEventuallyUnblocks: a member blocked on a partition that has data to deliver
+  (KIP-253 §8, steps 4 and 5) is eventually unblocked or has delivered it — the liveness
+  form of the quiescent NoConsumerStuck.
+- ConsumerEventuallyProgresses: a partition with records the group has not delivered is
+  eventually read to its end (while producers may still append).
+"""
+from __future__ import annotations
+
+from kmc.invariants.liveness import leads_to
+from kmc.invariants.logic import And, Not, Rel, exists, relations_of, variables
+
+Blocked = Rel("Blocked", 2, ("member", "partition"))
+Undelivered = Rel("Undelivered", 1, ("partition",))
+c, p = variables("c p")
+
+STUCK = exists((c, p), And(Blocked(c, p), Undelivered(p)))
+PENDING = exists(p, Undelivered(p))
+
+#: action names that are never fair: the admin's request (an input) and failovers
+NEVER_FAIR = ("AdminAlter", "ControllerFailover")
+
+
+def weakly_fair(model) -> tuple:
+    """Every protocol step of ``model`` (module docstring)."""
+    return tuple(a for a in model.action_names() if a not in NEVER_FAIR)
+
+
+def _view(cfg, formulas):
+    from kmc.model.partitions.properties import RELATIONS
+
+    names = sorted(set().union(*(relations_of(f) for f in formulas)))
+    fns = tuple((n, RELATIONS[n]) for n in names)
+    last = [None, None]  # the two predicates of a property ask for the same state's view
+
+    def view(w):
+        if last[0] is not w:
+            last[0], last[1] = w, {n: fn(cfg, w) for n, fn in fns}
+        return last[1]
+    return view
+
+
+def liveness_for(cfg) -> list:
+    view = _view(cfg, (STUCK, PENDING))
+    return [
+        leads_to("ExpansionEventuallyUnblocks", STUCK, Not(STUCK), view=view,
+                 description="a member blocked on a partition with data to deliver is "
+                             "eventually unblocked, or has delivered it"),
+        leads_to("ConsumerEventuallyProgresses", PENDING, Not(PENDING), view=view,
+                 description="records the group has not delivered are eventually "
+                             "delivered: every partition is read to its end"),
+    ]
