@@ -90,6 +90,20 @@ def classify(baseline: dict, result: dict) -> Verdict:
     return Verdict(SURVIVED, [], evidence)
 
 
+def decisive(base: dict, run: dict) -> bool:
+    """Does ``run`` already kill its mutant by a property or a witness (against the
+    baseline's ``base``)? A worker may stop there: the later runs cannot undo a kill."""
+    if run.get("error"):
+        return False
+    grew = run["stopped_by"] == "max_memory" != base["stopped_by"]
+    if any(p not in base["violated"] for p in run["violated"]):
+        return True
+    if grew:
+        return False
+    return any(p not in run["violated"] for p in base["violated"]) or \
+        any(w not in run["witnesses"] for w in base["witnesses"])
+
+
 def _changes(base: dict, run: dict) -> str:
     out = []
     if run["states"] != base["states"]:

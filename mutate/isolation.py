@@ -75,32 +75,37 @@ def mutated_tree(m: Mutant, source: str) -> ast.Module:
 
 
 class _Loader(importlib.abc.Loader):
-    def __init__(self, tree: ast.Module, path: str):
-        self.tree, self.path = tree, path
+    """Executes a module from a syntax tree or a source text held in memory."""
+
+    def __init__(self, code, path: str):
+        self.code, self.path = code, path
 
     def create_module(self, spec):
         return None
 
     def exec_module(self, module):
-        code = compile(self.tree, self.path, "exec", dont_inherit=True)
-        exec(code, module.__dict__)
+        exec(compile(self.code, self.path, "exec", dont_inherit=True), module.__dict__)
 
 
 class MutantFinder(importlib.abc.MetaPathFinder):
-    """Serves one module's mutated code under its own name; every other import goes on
-    to the usual finders."""
+    """Serves the mutated module from its edited tree, and the modules that import it
+    from the text they had when the mutants were listed (a file edited since then does
+    not leak into the run); every other import goes on to the usual finders."""
 
-    def __init__(self, module: str, path: str, tree: ast.Module):
-        self.module, self.path = module, path
-        self.loader = _Loader(tree, path)
+    def __init__(self, module: str, path: str, tree: ast.Module, snapshot=None):
+        #: module name -> (file path, loader)
+        self.served = {name: (p, _Loader(text, p))
+                       for name, (p, text) in (snapshot or {}).items()}
+        self.served[module] = (path, _Loader(tree, path))
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != self.module:
+        if fullname not in self.served:
             return None
-        package = os.path.basename(self.path) == "__init__.py"
+        where, loader = self.served[fullname]
+        package = os.path.basename(where) == "__init__.py"
         return importlib.util.spec_from_file_location(
-            fullname, self.path, loader=self.loader,
-            submodule_search_locations=[os.path.dirname(self.path)] if package else None)
+            fullname, where, loader=loader,
+            submodule_search_locations=[os.path.dirname(where)] if package else None)
 
 
 def purge(modules) -> None:
@@ -110,10 +115,11 @@ def purge(modules) -> None:
     importlib.invalidate_caches()
 
 
-def install(m: Mutant, source: str, dependents) -> MutantFinder:
-    """Make the next import of ``m.module`` (and of its ``dependents``) load the mutant
-    of ``source``."""
-    finder = MutantFinder(m.module, m.path, mutated_tree(m, source))
-    purge(set(dependents) | {m.module})
+def install(m: Mutant, source: str, snapshot: dict) -> MutantFinder:
+    """Make the next import of ``m.module`` load the mutant of ``source``, and the next
+    import of each module of ``snapshot`` (name -> (path, text): the modules that import
+    ``m.module``) load that text."""
+    finder = MutantFinder(m.module, m.path, mutated_tree(m, source), snapshot)
+    purge(set(snapshot) | {m.module})
     sys.meta_path.insert(0, finder)
     return finder

@@ -19,6 +19,7 @@ NOT_RUN = "not_run"
 
 
 def _child(conn, fn, args):
+    _die_with_parent()
     try:
         result = fn(*args)
     except BaseException as e:  # anything at all: the parent gets one line
@@ -93,6 +94,19 @@ def _collect(active, done) -> None:
             _stop(proc)
             reader.close()
             done[i] = {"status": TIMEOUT}
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel ends this worker if the process that started it dies (killed
+    before it could end its workers); elsewhere nothing."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _stop(proc) -> None:

@@ -30,6 +30,8 @@ class Plan:
     relevant: dict = field(default_factory=dict)
     #: path -> the file's text when the mutants were listed (what every worker mutates)
     sources: dict = field(default_factory=dict)
+    #: mutated module -> {module that imports it: (path, text when listed)}
+    snapshots: dict = field(default_factory=dict)
 
 
 def make_plan(entries, files=None, only=(), skip=()) -> Plan:
@@ -69,13 +71,26 @@ def make_plan(entries, files=None, only=(), skip=()) -> Plan:
         except (OSError, SyntaxError, ValueError) as e:
             raise UsageError(f"{display_path(path)} cannot be read as Python: {e}") \
                 from None
+    snapshots = {}
+    for module in relevant:
+        snapshots[module] = {}
+        for dep in sorted(plan_dependents(graph, module) - {module}):
+            path = graph.file_of[dep]
+            snapshots[module][dep] = (path, sources.get(path) or read_source(path))
     mutants = [m for m in mutants if (not only or any(t in m.id for t in only))
                and not any(t in m.id for t in skip)]
     if not mutants:
         what = "matches --only/--skip" if only or skip else "in these files"
         raise UsageError(f"no mutant {what}: mutant ids look like "
                          "model/topics/control.py:23:11:cmp:0 (see --list)")
-    return Plan(entries, paths, mutants, graph, relevant, sources)
+    return Plan(entries, paths, mutants, graph, relevant, sources, snapshots)
+
+
+def plan_dependents(graph: Graph, module: str) -> set[str]:
+    """The modules a mutant of ``module`` reloads: those that import it, directly or not
+    (kmc's command-line modules left alone: a worker never goes through them)."""
+    return {d for d in graph.dependents(module)
+            if not (d == "kmc.cli" or d.startswith("kmc.commands"))}
 
 
 def _warm() -> None:
@@ -107,17 +122,19 @@ def run_baseline(plan: Plan) -> dict:
 
 
 def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
-                on_row=None) -> tuple[list, list]:
-    """Every mutant of ``plan`` on ``jobs`` workers; returns (rows, ids not run)."""
+                on_row=None, every_run: bool = False) -> tuple[list, list]:
+    """Every mutant of ``plan`` on ``jobs`` workers; returns (rows, ids not run). A
+    mutant stops at its first run that a property or a witness kills, unless
+    ``every_run``."""
+    stop_at = None if every_run else {e: r for e, r in base["runs"].items()}
     lines = {f: set(v) for f, v in base["lines"].items()}
-    deps = {m: plan.graph.dependents(m) for m in plan.relevant}
     tasks = []
     for m in plan.mutants:
         entries = plan.relevant[m.module]
         limit = timeout or TIMEOUT_FACTOR * sum(base["runs"][e.id]["elapsed"]
                                                 for e in entries) + SLACK
-        tasks.append((mutant_task, (m, plan.sources[m.path], deps[m.module], entries),
-                      limit))
+        tasks.append((mutant_task, (m, plan.sources[m.path], plan.snapshots[m.module],
+                                    entries, stop_at), limit))
     rows, not_run = [], []
     for i, result in run_tasks(tasks, jobs, budget):
         m = plan.mutants[i]
@@ -161,10 +178,11 @@ def report(plan: Plan, base: dict, rows: list, not_run: list, wall: float) -> di
     }
 
 
-def mutate(plan: Plan, jobs: int = 1, budget=None, timeout=None, on_row=None) -> dict:
+def mutate(plan: Plan, jobs: int = 1, budget=None, timeout=None, on_row=None,
+           every_run: bool = False) -> dict:
     """Baseline, mutants, report: the whole run."""
     t0 = time.perf_counter()
     _warm()
     base = run_baseline(plan)
-    rows, not_run = run_mutants(plan, base, jobs, budget, timeout, on_row)
+    rows, not_run = run_mutants(plan, base, jobs, budget, timeout, on_row, every_run)
     return report(plan, base, rows, not_run, time.perf_counter() - t0)

@@ -135,12 +135,21 @@ def baseline_task(entries, files) -> dict:
     return {"runs": runs, "lines": {f: sorted(v) for f, v in tracer.lines.items()}}
 
 
-def mutant_task(mutant, source, dependents, entries) -> dict:
-    """``entries`` on ``mutant`` of ``source``; loaded in this process for good."""
+def mutant_task(mutant, source, snapshot, entries, baseline=None) -> dict:
+    """``entries`` on ``mutant`` of ``source`` (``snapshot``: the modules that import
+    it, name -> (path, text)); loaded in this process for good. Given the ``baseline``
+    runs, it stops after the first run that kills the mutant by a property or a
+    witness."""
+    from kmc.mutate.classify import decisive
     from kmc.mutate.isolation import install
 
     try:
-        install(mutant, source, dependents)
+        install(mutant, source, snapshot)
     except (LookupError, SyntaxError, ValueError, TypeError) as e:
         return {"load_error": f"{type(e).__name__}: {e}"}
-    return {"runs": {e.id: run_entry(e) for e in entries}}
+    runs = {}
+    for e in entries:
+        runs[e.id] = run_entry(e)
+        if baseline is not None and decisive(baseline[e.id], runs[e.id]):
+            break
+    return {"runs": runs}

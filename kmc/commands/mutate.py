@@ -56,7 +56,11 @@ def add_arguments(p):
     p.add_argument("--timeout", type=positive(float), metavar="SECONDS",
                    help="time limit of one mutant (default: 3x the unmutated model's "
                         "time on its runs + 10 s); a mutant over it counts as a crash")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--every-run", action="store_true",
+                   help="run every entry on every mutant, even after one killed it "
+                        "(killed_by then names every property that catches it; slower)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object on stdout (the table goes to stderr)")
     p.add_argument("--markdown", metavar="FILE", help="write a Markdown summary")
     p.add_argument("--list", action="store_true",
                    help="list the mutants (id and change) and run nothing")
@@ -73,13 +77,14 @@ def run(args) -> int:
         for m in plan.mutants:
             print(f"{m.id}  {m.description}")
         return 0
-    say = (lambda *a: None) if args.json else _print
+    # with --json, stdout holds the JSON object alone: the table goes to stderr
+    say = _print_err if args.json else _print
     workers = max(1, min(args.jobs, os.cpu_count() or 1))
     say(f"kmc mutate: {len(plan.mutants)} mutants of {len(plan.files)} files, "
         f"{len(entries)} runs each at most, {workers} worker{'s' if workers > 1 else ''}")
     say(report.header())
     rep = mutate(plan, workers, args.time_budget, args.timeout,
-                 on_row=lambda row: say(report.line(row)))
+                 on_row=lambda row: say(report.line(row)), every_run=args.every_run)
     for text in report.summary(rep):
         say(text)
     if args.markdown:
@@ -157,3 +162,7 @@ def _write(path: str, text: str) -> None:
 
 def _print(*parts) -> None:
     print(*parts, flush=True)
+
+
+def _print_err(*parts) -> None:
+    print(*parts, file=sys.stderr, flush=True)

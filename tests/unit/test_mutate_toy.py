@@ -151,3 +151,19 @@ def test_bad_runs_are_one_line_and_exit_2(capsys, argv, needle):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("kmc: error: "), err
     assert needle in err[0]
+
+
+def test_a_mutant_stops_at_its_first_kill_unless_every_run(toy):
+    entries = _entries(toy) + [Entry(id="toy.limit=2", scenario=f"{toy}:make",
+                                     params={"limit": 2})]
+    line = line_of("if s.x < self.limit")
+
+    def evidence(every_run):
+        plan = make_plan(entries, only=[f":{line}:"])
+        plan.mutants = [m for m in plan.mutants if m.operator == "cmp"]
+        (row,) = mutate(plan, jobs=1, every_run=every_run)["mutants"]
+        assert (row["outcome"], row["killed_by"]) == ("property", ["Bounded"])
+        return row["evidence"]
+
+    assert evidence(False) == ["toy: Bounded violated"]
+    assert evidence(True) == ["toy: Bounded violated", "toy.limit=2: Bounded violated"]
