@@ -13,7 +13,7 @@ Outcomes, strongest first (a mutant takes the first that applies to any of its r
 - ``equivalent``: every run generated exactly the baseline's set of states (the same
   digest): the mutant probably changes nothing the scenarios can observe;
 - ``survived``: nothing above (the state set changed but no count or verdict did, or a
-  run has no digest to compare).
+  run has no digest to compare, or no run executes the mutated line: the runner's call).
 
 Score: kills (property, witness, crash) over the mutants that are not equivalent.
 """

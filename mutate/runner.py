@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from kmc.errors import UsageError
-from kmc.mutate.classify import EQUIVALENT, classify, score
+from kmc.mutate.classify import EQUIVALENT, SURVIVED, Verdict, classify, score
 from kmc.mutate.isolation import Mutant, mutants_of, read_source
 from kmc.mutate.pool import NOT_RUN, run_one, run_tasks
 from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path,
@@ -41,6 +41,7 @@ def make_plan(entries, files=None, only=(), skip=()) -> Plan:
 
     if not entries:
         raise UsageError("no scenario to run: give --scenario NAME or a suite with entries")
+    _warm()  # loaded before the import graph is read: the engines are in it
     modules, models, folders = {}, set(), set()
     for e in entries:
         info = catalog.load(e.scenario, e.variant, dict(e.params))
@@ -143,6 +144,10 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
             continue
         v = classify(base["runs"], result)
         reached = not m.function or m.line in lines.get(m.path, ())
+        if v.outcome == EQUIVALENT and not reached:
+            # the runs never execute the code: no verdict could change, but the code is
+            # not shown to be harmless either
+            v = Verdict(SURVIVED, [], ["never executed by any run"])
         row = {"id": m.id, "file": m.file, "line": m.line, "column": m.col,
                "operator": m.operator, "n": m.n, "function": m.function,
                "description": m.description, "outcome": v.outcome,
@@ -182,7 +187,6 @@ def mutate(plan: Plan, jobs: int = 1, budget=None, timeout=None, on_row=None,
            every_run: bool = False) -> dict:
     """Baseline, mutants, report: the whole run."""
     t0 = time.perf_counter()
-    _warm()
     base = run_baseline(plan)
     rows, not_run = run_mutants(plan, base, jobs, budget, timeout, on_row, every_run)
     return report(plan, base, rows, not_run, time.perf_counter() - t0)

@@ -31,7 +31,9 @@ def runs(toy):
     before = sorted(os.listdir(folder))
     first = mutate(plan, jobs=2)
     after = sorted(os.listdir(folder))
-    second = mutate(make_plan(_entries(toy)), jobs=2)
+    # the second run repeats the mutants of actions(), where every outcome occurs
+    lines = range(line_of("def actions"), line_of("def next_state"))
+    second = mutate(make_plan(_entries(toy), only=[f":{n}:" for n in lines]), jobs=2)
     return first, second, before, after
 
 
@@ -70,8 +72,9 @@ def test_a_changed_count_alone_is_not_a_kill(runs):
 def test_a_guard_that_never_fires_gives_equivalent_mutants(runs):
     for op, n in (("cmp", 0), ("const", 0), ("const", 1), ("drop-stmt", 0)):
         assert _find(runs[0], "if s.x > 100", op, n)["outcome"] == "equivalent"
+    # code no run executes is not shown harmless: survived, and listed
     never = _find(runs[0], 'out.append("never")', "drop-stmt")
-    assert never["outcome"] == "equivalent" and never["reached"] is False
+    assert never["outcome"] == "survived" and never["reached"] is False
     assert list(runs[0]["unreached"].values()) == [[line_of('out.append("never")')]]
 
 
@@ -98,8 +101,10 @@ def test_the_source_tree_is_untouched_and_a_second_run_agrees(runs, toy):
     with open(toy) as f:
         assert f.read() == SOURCE
     assert after == before  # no mutated copy or bytecode left beside the model
-    assert [(r["id"], r["outcome"], r["killed_by"]) for r in first["mutants"]] == \
-        [(r["id"], r["outcome"], r["killed_by"]) for r in second["mutants"]]
+    again = {r["id"]: (r["outcome"], r["killed_by"]) for r in second["mutants"]}
+    assert len(again) > 20
+    assert again == {r["id"]: (r["outcome"], r["killed_by"]) for r in first["mutants"]
+                     if r["id"] in again}
     # this process still has the unmutated model
     model = sys.modules[STEM].make()
     assert model.actions(model.init_states()[0]) == ["inc"]
