@@ -75,8 +75,13 @@ def classify(baseline: dict, result: dict) -> Verdict:
         if changed:
             counts.append(eid)
             evidence.append(f"{eid}: {changed}")
-        if run.get("digest") is None or run["digest"] != base.get("digest"):
+        if run.get("digest") is None:
             digests_equal = False
+            evidence.append(f"{eid}: no state digest (a compiled model)")
+        elif run["digest"] != base.get("digest"):
+            digests_equal = False
+            if not changed:
+                evidence.append(f"{eid}: other states reached, as many as before")
     if props:
         return Verdict(PROPERTY, _unique(props), evidence)
     if witnesses:

@@ -20,9 +20,9 @@ def line(row: dict) -> str:
     what = row["outcome"]
     if row["killed_by"]:
         what += ": " + ", ".join(row["killed_by"])
-    elif row["outcome"] == "count_only" and row["evidence"]:
+    elif row["outcome"] in ("count_only", "survived") and row["evidence"]:
         what += ": " + row["evidence"][0]
-    if not row["reached"]:
+    if not row["reached"] and row["outcome"] != "survived":
         what += " (never executed)"
     return (f"  {MARKS[row['outcome']]:<6} {_cut(row['id'], W_ID):<{W_ID}}  "
             f"{_cut(row['description'], W_DESC):<{W_DESC}}  {what}")
