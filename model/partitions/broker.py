@@ -53,8 +53,9 @@ def handle(cfg, w, src: int):
     if msg.kind == STOP:
         p = msg.partition
         g = w.group
-        g = g._replace(committed=replace_at(g.committed, p, 0),
-                       reported=replace_at(g.reported, p, 0))
+        if cfg.flags.reset_offsets_on_delete:
+            g = g._replace(committed=replace_at(g.committed, p, 0),
+                           reported=replace_at(g.reported, p, 0))
         return w._replace(broker=b._replace(logs=replace_at(b.logs, p, None)), net=net,
                           group=g)
     raise ValueError(f"unknown controller request {msg!r}")

@@ -60,10 +60,10 @@ def refresh_metadata(cfg, w, i: int):
     if pr.sent >= len(cfg.scripts[i]):
         return None
     count = w.broker.meta[0]
-    if not pr.stale and pr.count == count:
+    new = pr._replace(count=count, stale=pr.stale and not cfg.flags.retry_after_refresh)
+    if new == pr:
         return None
-    pr = pr._replace(count=count, stale=False)
-    return w._replace(producers=replace_at(w.producers, i, pr))
+    return w._replace(producers=replace_at(w.producers, i, new))
 
 
 # ---- admin -------------------------------------------------------------------------------

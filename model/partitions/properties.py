@@ -14,7 +14,8 @@ The view (``view``) turns a state into a few relations:
 - ``Split(parent, child)``: ``child`` was created from ``parent``'s keys (its
   leaderEpochAfterCreation map and the partitioner); ``Merge(marked, survivor)``: a marked
   partition's keys now go to ``survivor``;
-- ``Removed(p)``, ``Live(p)``, ``FailoverIn(kind)``, ``AdminError(code)``: history facts.
+- ``Removed(p)``, ``Live(p)``, ``FailoverIn(kind)``, ``AdminError(code)``: history facts;
+- ``Unsent(producer)``: the producer has messages of its script left.
 
 Each property's view builds only the relations its formula mentions.
 """
@@ -39,6 +40,7 @@ Removed = Rel("Removed", 1, ("partition",))
 Live = Rel("Live", 1, ("partition",))
 FailoverIn = Rel("FailoverIn", 1, ("procedure",))
 AdminError = Rel("AdminError", 1, ("code",))
+Unsent = Rel("Unsent", 1, ("producer",))
 
 k, pr, s, s1, s2, i, i1, i2, q, q1, q2, c, p, x = variables(
     "k pr s s1 s2 i i1 i2 q q1 q2 c p x")
@@ -56,6 +58,15 @@ NO_LOST = forall((k, pr, s), implies(Produced(k, pr, s),
                                      exists((i, q), Delivered(k, pr, s, i, q))))
 # quiescent: once settled, no member is blocked on a partition that still has data
 NOT_STUCK = forall((c, p), implies(Blocked(c, p), ~Undelivered(p)))
+# quiescent: once settled, the group delivered every record of every partition's log, from
+# that partition (a partition id created again is read from its start)
+READS_ALL = forall((k, pr, s, q), implies(ProducedTo(k, pr, s, q),
+                                          exists(i, Delivered(k, pr, s, i, q))))
+# quiescent: once settled, every producer has sent its whole script
+PRODUCER_FINISHES = ~exists(pr, Unsent(pr))
+# always: an acknowledged message is in some partition's log until the group delivered it
+NO_ACK_LOSS = forall((k, pr, s), implies(Produced(k, pr, s), exists(q, ProducedTo(
+    k, pr, s, q)) | exists((i, q1), Delivered(k, pr, s, i, q1))))
 
 # sometimes (witnesses that make the invariants meaningful)
 KEY_MOVED_ON_SPLIT = exists((k, pr, s1, s2, q1, q2), And(
@@ -80,6 +91,12 @@ DECLARATIONS = {
     "NoLostMessage": ("quiescent", NO_LOST, "settled: every acknowledged message delivered"),
     "NoConsumerStuck": ("quiescent", NOT_STUCK,
                         "settled: no member blocked on a partition with data"),
+    "ConsumerReadsAll": ("quiescent", READS_ALL,
+                         "settled: the group delivered every record of every partition's log"),
+    "ProducerFinishes": ("quiescent", PRODUCER_FINISHES,
+                         "settled: every producer has sent its whole script"),
+    "NoAcknowledgedLoss": ("always", NO_ACK_LOSS,
+                           "an acknowledged message stays in a log until it is delivered"),
     "KeyMovedOnSplit": ("sometimes", KEY_MOVED_ON_SPLIT,
                         "a split happened and a key's later message went to the child"),
     "ChildDeliveredAfterParent": ("sometimes", CHILD_AFTER_PARENT,
@@ -115,10 +132,18 @@ SENTENCES = {
     "NoConsumerStuck": lambda o: (
         f"nothing is left to do, yet consumer{o['c']} is blocked on partition {o['p']}, "
         "which still has undelivered data"),
+    "ConsumerReadsAll": lambda o: (
+        f"nothing is left to do, yet message {o['s']} of key {o['k']} from producer{o['pr']} "
+        f"sits in partition {o['q']} and the group never delivered it from there"),
+    "ProducerFinishes": lambda o: (
+        f"nothing is left to do, yet producer{o['pr']} has messages of its script unsent"),
+    "NoAcknowledgedLoss": lambda o: (
+        f"message {o['s']} of key {o['k']} from producer{o['pr']} was acknowledged, yet no "
+        "log holds it and the group never delivered it"),
 }
 
 INVARIANTS = ("InOrderKeyedDelivery", "NewPartitionHasOneParent", "NoLostMessage",
-              "NoConsumerStuck")
+              "NoConsumerStuck", "ConsumerReadsAll", "ProducerFinishes", "NoAcknowledgedLoss")
 WITNESSES = tuple(n for n in DECLARATIONS if n not in INVARIANTS)
 
 
@@ -187,6 +212,9 @@ RELATIONS = {
     "Removed": lambda cfg, w: {(p,) for p in w.ghost.removed},
     "FailoverIn": lambda cfg, w: {(kind,) for kind in w.ghost.failover_in},
     "AdminError": lambda cfg, w: {(e,) for e in w.admin.errors},
+    "Unsent": lambda cfg, w: {(i,) for i, (script, prod) in enumerate(zip(cfg.scripts,
+                                                                         w.producers))
+                              if prod.sent < len(script)},
 }
 
 

@@ -36,6 +36,11 @@ class Flags:
     #: sees every count change (without it a paused group can miss a whole
     #: shrink-remove-expand cycle: see the docs, "Findings")
     parked_fetch_fenced: bool = True
+    #: a metadata refresh clears the producer's retriable error, so it retries the message
+    retry_after_refresh: bool = True
+    #: StopReplica(delete=true) also deletes the partition's committed offsets (Kafka's
+    #: handleDeletedPartitions), so a partition id created again is read from its start
+    reset_offsets_on_delete: bool = True
 
 
 VARIANTS = {
@@ -49,6 +54,14 @@ VARIANTS = {
     "kip253": Flags("kip253", LINEAR, produce_fencing=True, fetch_fencing=True,
                     consumer_blocking=True, allow_shrink=True),
 }
+
+#: mutants: kip253 with one guard removed (name -> the flag switched off)
+MUTANTS = {
+    "kip253-no-retry": "retry_after_refresh",
+    "kip253-keeps-offsets": "reset_offsets_on_delete",
+}
+VARIANTS.update({name: replace(VARIANTS["kip253"], name=name, **{flag: False})
+                 for name, flag in MUTANTS.items()})
 
 NAMES = tuple(VARIANTS)
 

@@ -69,6 +69,8 @@ def on_leader_and_isr(m, w, msg):
         if mismatch and (full or f.incremental_id_check):
             deleting = _stage(m, deleting, r)
             reps[ps.partition] = fresh_replica(ps, f.topic_ids)
+        elif not f.lair_keeps_log and ps.leader_epoch > r.leader_epoch:
+            reps[ps.partition] = fresh_replica(ps, f.topic_ids)
         elif ps.leader_epoch >= r.leader_epoch:
             same = r.topic_id == ps.topic_id and r.inc == ps.inc
             reps[ps.partition] = r._replace(
@@ -119,8 +121,8 @@ def crash(m, w, b):
     brokers = replace_at(w.brokers, b - 1, br._replace(status=bk.DOWN))
     net = m.net.drop(w.net, lambda x: x.src == b or x.dst == b)
     w = w._replace(net=net, budget=w.budget._replace(crashes=w.budget.crashes - 1))
-    store, net = control.elect_for_crash(m, w, b, brokers)
-    return w._replace(brokers=brokers, store=store, net=net)
+    store, net, ghost = control.elect_for_crash(m, w, b, brokers)
+    return w._replace(brokers=brokers, store=store, net=net, ghost=ghost)
 
 
 def restart(m, w, b):

@@ -12,7 +12,8 @@ from kmc.model.kafka import store as zk
 from kmc.model.kafka.canon import set_add, set_remove, set_union
 from kmc.model.kafka.controller import fail_over
 from kmc.model.topics.state import (
-    FULL, INCREMENTAL, TOPIC, Memory, PartState, StopReplicaResponse, lair, stop_replica,
+    FULL, INCREMENTAL, TOPIC, Ghost, Memory, PartState, StopReplicaResponse, lair,
+    stop_replica,
 )
 
 OK = "NONE"
@@ -68,6 +69,22 @@ def notify(m, w, net, store, changed: dict):
     return net
 
 
+def record_leaders(ghost, rec):
+    """The ghost with every (incarnation, partition, leader epoch, leader) that ``rec``
+    names (LeaderEpochUnique is stated over this history)."""
+    named = ((rec.incarnation, i, p.leader_epoch, p.leader)
+             for i, p in enumerate(rec.partitions) if p.leader != zk.NO_LEADER)
+    return ghost._replace(leaders=set_union(ghost.leaders, named))
+
+
+def initial_ghost(rec, initial_records: int):
+    """History of the initial state: incarnation 1's leaders and its records, which every
+    replica holds (acknowledged)."""
+    acked = tuple((rec.incarnation, p, o) for p in range(len(rec.partitions))
+                  for o in range(initial_records))
+    return record_leaders(Ghost(acked=acked), rec)
+
+
 def _admin_after(admin, op, error, **kw):
     return admin._replace(outcome=(op, error), **kw)
 
@@ -90,7 +107,8 @@ def create(m, w, assignment):
     net = notify(m, w, w.net, store, {p: layouts[p] for p in range(n)})
     admin = _admin_after(a, "create", OK, creates=a.creates - 1, known_id=rec.topic_id,
                          next_op="delete" if a.deletes > 0 else "done")
-    return w._replace(store=store, net=net, admin=admin)
+    return w._replace(store=store, net=net, admin=admin,
+                      ghost=record_leaders(w.ghost, rec))
 
 
 def delete(m, w, by):
@@ -121,7 +139,10 @@ def delete(m, w, by):
         net = post(m, w, net, stop_replica(src, b, ep, i, tid, inc))
     admin = _admin_after(a, "delete", OK, deletes=a.deletes - 1,
                          next_op="create" if a.creates > 0 else "done")
-    return w._replace(store=store, net=net, admin=admin,
+    # the history the properties keep is the live incarnation's: a deleted one never gets
+    # a leader, a record or a reader again
+    ghost = w.ghost._replace(leaders=(), appends=(), acked=(), consumed=())
+    return w._replace(store=store, net=net, admin=admin, ghost=ghost,
                       mem=Memory(set_union(w.mem.pending, doomed)))
 
 
@@ -137,9 +158,10 @@ def reassign(m, w, p, b):
     if b not in part.replicas or len(part.replicas) < 2:
         return None
     part = zk.remove_replica(part, b)
-    store = zk.put_topic(w.store, zk.set_partition(rec, p, part))
+    rec = zk.set_partition(rec, p, part)
+    store = zk.put_topic(w.store, rec)
     net = notify(m, w, w.net, store, {p: part.replicas})
-    return w._replace(store=store, net=net,
+    return w._replace(store=store, net=net, ghost=record_leaders(w.ghost, rec),
                       budget=w.budget._replace(reassign=w.budget.reassign - 1))
 
 
@@ -196,21 +218,24 @@ def respond_stop(m, w, net, b, msg, error=OK):
 # ---- reactions to broker liveness ---------------------------------------------------------
 def elect_for_crash(m, w, b, brokers):
     """Leader election for the partitions led by the crashed broker ``b`` (the controller
-    reacts to the lost ZooKeeper session) and INCREMENTAL LeaderAndIsr to the survivors."""
+    reacts to the lost ZooKeeper session) and INCREMENTAL LeaderAndIsr to the survivors.
+    Returns (store, network, ghost)."""
     rec = active_topic(w.store)
     if rec is None:
-        return w.store, w.net
+        return w.store, w.net, w.ghost
     changed = {}
     w2 = w._replace(brokers=brokers)
     for i, part in enumerate(rec.partitions):
         if part.leader == b:
-            part = zk.elect_leader(part, lambda x: x != b and live(w2, x))
-            rec = zk.set_partition(rec, i, part)
-            changed[i] = part.replicas
+            new = zk.elect_leader(part, lambda x: x != b and live(w2, x))
+            if not m.flags.bump_leader_epoch:
+                new = new._replace(leader_epoch=part.leader_epoch)
+            rec = zk.set_partition(rec, i, new)
+            changed[i] = new.replicas
     if not changed:
-        return w.store, w.net
+        return w.store, w.net, w.ghost
     store = zk.put_topic(w.store, rec)
-    return store, notify(m, w2, w2.net, store, changed)
+    return store, notify(m, w2, w2.net, store, changed), record_leaders(w.ghost, rec)
 
 
 def broker_registered(m, w, b):
@@ -219,7 +244,7 @@ def broker_registered(m, w, b):
     "LeaderAndIsr": "the first LeaderAndIsrRequest sent to a broker by a controller
     contains all TopicPartitions that a broker is a replica for")."""
     rec = active_topic(w.store)
-    store, net, changed = w.store, w.net, {}
+    store, net, changed, ghost = w.store, w.net, {}, w.ghost
     if rec is not None:
         for i, part in enumerate(rec.partitions):
             if part.leader == zk.NO_LEADER and b in part.replicas:
@@ -227,10 +252,11 @@ def broker_registered(m, w, b):
                 rec = zk.set_partition(rec, i, part)
                 changed[i] = tuple(x for x in part.replicas if x != b)
         store = zk.put_topic(store, rec)
+        ghost = record_leaders(ghost, rec)
     net = notify(m, w, net, store, changed)
     typ = FULL if m.flags.topic_ids else ""
     net = post(m, w, net, lair(-w.ctl.active, b, w.ctl.epoch, typ, parts_for(store, b)))
-    return w._replace(store=store, net=net)
+    return w._replace(store=store, net=net, ghost=ghost)
 
 
 # ---- failover -----------------------------------------------------------------------------

@@ -48,6 +48,30 @@ def _reads(ghost, reader, asked, records):
     return ghost._replace(reads=set_union(ghost.reads, {(reader, asked, g) for g in records}))
 
 
+def _live_inc(store) -> int:
+    rec = zk.topic(store, TOPIC)
+    return 0 if rec is None or zk.marked(store, TOPIC) else rec.incarnation
+
+
+def acknowledge(store, brokers, ghost, inc, p):
+    """acks=all: the records of incarnation ``inc`` in partition ``p`` that every in-sync
+    replica holds (below the high watermark) are acknowledged; the ghost keeps them."""
+    if inc != _live_inc(store):
+        return ghost
+    part = zk.topic(store, TOPIC).partitions[p]
+    hw = None
+    for b in part.isr:
+        r = replica(brokers[b - 1], p)
+        n = len(r.log) if r is not None and r.inc == inc else 0
+        hw = n if hw is None else min(hw, n)
+    lr = replica(brokers[part.leader - 1], p) if part.leader > 0 else None
+    if not hw or lr is None or lr.inc != inc:
+        return ghost
+    # records of another incarnation (a stale log taken over) were never produced to it
+    mine = ((inc, p, o) for o in range(min(hw, len(lr.log))) if lr.log[o] == inc)
+    return ghost._replace(acked=set_union(ghost.acked, mine))
+
+
 # ---- replication ---------------------------------------------------------------------------
 def follower_fetch(m, w, b, p):
     """A follower fetches from its leader (KIP-516 "Fetch" v13: by topic ID in kip516, by
@@ -86,7 +110,8 @@ def on_fetch_response(m, w, msg):
     br = w.brokers[b - 1]
     net = m.net.deliver(w.net, msg)
     r = replica(br, msg.partition)
-    if (r is None or r.leader != msg.src or r.leader_epoch != msg.leader_epoch
+    if (r is None or r.leader != msg.src
+            or (m.flags.follower_epoch_check and r.leader_epoch != msg.leader_epoch)
             or len(r.log) != msg.offset
             or (m.flags.fetch_topic_id and msg.topic_id != r.topic_id)):
         return w._replace(net=net)  # discarded
@@ -96,11 +121,15 @@ def on_fetch_response(m, w, msg):
     elif msg.error != "NONE":
         r = r._replace(fetch_error=msg.error)
     else:
-        r = r._replace(log=r.log + msg.records, durable=True, fetch_error="")
         ghost = _reads(ghost, b, r.inc, msg.records)
+        ghost = ghost._replace(appends=set_add(
+            ghost.appends, (b, msg.partition, msg.leader_epoch, r.leader_epoch)))
+        r = r._replace(log=r.log + msg.records, durable=True, fetch_error="")
     reps = tuple(r if x.partition == msg.partition else x for x in br.replicas)
-    return w._replace(net=net, ghost=ghost,
-                      brokers=replace_at(w.brokers, b - 1, br._replace(replicas=reps)))
+    brokers = replace_at(w.brokers, b - 1, br._replace(replicas=reps))
+    if msg.error == "NONE":
+        ghost = acknowledge(w.store, brokers, ghost, r.inc, msg.partition)
+    return w._replace(net=net, ghost=ghost, brokers=brokers)
 
 
 # ---- clients -------------------------------------------------------------------------------
@@ -147,9 +176,10 @@ def produce(m, w, p):
     br = w.brokers[lid - 1]
     lr2 = lr._replace(log=lr.log + (lr.inc,), durable=True)
     reps = tuple(lr2 if x.partition == p else x for x in br.replicas)
+    brokers = replace_at(w.brokers, lid - 1, br._replace(replicas=reps))
     ghost = w.ghost._replace(wrote=set_add(w.ghost.wrote, (pr.meta.inc, lr.inc)))
-    return w._replace(brokers=replace_at(w.brokers, lid - 1, br._replace(replicas=reps)),
-                      producer=pr._replace(left=pr.left - 1), ghost=ghost)
+    ghost = acknowledge(w.store, brokers, ghost, lr.inc, p)
+    return w._replace(brokers=brokers, producer=pr._replace(left=pr.left - 1), ghost=ghost)
 
 
 def consumer_refresh(m, w):
@@ -158,7 +188,8 @@ def consumer_refresh(m, w):
     if meta == c.meta:
         return None
     pos = c.positions
-    if c.meta is not None and meta.topic_id != c.meta.topic_id:
+    if c.meta is not None and meta.topic_id != c.meta.topic_id \
+            and m.flags.reset_position_on_new_id:
         pos = (0,) * len(pos)  # a new topic ID: a new topic, read from the start
     return w._replace(consumer=c._replace(meta=meta, positions=pos))
 
@@ -181,6 +212,9 @@ def consumer_fetch(m, w, p):
         c = c._replace(positions=replace_at(c.positions, p, 0))
     elif not err and recs:
         ghost = _reads(ghost, 0, c.meta.inc, recs)
+        if lr.inc == _live_inc(w.store):
+            ghost = ghost._replace(consumed=set_union(
+                ghost.consumed, ((lr.inc, p, o) for o in range(pos, pos + len(recs)))))
         c = c._replace(positions=replace_at(c.positions, p, pos + len(recs)))
     if c == w.consumer and ghost == w.ghost:
         return None

@@ -25,7 +25,7 @@ from kmc.model.topics import symmetry as tsym
 from kmc.model.topics.properties import properties_for
 from kmc.model.topics import liveness
 from kmc.model.topics.state import (
-    TOPIC, Admin, Broker, Budget, Client, Ghost, Memory, Meta, Replica, World,
+    TOPIC, Admin, Broker, Budget, Client, Memory, Meta, Replica, World,
 )
 from kmc.model.topics.variants import flags as variant_flags
 from kmc.model.topics.views import describe
@@ -98,7 +98,8 @@ class TopicsModel(Model):
         producer = Client(meta if bd.records else None, bd.records, ())
         consumer = Client(meta if bd.consumer else None, 0, (0,) * bd.partitions)
         return [World(store, ctl, Memory(), tuple(brs), (), admin, producer, consumer,
-                      Budget(bd.crashes, bd.failovers, bd.reassign), Ghost())]
+                      Budget(bd.crashes, bd.failovers, bd.reassign),
+                      control.initial_ghost(rec, bd.initial_records))]
 
     # ---- actions ------------------------------------------------------------------------
     def actions(self, w):
@@ -185,7 +186,7 @@ class TopicsModel(Model):
 
     # ---- contract extras ----------------------------------------------------------------
     def properties(self):
-        return properties_for(self.bounds) + liveness.liveness_for(self.bounds)
+        return properties_for(self.bounds, self) + liveness.liveness_for(self.bounds)
 
     @property
     def weakly_fair(self):  # the cluster's own steps (model.topics.liveness)

@@ -2,8 +2,11 @@
 the relational view (``model.topics.views``).
 
 always: NoStaleRead, NoStaleReplication, TopicIdUnique, NoWriteToDeletedTopic,
-ControllerEpochFencing, RecreateAfterDelete (KAFKA-6098).
-quiescent (settled: no internal step left): StaleReplicasCleaned, DeletionCompletes.
+ControllerEpochFencing, RecreateAfterDelete (KAFKA-6098), LeaderEpochUnique,
+FollowerFencing (KIP-320), NoAcknowledgedLoss.
+quiescent (settled: no internal step left): StaleReplicasCleaned, DeletionCompletes; with
+a producer ProducerFinishes, with a consumer ConsumerReadsAll (settled: the client has no
+step left either).
 sometimes (witnesses that make a scenario meaningful): NameRecreated,
 StaleFetchAttempted, FailoverMidDeletion, RestartWithStaleReplica — a scenario carries
 the witnesses its bounds make possible (``properties_for``).
@@ -13,7 +16,7 @@ from __future__ import annotations
 from kmc.invariants.declare import declare
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
 from kmc.model.kafka.store import SENTINEL_ID, ZERO_ID
-from kmc.model.topics.views import view
+from kmc.model.topics.views import view, with_clients
 
 Read = Rel("Read", 3, ("reader", "asked_inc", "record_inc"))
 Wrote = Rel("Wrote", 2, ("believed_inc", "landed_inc"))
@@ -29,6 +32,14 @@ Restarting = Rel("Restarting", 1, ("broker",))
 Fence = Rel("Fence", 3, ("broker", "highest_epoch", "last_epoch"))
 CreateAfterDelete = Rel("CreateAfterDelete", 1, ("error",))
 Failover = Rel("Failover", 2, ("epoch", "deletion_pending"))
+LeaderOf = Rel("LeaderOf", 4, ("inc", "partition", "leader_epoch", "leader"))
+Appended = Rel("Appended", 4, ("follower", "partition", "fetched_epoch", "follower_epoch"))
+Acked = Rel("Acked", 3, ("inc", "partition", "offset"))
+Stored = Rel("Stored", 3, ("inc", "partition", "offset"))
+Consumed = Rel("Consumed", 3, ("inc", "partition", "offset"))
+LeaderLog = Rel("LeaderLog", 3, ("inc", "partition", "offset"))
+ProducerLeft = Rel("ProducerLeft", 1, ("records",))
+Busy = Rel("Busy", 1, ("client",))
 
 
 
@@ -38,6 +49,7 @@ def reader(r) -> str:
 
 
 r, a, g, b, p, s, i, j, t, v, d, d2, e, n = variables("r a g b p s i j t v d d2 e n")
+b2, f, o, c = variables("b2 f o c")
 
 NO_STALE_READ = declare(
     "always", "NoStaleRead",
@@ -87,6 +99,30 @@ RECREATE_AFTER_DELETE = declare(
     lambda o: f"DeleteTopics had answered success, yet CreateTopics of the same name "
               f"was refused with {o['e']}")
 
+LEADER_EPOCH_UNIQUE = declare(
+    "always", "LeaderEpochUnique",
+    forall((i, p, e, b, b2), implies(And(LeaderOf(i, p, e, b), LeaderOf(i, p, e, b2)),
+                                     b == b2)), view,
+    "at most one leader per partition and leader epoch, ever: a leader epoch names one "
+    "leadership",
+    lambda o: f"leader epoch {o['e']} of partition {o['p']} (incarnation {o['i']}) named "
+              f"two leaders: broker-{o['b']} and broker-{o['b2']}")
+
+FOLLOWER_FENCING = declare(
+    "always", "FollowerFencing",
+    forall((b, p, e, f), implies(Appended(b, p, e, f), e == f)), view,
+    "a follower appends only fetch responses fetched at its current leader epoch (KIP-320)",
+    lambda o: f"broker-{o['b']}, a follower of partition {o['p']} at leader epoch "
+              f"{o['f']}, appended records it had fetched at leader epoch {o['e']}")
+
+NO_ACKNOWLEDGED_LOSS = declare(
+    "always", "NoAcknowledgedLoss",
+    forall((i, p, o), implies(And(Acked(i, p, o), Live(i)), Stored(i, p, o))), view,
+    "a record acknowledged to the producer (every in-sync replica held it) in the live "
+    "incarnation is never gone from every replica",
+    lambda x: f"the record at offset {x['o']} of partition {x['p']} (incarnation {x['i']}, "
+              "still live) was acknowledged, yet no replica holds it any more")
+
 STALE_REPLICAS_CLEANED = declare(
     "quiescent", "StaleReplicasCleaned",
     Or(exists(d, Down(d)),
@@ -106,6 +142,25 @@ DELETION_COMPLETES = declare(
     "settled: no deletion is pending (no /admin/delete_topics marker)",
     lambda o: f"nothing is left to do, yet the deletion of topic {o['n']} is still "
               "pending (its /admin/delete_topics marker remains)")
+
+#: quiescent, declared per model (``clients_for``): their view asks the model whether a
+#: client still has a step
+CLIENT_PROPERTIES = {
+    "ConsumerReadsAll": (
+        Or(exists(c, And(Busy(c), c == "consumer")),
+           forall((i, p, o), implies(LeaderLog(i, p, o), Consumed(i, p, o)))),
+        "settled, the consumer included: it has read every record of the live incarnation "
+        "(auto.offset.reset=earliest: a new topic ID is read from its start)",
+        lambda x: f"nothing is left to do, yet the consumer never read the record at "
+                  f"offset {x['o']} of partition {x['p']} (incarnation {x['i']})"),
+    "ProducerFinishes": (
+        Or(exists(c, And(Busy(c), c == "producer")), Not(exists(n, ProducerLeft(n))),
+           Not(exists(i, Live(i)))),
+        "settled, the producer included: it has sent its whole script, or the topic is "
+        "gone (the definitive error once delivery.timeout.ms expires)",
+        lambda x: "nothing is left to do, yet the producer still has records to send to "
+                  "a live topic"),
+}
 
 NAME_RECREATED = declare(
     "sometimes", "NameRecreated",
@@ -128,7 +183,8 @@ RESTART_WITH_STALE_REPLICA = declare(
     "a broker restarts holding a replica of a deleted incarnation")
 
 ALWAYS = (NO_STALE_READ, NO_STALE_REPLICATION, TOPIC_ID_UNIQUE, NO_WRITE_TO_DELETED_TOPIC,
-          CONTROLLER_EPOCH_FENCING, RECREATE_AFTER_DELETE)
+          CONTROLLER_EPOCH_FENCING, RECREATE_AFTER_DELETE, LEADER_EPOCH_UNIQUE,
+          FOLLOWER_FENCING, NO_ACKNOWLEDGED_LOSS)
 QUIESCENT = (STALE_REPLICAS_CLEANED, DELETION_COMPLETES)
 
 
@@ -147,5 +203,18 @@ def witnesses_for(bounds) -> tuple:
     return tuple(out)
 
 
-def properties_for(bounds) -> tuple:
-    return ALWAYS + QUIESCENT + witnesses_for(bounds)
+def clients_for(bounds, model) -> tuple:
+    """ConsumerReadsAll and ProducerFinishes, for the clients a scenario has."""
+    client_view = with_clients(model)
+    names = (("ConsumerReadsAll",) if bounds.consumer else ()) + \
+        (("ProducerFinishes",) if bounds.records else ())
+    out = []
+    for name in names:
+        formula, text, sentence = CLIENT_PROPERTIES[name]
+        out.append(declare("quiescent", name, formula, client_view, text, sentence))
+    return tuple(out)
+
+
+def properties_for(bounds, model=None) -> tuple:
+    clients = () if model is None else clients_for(bounds, model)
+    return ALWAYS + QUIESCENT + clients + witnesses_for(bounds)

@@ -98,6 +98,11 @@ class Ghost(NamedTuple):
     attempts: tuple = ()   # sorted (asked_inc, served_inc) of fetches that reached a broker
     wrote: tuple = ()      # sorted (believed_inc, landed_inc) of appended producer records
     failovers: tuple = ()  # (new controller epoch, 1 if a deletion was pending else 0)
+    leaders: tuple = ()    # sorted (inc, partition, leader epoch, leader) the store ever named
+    appends: tuple = ()    # sorted (partition, epoch fetched at, follower's epoch) of appends
+    acked: tuple = ()      # sorted (inc, partition, offset) acknowledged (acks=all: every
+                           # in-sync replica held it); incarnation 1's initial records included
+    consumed: tuple = ()   # sorted (inc, partition, offset) the consumer read
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 

@@ -46,5 +46,8 @@ def rename(model, w, mp: dict):
         net=model.net.rename(w.net, lambda m: _msg(mp, m)),
         producer=_client(mp, w.producer),
         consumer=_client(mp, w.consumer),
-        ghost=w.ghost._replace(reads=reads),
+        ghost=w.ghost._replace(
+            reads=reads,
+            leaders=tuple(sorted((i, p, e, _b(mp, x)) for i, p, e, x in w.ghost.leaders)),
+            appends=tuple(sorted((_b(mp, x), p, e, f) for x, p, e, f in w.ghost.appends))),
     )

@@ -27,6 +27,14 @@ class Flags(NamedTuple):
     retry_stop_replica: bool
     #: brokers reject requests from an older controller epoch
     epoch_fencing: bool
+    #: a leader election writes the next leader epoch (KIP-101/KIP-320 rely on it)
+    bump_leader_epoch: bool = True
+    #: a follower applies a FetchResponse only at the leader epoch it fetched at (KIP-320)
+    follower_epoch_check: bool = True
+    #: a consumer that sees a new topic ID reads the new topic from its start
+    reset_position_on_new_id: bool = True
+    #: a LeaderAndIsr for a partition the broker already holds keeps its log
+    lair_keeps_log: bool = True
 
 
 KIP516 = Flags(topic_ids=True, immediate_delete=True, full_reconcile=True,
@@ -53,6 +61,17 @@ VARIANTS: dict[str, tuple[Flags, str]] = {
     "kip516-no-epoch-fencing": (KIP516._replace(epoch_fencing=False),
                                 "mutant: brokers accept requests from an older controller "
                                 "epoch"),
+    "kip516-epoch-reuse": (KIP516._replace(bump_leader_epoch=False),
+                           "mutant: a leader election keeps the old leader epoch"),
+    "kip516-follower-ignores-epoch": (KIP516._replace(follower_epoch_check=False),
+                                      "mutant: a follower applies a FetchResponse fetched "
+                                      "at an older leader epoch"),
+    "kip516-consumer-keeps-position": (KIP516._replace(reset_position_on_new_id=False),
+                                       "mutant: a consumer keeps its position when the "
+                                       "topic ID changes"),
+    "kip516-lair-wipes-replica": (KIP516._replace(lair_keeps_log=False),
+                                  "mutant: a LeaderAndIsr with a newer leader epoch "
+                                  "replaces the local replica with an empty one"),
 }
 
 VARIANT_NAMES = tuple(VARIANTS)

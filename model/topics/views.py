@@ -19,6 +19,18 @@
 - ``CreateAfterDelete(error)``: the answer to the admin's last CreateTopics, which it
   issues only after its DeleteTopics succeeded.
 - ``Failover(new_epoch, deletion_pending)``.
+- ``LeaderOf(inc, partition, leader_epoch, leader)``: every leader the store ever named.
+- ``Appended(follower, partition, fetched_epoch, follower_epoch)``: a follower appended a
+  FetchResponse fetched at ``fetched_epoch`` while at ``follower_epoch``.
+- ``Acked(inc, partition, offset)``: a record acknowledged (every in-sync replica held it);
+  ``Stored(inc, partition, offset)``: some replica outside deleting/, on a broker up or
+  down, holds a record of ``inc`` at that offset.
+- ``Consumed(inc, partition, offset)``: the consumer read it; ``LeaderLog(inc, partition,
+  offset)``: a record of the live incarnation in the log of its leader (as the store
+  names it), the leader up; ``ProducerLeft(records)``: the producer has records to send.
+- ``Busy(client)`` ("producer", "consumer"): the client has a step that changes
+  something; model-dependent, so added by ``with_clients(model)`` for the properties that
+  need it.
 
 The last state's view is memoised (every property of a state is checked in a row); the
 memo is one (state, view) tuple replaced atomically, so threads never see a torn pair.
@@ -26,6 +38,7 @@ memo is one (state, view) tuple replaced atomically, so threads never see a torn
 from __future__ import annotations
 
 from kmc.model.kafka import broker as bk
+from kmc.model.topics import datapath
 
 class _Memo:
     last: tuple = (None, None)
@@ -46,6 +59,7 @@ def view(w) -> dict:
     if last[0] is w:
         return last[1]
     rec, hold, ids, down, restarting, fence = set(), set(), set(), set(), set(), set()
+    stored = set()
     for i, br in enumerate(w.brokers):
         b = i + 1
         if br.status != bk.UP:
@@ -59,6 +73,7 @@ def view(w) -> dict:
                 ids.add((r.inc, r.topic_id))
             for g in set(r.log):
                 rec.add((b, r.partition, r.inc, g))
+            stored.update((g, r.partition, o) for o, g in enumerate(r.log))
         for _p, tid, inc in br.deleting:
             if tid:
                 ids.add((inc, tid))
@@ -83,9 +98,47 @@ def view(w) -> dict:
         "Down": down, "Restarting": restarting, "Fence": fence,
         "CreateAfterDelete": {(out[1],)} if out and out[0] == "create" else set(),
         "Failover": set(w.ghost.failovers),
+        "LeaderOf": set(w.ghost.leaders), "Appended": set(w.ghost.appends),
+        "Acked": set(w.ghost.acked), "Stored": stored, "Consumed": set(w.ghost.consumed),
+        "LeaderLog": _leader_log(w, live),
+        "ProducerLeft": {(w.producer.left,)} if w.producer.left > 0 else set(),
     }
     _Memo.last = (w, v)
     return v
+
+
+def _leader_log(w, live) -> set:
+    out = set()
+    for t in w.store.topics:
+        if (t.incarnation,) not in live:
+            continue
+        for p, part in enumerate(t.partitions):
+            if part.leader < 1 or w.brokers[part.leader - 1].status != bk.UP:
+                continue
+            for r in w.brokers[part.leader - 1].replicas:
+                if r.partition == p and r.inc == t.incarnation:
+                    out.update((g, p, o) for o, g in enumerate(r.log) if g == r.inc)
+    return out
+
+
+def busy(m, w) -> set:
+    """The clients that have a step changing something (not settled yet)."""
+    out = set()
+    bd = m.bounds
+    if bd.records and (datapath.producer_refresh(m, w) is not None or any(
+            datapath.produce(m, w, p) is not None for p in range(bd.partitions))):
+        out.add(("producer",))
+    if bd.consumer and (datapath.consumer_refresh(m, w) is not None or any(
+            datapath.consumer_fetch(m, w, p) is not None for p in range(bd.partitions))):
+        out.add(("consumer",))
+    return out
+
+
+def with_clients(m):
+    """``view`` plus ``Busy``, which depends on the model's variant and bounds."""
+    def client_view(w):
+        return {**view(w), "Busy": busy(m, w)}
+    return client_view
 
 
 def describe(w) -> str:

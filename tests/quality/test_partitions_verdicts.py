@@ -38,8 +38,8 @@ def run(results, scenario, variant):
 
 def test_the_suite_records_every_scenario_and_variant():
     assert {sc for sc, _v in ROWS} == {"expand", "expand-failover", "shrink",
-                                       "shrink-then-expand"}
-    assert len(ROWS) == 16
+                                       "shrink-then-expand", "shrink-two"}
+    assert len(ROWS) == 30
 
 
 @pytest.mark.parametrize("scenario,variant", sorted(ROWS), ids=[f"{s}-{v}" for s, v in sorted(ROWS)])
