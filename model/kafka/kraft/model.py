@@ -173,7 +173,7 @@ class KRaftModel(Model):
 
     def action_names(self):
         bd = self.bounds
-        names = ["replicate", "fetch-metadata"]
+        names = ["fetch-metadata"]
         if bd.deletes:
             names.append("delete")
         if bd.incarnations > 1:
@@ -185,7 +185,7 @@ class KRaftModel(Model):
         if bd.fences:
             names += ["miss-heartbeats", "unfence"]
         if bd.failovers:
-            names.append("failover")
+            names += ["failover", "replicate"]
         if bd.consumer:
             names += ["consumer-refresh", "consumer-fetch"]
         if bd.records:

@@ -63,4 +63,8 @@ SCENARIOS = [
         "KRaft: a lagging broker's image serves stale metadata to a consumer across a "
         "re-creation",
         Bounds(brokers=2, rf=1, incarnations=2, consumer=True)),
+    _scenario(
+        "kraft-large",
+        "KRaft: kraft-stray on 3 brokers (152,697 states in kraft: worth a Spark run)",
+        Bounds(brokers=3, rf=2, incarnations=2, crashes=1)),
 ]
