@@ -72,6 +72,10 @@ def draw_sequence(doc: dict, stem: str) -> dict:
         _draw_row(ax, st, row, y, x_of, k)
         y -= row["height"]
     verdict = "violated" if bad else "witness found"
+    loop = doc.get("loop_start")
+    if loop is not None:  # a lasso: how the behaviour goes on
+        verdict += f", stays at step {loop}" if loop == len(steps) else \
+            f", repeats from step {loop}"
     ax.text(LEFT, bottom - 0.15, f"step {len(steps)}: {doc.get('property')} {verdict}",
             ha="left", va="top", fontsize=9, fontweight="bold",
             color=draw.FAULT if bad else draw.INIT)

@@ -163,6 +163,9 @@ class LossyChannel(Model):
     def action_name(self, a):
         return a
 
+    def format_action(self, a):
+        return a
+
     def action_names(self):
         return ["Send", "Deliver", "Lose"]
 
