@@ -96,13 +96,14 @@ def collision_lines(s: dict) -> list[str]:
 
 
 def spark_levels(spark: dict) -> str:
-    """Where a Spark run's levels ran: "levels: 19 on Spark, 6 on the driver" (small
-    levels stay on the driver, where a Spark job would cost more than it saves)."""
+    """Where a Spark run's levels ran: "levels: 19 on Spark, 6 on the driver" (a level
+    with fewer states than owner partitions stays on the driver: docs/spark.md, "Where
+    levels run")."""
     modes = [lv.get("mode") for lv in spark.get("levels", ())]
     on_spark = sum(m == "spark" for m in modes)
     return (f"levels: {on_spark} on Spark, {len(modes) - on_spark} on the driver"
-            + ("" if on_spark else " (every level was small: see docs/spark.md, "
-               "KMC_SPARK_DRIVER_SECONDS)"))
+            + ("" if on_spark else " (no level was wide enough to split over the "
+               "owner partitions: see docs/spark.md, \"Where levels run\")"))
 
 
 def headline(result: CheckResult) -> str | None:

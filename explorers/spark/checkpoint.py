@@ -302,8 +302,12 @@ def describe(ident: dict) -> str:
 
 
 def format_error(path: str, fmt) -> ExplorerError:
-    return ExplorerError(f"checkpoint dir {path} has format {fmt}, this kmc writes "
-                         f"{FORMAT}: start a new run in an empty directory")
+    older = isinstance(fmt, int) and not isinstance(fmt, bool) and fmt < FORMAT
+    why = " (an older kmc's, whose state keys were 64-bit; this kmc's are 128-bit)" \
+        if older else ""
+    return ExplorerError(f"checkpoint dir {path} has format {fmt}{why}, this kmc reads "
+                         f"and writes format {FORMAT} only: start a new run in an empty "
+                         "directory")
 
 
 def old_format_error(path: str) -> ExplorerError:

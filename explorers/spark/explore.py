@@ -21,7 +21,7 @@ from kmc.explorers.spark import checkpoint as ckpt
 from kmc.explorers.spark.driver import DriverFrontier, join_blocks, owner_of
 from kmc.explorers.spark.frontier import LevelCancelled, SparkFrontier
 from kmc.explorers.spark.placement import default_partitions, place_by_partition_key
-from kmc.explorers.spark.run import Run, driver_seconds
+from kmc.explorers.spark.run import Run, driver_seconds, split_limit
 from kmc.explorers.spark.tuning import env_number
 
 #: a fixed driver threshold (frontier states) instead of the adaptive one (Run.limit)
@@ -49,7 +49,9 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     active context under spark-submit). ``partitions``: owner partitions of the visited
     set (default: ``placement.default_partitions`` of the cluster's parallelism).
     ``driver_level_max``: frontiers up to this size are expanded on the driver (0: every
-    level on Spark; default: adaptive, see ``Run.limit``).
+    level on Spark; default: ``KMC_SPARK_DRIVER_LEVEL``, else the driver budget
+    ``KMC_SPARK_DRIVER_SECONDS`` when set (``Run.limit``), else every level with at least
+    as many states as owner partitions runs on Spark: ``run.split_limit``).
     """
     if resume and not checkpoint_dir:
         raise ExplorerError("--resume needs --checkpoint-dir DIR: the directory of the "
@@ -83,8 +85,12 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                                         f"--partitions {saved}")
                 nparts = saved
         lineage_dir = _lineage_dir(sc, store)
+        budget = None if limit is not None else \
+            driver_seconds(is_local(sc.master), sc.defaultParallelism)
+        if limit is None and budget is None:
+            limit = split_limit(nparts)
         run = Run(core, limit, stop_on_violation, max_states, max_depth, progress,
-                  driver_seconds(is_local(sc.master), sc.defaultParallelism))
+                  budget)
 
         def to_spark(frontier):
             return SparkFrontier.from_records(sc, core_bc, nparts, frontier.blocks(nparts),
@@ -102,7 +108,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                                  ctrl_c.check)
                 result.extra["spark"].update(
                     partitions=nparts, master=sc.master,
-                    driver_seconds=None if limit is not None else run.driver_seconds)
+                    driver_seconds=budget, driver_level_max=limit)
                 return result
             except KeyboardInterrupt:
                 _interrupted(store, checkpoint_dir)

@@ -17,12 +17,14 @@ from kmc.explorers.spark.tuning import env_number, parse_number
 from kmc.explorers.visited import smallest
 
 
-#: adaptive threshold (``driver_seconds``): a level goes to Spark once the driver would
-#: need more than this many seconds for it, on a cluster (whose fixed cost per level is
-#: unknown here and larger than local mode's) or on one core
-DRIVER_LEVEL_SECONDS = 0.4
-#: ... unless set (seconds) by the user
+#: the driver's budget per level (``driver_seconds``), when the user asks for one: unset,
+#: every level wide enough to split over the owner partitions runs on Spark
+#: (``split_limit``); "auto", the budget below; a number, that many seconds
 DRIVER_SECONDS_SET = os.environ.get("KMC_SPARK_DRIVER_SECONDS")
+#: the "auto" budget: a level goes to Spark once the driver would need more than this
+#: many seconds for it, on a cluster (whose fixed cost per level is unknown here and
+#: larger than local mode's) or on one core
+DRIVER_LEVEL_SECONDS = 0.4
 #: the fixed cost of a Spark level in local mode (bench/spark_bench.py: 0.024-0.057 s)
 LOCAL_LEVEL_COST = 0.05
 #: Spark's work per state against the driver's, on one core: pickling and shipping the
@@ -38,8 +40,19 @@ WINDOW_LEVELS = 3
 WINDOW_MAX = env_number("KMC_SPARK_WINDOW_MAX", 4000000, int)
 
 
-def driver_seconds(local: bool, cores: int) -> float:
-    """How long a level may take on the driver before it moves to Spark. A level the
+def split_limit(nparts: int) -> int:
+    """The default driver threshold: the largest frontier that cannot give each of the
+    ``nparts`` owner partitions a state. A user who asks for the Spark explorer expects
+    Spark to explore, so every level with at least as many states as partitions runs on
+    Spark, however small; only the first levels of a search (and a tail narrower than
+    that) stay on the driver."""
+    return max(0, nparts - 1)
+
+
+def driver_seconds(local: bool, cores: int) -> float | None:
+    """The driver's budget per level set by KMC_SPARK_DRIVER_SECONDS (None when unset:
+    ``split_limit`` decides). "auto": how long a level may take on the driver before it
+    pays to move it to Spark. A level the
     driver expands in t seconds takes about F + t * c / E on Spark (F its fixed cost, c
     Spark's work per state against the driver's, E cores), which is less once
     t > F / (1 - c / E): on an embedded master with 2 cores 0.14 s, with 4 0.07 s.
@@ -47,7 +60,9 @@ def driver_seconds(local: bool, cores: int) -> float:
     levels took 1.0 s of 4.2-4.7 s at 0.4 s, and 0.33 s of 4.0-4.1 s at 0.2 s.
     One core gains nothing from a Spark level, and a cluster's F is unknown here (larger
     across a network): both keep DRIVER_LEVEL_SECONDS."""
-    if DRIVER_SECONDS_SET:
+    if not DRIVER_SECONDS_SET:
+        return None
+    if DRIVER_SECONDS_SET.strip().lower() != "auto":
         return parse_number("KMC_SPARK_DRIVER_SECONDS", DRIVER_SECONDS_SET)
     if local and cores > SPARK_WORK:
         return min(DRIVER_LEVEL_SECONDS, LOCAL_LEVEL_COST / (1 - SPARK_WORK / cores))

@@ -69,13 +69,38 @@ def test_pinned_model_with_symmetry_and_bounds(sc):
         assert got.extra["spark"]["partitions"] == 2  # uniform owners: one per core
 
 
-def test_adaptive_driver_budget(sc):
-    """Without a fixed threshold, levels leave the driver by the budget of a local[2]
-    master (``run.driver_seconds``), reported with the result."""
+def test_adaptive_driver_budget(sc, monkeypatch):
+    """With KMC_SPARK_DRIVER_SECONDS=auto, levels leave the driver by the budget of a
+    local[2] master (``run.driver_seconds``), reported with the result."""
+    from kmc.explorers.spark import run as run_mod
+
+    monkeypatch.setattr(run_mod, "DRIVER_SECONDS_SET", "auto")
     got = spark_bfs(TwoPhase(5))
     assert summary(got) == summary(bfs(TwoPhase(5)))
     assert got.extra["spark"]["driver_seconds"] == driver_seconds(True, 2) < 0.4
     assert spark_bfs(TwoPhase(3), driver_level_max=0).extra["spark"]["driver_seconds"] is None
+
+
+def test_every_level_that_can_be_split_runs_on_spark(sc):
+    """By default a level runs on Spark as soon as its frontier has as many states as
+    there are owner partitions: the main job explores on Spark and its summary says so."""
+    from kmc.api import check
+    from kmc.reports.summary import render_text
+
+    got = check("stale-read", explorer="spark")
+    spark = got.extra["spark"]
+    assert spark["driver_seconds"] is None and spark["driver_level_max"] == \
+        spark["partitions"] - 1
+    levels = spark["levels"]
+    assert all((lv["mode"] == "spark") == (lv["expanded"] >= spark["partitions"])
+               for lv in levels)
+    on_spark = sum(lv["mode"] == "spark" for lv in levels)
+    assert on_spark > len(levels) // 2
+    assert f"  levels: {on_spark} on Spark, {len(levels) - on_spark} on the driver" in \
+        render_text(got).splitlines()
+    want = check("stale-read")
+    assert (got.unique_states, got.generated_states, got.max_depth, got.verdicts()) == \
+        (want.unique_states, want.generated_states, want.max_depth, want.verdicts())
 
 
 @pytest.mark.parametrize("name,variant", _scenario_cases())

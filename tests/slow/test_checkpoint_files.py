@@ -58,18 +58,22 @@ def forged(line, marker, seal):
     raise AssertionError("no forged line of that length")
 
 
+#: a driver threshold no level of these runs reaches: every level on the driver
+DRIVER_ONLY = 1 << 30
+
+
 def checkpoint(path, on_spark=False):
     """TwoPhase rm=3 checkpointed up to depth 3 (levels 0-2), every level on Spark or
     every level on the driver."""
     spark_bfs(TwoPhase(3), checkpoint_dir=str(path), max_depth=3,
-              driver_level_max=0 if on_spark else None)
+              driver_level_max=0 if on_spark else DRIVER_ONLY)
     assert sorted(n for n in os.listdir(path / "levels") if not n.startswith(".")) == \
         ["0.json", "0.npy", "1.json", "1.npy", "2.json", "2.npy"]
 
 
 def resume(path, on_spark=False):
     return spark_bfs(TwoPhase(3), checkpoint_dir=str(path), resume=True,
-                     driver_level_max=0 if on_spark else None)
+                     driver_level_max=0 if on_spark else DRIVER_ONLY)
 
 
 def refused(path, marker, match, on_spark=False):
@@ -264,3 +268,16 @@ def test_resume_through_hadoop_files_gives_bfs_answers(sc, tmp_path, monkeypatch
     assert (got.unique_states, got.generated_states, got.max_depth, got.verdicts()) == \
         (want.unique_states, want.generated_states, want.max_depth, want.verdicts())
     assert got.extra["spark"]["resumed_at_level"] == 3
+
+
+def test_a_checkpoint_of_an_older_format_is_refused_in_one_line(sc, tmp_path):
+    """A directory written before state keys became 128-bit (format 3) holds 64-bit keys
+    in its trace rows and blocks: resuming it is refused before Spark starts."""
+    ckpt = tmp_path / "ckpt"
+    checkpoint(ckpt)
+    ident = json.loads((ckpt / "identity.json").read_text())
+    (ckpt / "identity.json").write_text(json.dumps({**ident, "format": 3}))
+    r = kmc("check", "twophase", "-p", "rm=3", "--explorer", "spark", "--checkpoint-dir",
+            ckpt, "--resume")
+    one_line_error(r, "has format 3 (an older kmc's, whose state keys were 64-bit",
+                   "format 4 only: start a new run in an empty directory")

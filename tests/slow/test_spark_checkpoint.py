@@ -120,9 +120,10 @@ def test_kill_interrupt_and_resume_give_the_uninterrupted_counts(sc, tmp_path, c
     assert "rerun with --resume" in capsys.readouterr().err
     second = _completed(ckpt)[-1]
     assert first + 3 <= second < want.max_depth - 1
-    # 3. resume to the end (the default threshold brings the small levels back to the
+    # 3. resume to the end (a driver threshold brings the small levels back to the
     # driver: a Spark checkpoint resumes in driver mode too)
-    got = spark_bfs(TwoPhase(RM), checkpoint_dir=str(ckpt), resume=True)
+    got = spark_bfs(TwoPhase(RM), checkpoint_dir=str(ckpt), resume=True,
+                    driver_level_max=1000)
     assert got.extra["spark"]["levels"][-1]["mode"] == "driver"
     assert got.extra["spark"]["resumed_at_level"] == second + 1
     assert (got.unique_states, got.generated_states, got.max_depth, got.verdicts()) == \

@@ -284,6 +284,9 @@ def test_driver_budget_shrinks_with_local_cores(monkeypatch):
     from kmc.explorers.spark import run as run_mod
 
     monkeypatch.setattr(run_mod, "DRIVER_SECONDS_SET", None)
+    assert run_mod.driver_seconds(True, 2) is None  # unset: levels go by split_limit
+    assert [run_mod.split_limit(n) for n in (1, 2, 4)] == [0, 1, 3]
+    monkeypatch.setattr(run_mod, "DRIVER_SECONDS_SET", "auto")
     local = [run_mod.driver_seconds(True, e) for e in (1, 2, 4, 16)]
     assert local[0] == run_mod.DRIVER_LEVEL_SECONDS == 0.4
     assert local[0] > local[1] > local[2] > local[3] > run_mod.LOCAL_LEVEL_COST
@@ -430,7 +433,12 @@ def test_keys_whose_high_words_collide_give_bfs_answers_on_partitions(name, monk
     monkeypatch.setattr(placement, "hash128", _weak128)
     for nparts in (1, 3):
         got = run_levels(make(), nparts, deadlock=True)
-        assert summary(got) == summary(want)
+        # the properties the Spark explorer checks (it leaves liveness to the local ones)
+        mine = set(got.verdicts())
+        assert summary(got)[:3] == summary(want)[:3] and summary(got)[6] == summary(want)[6]
+        assert got.verdicts() == {n: v for n, v in want.verdicts().items() if n in mine}
+        assert {n: len(d.trace) for n, d in got.discoveries.items()} == \
+            {n: len(d.trace) for n, d in want.discoveries.items() if n in mine}
     core = Core(make())
     place_by_partition_key(core)
     keys = [core.rkey(s) for s in reachable(make(), limit=500)]

@@ -97,4 +97,4 @@ def test_a_spark_summary_says_where_levels_ran():
     levels = [{"mode": "driver"}] * 3 + [{"mode": "spark"}] * 5 + [{"mode": "driver"}]
     assert spark_levels({"levels": levels}) == "levels: 5 on Spark, 4 on the driver"
     assert spark_levels({"levels": [{"mode": "driver"}] * 2}).startswith(
-        "levels: 0 on Spark, 2 on the driver (every level was small")
+        "levels: 0 on Spark, 2 on the driver (no level was wide enough to split")
