@@ -15,7 +15,7 @@ The view (``view``) turns a state into a few relations:
   leaderEpochAfterCreation map and the partitioner); ``Merge(marked, survivor)``: a marked
   partition's keys now go to ``survivor``;
 - ``Removed(p)``, ``Live(p)``, ``FailoverIn(kind)``, ``AdminError(code)``: history facts;
-- ``Unsent(producer)``: the producer has messages of its script left.
+- ``Sent(producer, sent, script)``: messages the producer has sent, of its script's.
 
 Each property's view builds only the relations its formula mentions.
 """
@@ -40,10 +40,10 @@ Removed = Rel("Removed", 1, ("partition",))
 Live = Rel("Live", 1, ("partition",))
 FailoverIn = Rel("FailoverIn", 1, ("procedure",))
 AdminError = Rel("AdminError", 1, ("code",))
-Unsent = Rel("Unsent", 1, ("producer",))
+Sent = Rel("Sent", 3, ("producer", "sent", "script"))
 
-k, pr, s, s1, s2, i, i1, i2, q, q1, q2, c, p, x = variables(
-    "k pr s s1 s2 i i1 i2 q q1 q2 c p x")
+k, pr, s, s1, s2, i, i1, i2, q, q1, q2, c, p, x, n = variables(
+    "k pr s s1 s2 i i1 i2 q q1 q2 c p x n")
 
 # always: per key and producer, the group delivers messages in production order — no
 # delivery of a message while an earlier acknowledged one of the same key is undelivered
@@ -63,7 +63,7 @@ NOT_STUCK = forall((c, p), implies(Blocked(c, p), ~Undelivered(p)))
 READS_ALL = forall((k, pr, s, q), implies(ProducedTo(k, pr, s, q),
                                           exists(i, Delivered(k, pr, s, i, q))))
 # quiescent: once settled, every producer has sent its whole script
-PRODUCER_FINISHES = ~exists(pr, Unsent(pr))
+PRODUCER_FINISHES = forall((pr, s, n), implies(Sent(pr, s, n), s == n))
 # always: an acknowledged message is in some partition's log until the group delivered it
 NO_ACK_LOSS = forall((k, pr, s), implies(Produced(k, pr, s), exists(q, ProducedTo(
     k, pr, s, q)) | exists((i, q1), Delivered(k, pr, s, i, q1))))
@@ -136,7 +136,8 @@ SENTENCES = {
         f"nothing is left to do, yet message {o['s']} of key {o['k']} from producer{o['pr']} "
         f"sits in partition {o['q']} and the group never delivered it from there"),
     "ProducerFinishes": lambda o: (
-        f"nothing is left to do, yet producer{o['pr']} has messages of its script unsent"),
+        f"nothing is left to do, yet producer{o['pr']} has sent {o['s']} of the {o['n']} "
+        "messages of its script"),
     "NoAcknowledgedLoss": lambda o: (
         f"message {o['s']} of key {o['k']} from producer{o['pr']} was acknowledged, yet no "
         "log holds it and the group never delivered it"),
@@ -212,9 +213,8 @@ RELATIONS = {
     "Removed": lambda cfg, w: {(p,) for p in w.ghost.removed},
     "FailoverIn": lambda cfg, w: {(kind,) for kind in w.ghost.failover_in},
     "AdminError": lambda cfg, w: {(e,) for e in w.admin.errors},
-    "Unsent": lambda cfg, w: {(i,) for i, (script, prod) in enumerate(zip(cfg.scripts,
-                                                                         w.producers))
-                              if prod.sent < len(script)},
+    "Sent": lambda cfg, w: {(i, prod.sent, len(script))
+                            for i, (script, prod) in enumerate(zip(cfg.scripts, w.producers))},
 }
 
 

@@ -147,19 +147,20 @@ DELETION_COMPLETES = declare(
 #: client still has a step
 CLIENT_PROPERTIES = {
     "ConsumerReadsAll": (
-        Or(exists(c, And(Busy(c), c == "consumer")),
-           forall((i, p, o), implies(LeaderLog(i, p, o), Consumed(i, p, o)))),
+        forall((i, p, o), implies(LeaderLog(i, p, o),
+                                  Or(Consumed(i, p, o), exists(c, And(Busy(c),
+                                                                     c == "consumer"))))),
         "settled, the consumer included: it has read every record of the live incarnation "
         "(auto.offset.reset=earliest: a new topic ID is read from its start)",
         lambda x: f"nothing is left to do, yet the consumer never read the record at "
                   f"offset {x['o']} of partition {x['p']} (incarnation {x['i']})"),
     "ProducerFinishes": (
-        Or(exists(c, And(Busy(c), c == "producer")), Not(exists(n, ProducerLeft(n))),
-           Not(exists(i, Live(i)))),
+        forall(n, implies(ProducerLeft(n), Or(exists(c, And(Busy(c), c == "producer")),
+                                              Not(exists(i, Live(i)))))),
         "settled, the producer included: it has sent its whole script, or the topic is "
         "gone (the definitive error once delivery.timeout.ms expires)",
-        lambda x: "nothing is left to do, yet the producer still has records to send to "
-                  "a live topic"),
+        lambda x: f"nothing is left to do, yet the producer still has {x['n']} record(s) "
+                  "to send to a live topic"),
 }
 
 NAME_RECREATED = declare(
