@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from kmc.explorers.graph import GraphRecorder
 from kmc.invariants.liveness import EVENTUALLY, split
 
@@ -85,17 +87,40 @@ class Adjacency:
 
 
 class Target:
-    """Where a violating behaviour can end: a fair stop (``component`` None) or any state
-    of a fair component."""
+    """Where a violating behaviour can end: a fair stop, or any state of a fair component
+    (``component(v)``; None for a state of no fair component)."""
 
-    def __init__(self, region, entry_nodes, components):
-        self.region = region            # bytearray: 1 for states of the waiting region
-        self.entry = entry_nodes        # bytearray: 1 where the region is entered
-        self.components = components    # node -> FairComponent, for nodes of fair ones
-        self.stops = set()              # fair stops in the reachable region
+    def __init__(self, region, entry, n):
+        self.region = region        # bytearray: 1 for states of the waiting region
+        self.entry = entry          # bytearray: 1 where the region is entered
+        self.stops = set()          # fair stops in the reachable region
+        self.fair_of = [-1] * n     # node -> its fair component's id, -1: none
+        self.facts: dict = {}       # component id -> (taken, en_all, en_any)
+        self.labels = None          # numpy node -> component id of the first split
+        self._built: dict = {}      # component id -> FairComponent
+        self._refined: dict = {}    # node -> FairComponent found by refinement
 
     def hit(self, v: int) -> bool:
-        return v in self.stops or v in self.components
+        return v in self.stops or self.fair_of[v] != -1
+
+    def add(self, fc) -> None:
+        """A fair component found by refinement."""
+        k = -2 - len(self._built) - len(self._refined)
+        for v in fc.nodes:
+            self.fair_of[v] = k
+            self._refined[v] = fc
+
+    def component(self, v: int):
+        k = self.fair_of[v]
+        if k == -1:
+            return None
+        if k < -1:
+            return self._refined[v]
+        fc = self._built.get(k)
+        if fc is None:
+            nodes = np.flatnonzero(self.labels == k).tolist()
+            fc = self._built[k] = FairComponent(nodes, set(nodes), *self.facts[k])
+        return fc
 
 
 class FairComponent:
@@ -112,25 +137,30 @@ def fair_target(g, adj, i: int, eventually: bool, fair):
     in (a ``Target``), or None when there is none."""
     n = g.n
     awaited = g.flag(2 * i + 1)
-    region = bytearray((~awaited).astype("uint8").tobytes())
     if eventually:
-        entry = bytearray(n)
-        for v, _ in g.inits:
-            entry[v] = region[v]
+        entry = np.zeros(n, dtype=bool)
+        entry[[v for v, _ in g.inits]] = True
+        entry &= ~awaited
     else:
-        entry = bytearray((g.flag(2 * i) & ~awaited).astype("uint8").tobytes())
-    reach = _reachable(adj, region, [v for v in range(n) if entry[v]])
+        entry = g.flag(2 * i) & ~awaited
+    reach_mask = _reachable(g, ~awaited, entry)
+    reach = np.flatnonzero(reach_mask).tolist()
     if not reach:
         return None
-    target = Target(region, entry, {})
-    en, fair_all = adj.enabled, fair.all_mask
-    target.stops = {v for v in reach if not en[v] & fair_all}
+    target = Target(bytearray((~awaited).astype("uint8").tobytes()),
+                    bytearray(entry.astype("uint8").tobytes()), n)
+    target.stops = set(np.flatnonzero(
+        reach_mask & (g.enabled & np.uint64(fair.all_mask) == 0)).tolist())
     mark = [0] * n
     for v in reach:
         mark[v] = 1
-    work = [c for c in sccs(reach, adj, mark, 1)]
+    labels = [-1] * n
+    comps = sccs(reach, adj, mark, 1, labels)
+    target.labels = np.array(labels, dtype=np.int64)
+    work = _first_split(g, target, comps, fair)
+    en = adj.enabled
     token = 1
-    while work:
+    while work:  # components failing only strong fairness: split them again
         comp = work.pop()
         member = set(comp)
         taken, cyclic = 0, len(comp) > 1
@@ -149,9 +179,7 @@ def fair_target(g, adj, i: int, eventually: bool, fair):
             continue  # no loop, or a weakly fair class always enabled and never taken
         bad = en_any & fair.strong_mask & ~taken
         if not bad:
-            fc = FairComponent(comp, member, taken, en_all, en_any)
-            for v in comp:
-                target.components[v] = fc
+            target.add(FairComponent(comp, member, taken, en_all, en_any))
             continue
         rest = [v for v in comp if not en[v] & bad]
         if rest:
@@ -159,36 +187,69 @@ def fair_target(g, adj, i: int, eventually: bool, fair):
             for v in rest:
                 mark[v] = token
             work.extend(sccs(rest, adj, mark, token))
-    if not target.stops and not target.components:
+    if not target.stops and not any(k != -1 for k in target.fair_of):
         return None
     return target
 
 
-def _reachable(adj, region, sources) -> list:
-    """Region states reachable from ``sources`` (region states) through the region."""
-    seen = bytearray(len(region))
-    out = []
-    stack = []
-    for s in sources:
-        if not seen[s]:
-            seen[s] = 1
-            stack.append(s)
-    offs, dst = adj.offsets, adj.dst
-    while stack:
-        v = stack.pop()
-        out.append(v)
-        for e in range(offs[v], offs[v + 1]):
-            w = dst[e]
-            if region[w] and not seen[w]:
-                seen[w] = 1
-                stack.append(w)
-    out.sort()
-    return out
+def _first_split(g, target, comps, fair) -> list:
+    """Judge every component of the first split at once (numpy): the fair ones are
+    recorded in ``target``; returns those that fail only a strong condition."""
+    lab = target.labels
+    k = len(comps)
+    src = np.repeat(np.arange(g.n), np.diff(g.offsets))
+    ls, ld = lab[src], lab[g.dst]
+    inner = (ls >= 0) & (ls == ld)
+    size = np.bincount(lab[lab >= 0], minlength=k)
+    cyclic = size > 1
+    cyclic[ls[inner & (src == g.dst)]] = True
+    taken = np.zeros(k, dtype=np.uint64)
+    ig = inner & (g.group >= 0)
+    np.bitwise_or.at(taken, ls[ig], np.left_shift(np.uint64(1),
+                                                  g.group[ig].astype(np.uint64)))
+    nodes = np.flatnonzero(lab >= 0)
+    en_all = np.full(k, np.iinfo(np.uint64).max, dtype=np.uint64)
+    en_any = np.zeros(k, dtype=np.uint64)
+    np.bitwise_and.at(en_all, lab[nodes], g.enabled[nodes])
+    np.bitwise_or.at(en_any, lab[nodes], g.enabled[nodes])
+    weak_ok = en_all & np.uint64(fair.weak_mask) & ~taken == 0
+    strong_bad = en_any & np.uint64(fair.strong_mask) & ~taken
+    ok = cyclic & weak_ok & (strong_bad == 0)
+    fair_ids = np.flatnonzero(ok)
+    for c in fair_ids.tolist():
+        target.facts[c] = (int(taken[c]), int(en_all[c]), int(en_any[c]))
+    if fair_ids.size:
+        is_fair = np.zeros(k, dtype=bool)
+        is_fair[fair_ids] = True
+        fair_of = np.where((lab >= 0) & is_fair[np.maximum(lab, 0)], lab, -1)
+        target.fair_of = fair_of.tolist()
+    return [comps[c] for c in np.flatnonzero(cyclic & weak_ok & (strong_bad != 0)).tolist()]
 
 
-def sccs(nodes, adj, mark, token) -> list[list]:
+def _reachable(g, region, entry) -> np.ndarray:
+    """Mask of the region states reachable from the entries (region states) through the
+    region: a breadth-first search, one numpy step per level."""
+    seen = entry & region
+    frontier = np.flatnonzero(seen)
+    offs, dst = g.offsets, g.dst
+    while frontier.size:
+        starts = offs[frontier]
+        counts = offs[frontier + 1] - starts
+        total = int(counts.sum())
+        if not total:
+            break
+        first = np.cumsum(counts) - counts
+        nb = dst[np.repeat(starts - first, counts) + np.arange(total)]
+        nb = np.unique(nb[region[nb] & ~seen[nb]])
+        seen[nb] = True
+        frontier = nb
+    return seen
+
+
+def sccs(nodes, adj, mark, token, labels=None) -> list[list]:
     """Strongly connected components of the subgraph of nodes ``v`` with ``mark[v] ==
-    token`` (Tarjan's algorithm with an explicit stack: no recursion limit)."""
+    token`` (Tarjan's algorithm with an explicit stack: no recursion limit). With
+    ``labels``, ``labels[v]`` is set to the index of ``v``'s component."""
     offs, dst = adj.offsets, adj.dst
     index: dict = {}
     low: dict = {}
@@ -237,6 +298,9 @@ def sccs(nodes, adj, mark, token) -> list[list]:
                     if w == v:
                         break
                 comp.sort()
+                if labels is not None:
+                    for w in comp:
+                        labels[w] = len(out)
                 out.append(comp)
             if work:
                 u = work[-1][0]

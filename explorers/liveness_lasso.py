@@ -26,7 +26,7 @@ def lasso_for(rec, g, adj, i, prop, target):
     stem, switch = _stem(g, adj, target, prop.kind == "eventually")
     end = stem[-1][0]
     # a fair stop is the shorter lasso when the state also lies in a fair component
-    comp = None if end in target.stops else target.components.get(end)
+    comp = None if end in target.stops else target.component(end)
     loop = [] if comp is None else _loop(adj, comp, end, rec.fair)
     steps = stem + loop
     init_index = next(ii for v, ii in g.inits if v == stem[0][0])

@@ -226,3 +226,38 @@ def test_json_reports_kind_length_and_loop_start(capsys):
     assert (p["kind"], p["verdict"], p["trace_length"], p["loop_start"]) == \
         ("leads_to", "violated", 5, 4)
     assert s["properties"]["MutualExclusion"].get("loop_start", None) is None
+
+
+class Detour(Model):
+    """0 -> 1 -> 2 -> 0 with Exit (strongly fair) at 0, and a detour 1 -> 3 -> 1."""
+    name = "detour"
+    weakly_fair = ("Next", "Back")
+    strongly_fair = ("Exit",)
+
+    def init_states(self):
+        return [0]
+
+    def actions(self, s):
+        return {0: ["Next", "Exit"], 1: ["Next", "Side"], 2: ["Next"], 3: ["Back"],
+                "out": []}[s]
+
+    def next_state(self, s, a):
+        if a == "Exit":
+            return "out"
+        return {"Side": 3, "Back": 1}.get(a, (s + 1) % 3 if s != 3 else 1)
+
+    def action_name(self, a):
+        return a
+
+    def properties(self):
+        return [eventually("Leaves", lambda s: s == "out")]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_component_unfair_to_a_strong_class_may_hide_a_fair_one(engine):
+    # the whole component {0, 1, 2, 3} never takes Exit, enabled at 0; without state 0,
+    # the detour 1 -> 3 -> 1 is fair (Next is disabled at 3, Back is taken)
+    r = engine(Detour())
+    t, loop = lasso(r, "Leaves")
+    assert t.states == [0, 1, 3, 1] and loop == 1
+    assert r.discoveries["Leaves"].detail["fair_taken"] == ["Back"]
