@@ -15,11 +15,15 @@ never fair: they may happen, and need not.
 - StaleReplicasEventuallyCleaned: a replica, or a record, of a deleted incarnation is
   eventually removed from its broker, unless a broker is down: the liveness form of the
   quiescent StaleReplicasCleaned.
+- ReplicasEventuallyInSync: a replica assigned to an up broker, of a live topic whose
+  leader is up, is eventually created there and holds the leader's log, unless a broker
+  is down (its own view, ``sync_view``: the assignment and the logs).
 """
 from __future__ import annotations
 
 from kmc.invariants.liveness import leads_to
 from kmc.invariants.logic import And, Not, Or, Rel, exists, variables
+from kmc.model.kafka import broker as bk
 from kmc.model.topics.views import view
 
 Marker = Rel("Marker", 1, ("name",))
@@ -42,6 +46,48 @@ STALE_REPLICAS_EVENTUALLY_CLEANED = leads_to(
     "StaleReplicasEventuallyCleaned", STALE, Or(Not(STALE), exists(d, Down(d))), view=view,
     description="a replica (or a record) of a deleted incarnation is eventually removed, "
                 "or a broker is down")
+
+
+OutOfSync = Rel("OutOfSync", 2, ("broker", "partition"))
+
+
+def sync_view(w) -> dict:
+    """``OutOfSync(b, p)``: broker ``b``, up, is assigned partition ``p`` of a live
+    topic (one without a deletion marker) whose leader is up, and does not hold that
+    incarnation's replica with the leader's log; ``Down(b)``: broker ``b`` is not up."""
+    out, down = set(), set()
+    for i, br in enumerate(w.brokers):
+        if br.status != bk.UP:
+            down.add((i + 1,))
+    for t in w.store.topics:
+        if t.name in w.store.delete_markers:
+            continue
+        for p, part in enumerate(t.partitions):
+            lead = _replica(w, part.leader, p, t.incarnation)
+            if lead is None:
+                continue
+            for b in part.replicas:
+                if (b,) in down:
+                    continue
+                mine = _replica(w, b, p, t.incarnation)
+                if mine is None or mine.log != lead.log:
+                    out.add((b, p))
+    return {"OutOfSync": out, "Down": down}
+
+
+def _replica(w, b, p, inc):
+    if not 1 <= b <= len(w.brokers) or w.brokers[b - 1].status != bk.UP:
+        return None
+    return next((r for r in w.brokers[b - 1].replicas if r.partition == p and r.inc == inc),
+                None)
+
+
+OUT_OF_SYNC = exists((b, p), OutOfSync(b, p))
+REPLICAS_EVENTUALLY_IN_SYNC = leads_to(
+    "ReplicasEventuallyInSync", OUT_OF_SYNC, Or(Not(OUT_OF_SYNC), exists(d, Down(d))),
+    view=sync_view,
+    description="a replica assigned to an up broker is eventually created and holds the "
+                "leader's log, or a broker is down")
 
 
 def fair_steps(model, never_fair) -> tuple:
@@ -68,4 +114,5 @@ def liveness_for(bounds) -> tuple:
     and its bounds make them meaningful."""
     if not bounds.liveness or not bounds.deletes:
         return ()
-    return (DELETION_EVENTUALLY_COMPLETES, STALE_REPLICAS_EVENTUALLY_CLEANED)
+    return (DELETION_EVENTUALLY_COMPLETES, STALE_REPLICAS_EVENTUALLY_CLEANED,
+            REPLICAS_EVENTUALLY_IN_SYNC)

@@ -15,6 +15,19 @@ def test_liveness_properties_are_opt_in():
     assert {"ExpansionEventuallyUnblocks", "ConsumerEventuallyProgresses"} <= set(names)
 
 
+def test_replicas_get_in_sync_and_the_property_is_not_vacuous():
+    from kmc.explorers.bfs import bfs
+    from kmc.invariants.properties import sometimes
+    from kmc.model.topics.liveness import sync_view
+
+    m = build("stale-read", "kip516", {**ON, "crashes": 0, "reassign": 0})
+    assert check(m).verdict("ReplicasEventuallyInSync") == "holds"
+    # a state where a follower is out of sync while every broker is up is reachable
+    behind = sometimes("Behind", lambda w: bool(sync_view(w)["OutOfSync"])
+                       and not sync_view(w)["Down"])
+    assert bfs(m, properties=[behind]).verdict("Behind") == "witness_found"
+
+
 def test_topic_fairness_deliveries_strong_steps_weak_faults_and_inputs_never():
     m = build("stale-state", "kip516", ON)
     fair = FairnessClasses(m)
