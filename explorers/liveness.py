@@ -19,7 +19,9 @@ it. A component that fails only a strong condition may still contain a fair one:
 states where the offending class is enabled are removed and the rest is split into
 components again (the Emerson-Lei refinement), until each part is fair or acyclic.
 
-Components come from an iterative Tarjan (no recursion, any graph size). The verdict: a
+Components come from an iterative Tarjan (no recursion, any graph size); the first and
+largest split is handed to scipy's strongly connected components (the same components,
+in C) when scipy is installed. The verdict: a
 lasso found -> violated; none and the run was complete -> holds; else unknown (a state
 cut off by a bound is not a stop, and a loop through states never expanded cannot be
 seen). ``explorers.liveness_lasso`` turns the finding into a shortest-stem lasso.
@@ -154,10 +156,8 @@ def fair_target(g, adj, i: int, eventually: bool, fair):
     mark = [0] * n
     for v in reach:
         mark[v] = 1
-    labels = [-1] * n
-    comps = sccs(reach, adj, mark, 1, labels)
-    target.labels = np.array(labels, dtype=np.int64)
-    work = _first_split(g, target, comps, fair)
+    target.labels, k = first_split(g, adj, reach, reach_mask, mark)
+    work = _judge_first_split(g, target, k, fair)
     en = adj.enabled
     token = 1
     while work:  # components failing only strong fairness: split them again
@@ -192,11 +192,41 @@ def fair_target(g, adj, i: int, eventually: bool, fair):
     return target
 
 
-def _first_split(g, target, comps, fair) -> list:
+#: the first split of the region uses scipy's strongly connected components (C, the same
+#: components) when scipy is installed; False: always the Tarjan below
+USE_SCIPY = True
+
+
+def first_split(g, adj, reach, reach_mask, mark) -> tuple:
+    """(labels, count): node -> index of its strongly connected component within the
+    reachable region (-1 outside it)."""
+    if USE_SCIPY:
+        try:
+            from scipy.sparse import csr_matrix
+            from scipy.sparse.csgraph import connected_components
+        except ImportError:
+            pass
+        else:
+            n = g.n
+            src = np.repeat(np.arange(n), np.diff(g.offsets))
+            keep = reach_mask[src] & reach_mask[g.dst]
+            m = csr_matrix((np.ones(int(keep.sum()), dtype=np.int8),
+                            (src[keep], g.dst[keep])), shape=(n, n))
+            _count, lab = connected_components(m, directed=True, connection="strong")
+            ids, dense = np.unique(lab[reach_mask], return_inverse=True)
+            labels = np.full(n, -1, dtype=np.int64)
+            labels[reach_mask] = dense
+            return labels, int(ids.size)
+    labels = [-1] * g.n
+    comps = sccs(reach, adj, mark, 1, labels)
+    return np.array(labels, dtype=np.int64), len(comps)
+
+
+def _judge_first_split(g, target, k, fair) -> list:
     """Judge every component of the first split at once (numpy): the fair ones are
-    recorded in ``target``; returns those that fail only a strong condition."""
+    recorded in ``target``; returns (as node lists) those that fail only a strong
+    condition."""
     lab = target.labels
-    k = len(comps)
     src = np.repeat(np.arange(g.n), np.diff(g.offsets))
     ls, ld = lab[src], lab[g.dst]
     inner = (ls >= 0) & (ls == ld)
@@ -223,7 +253,8 @@ def _first_split(g, target, comps, fair) -> list:
         is_fair[fair_ids] = True
         fair_of = np.where((lab >= 0) & is_fair[np.maximum(lab, 0)], lab, -1)
         target.fair_of = fair_of.tolist()
-    return [comps[c] for c in np.flatnonzero(cyclic & weak_ok & (strong_bad != 0)).tolist()]
+    return [np.flatnonzero(lab == c).tolist()
+            for c in np.flatnonzero(cyclic & weak_ok & (strong_bad != 0)).tolist()]
 
 
 def _reachable(g, region, entry) -> np.ndarray:

@@ -104,9 +104,12 @@ def _strongly_connected(sub, inner) -> bool:
     return True
 
 
-@pytest.mark.parametrize("block", range(4))
-def test_the_checker_agrees_with_a_brute_force(block):
-    for seed in range(block * 100, block * 100 + 100):
+@pytest.mark.parametrize("use_scipy", [True, False])
+@pytest.mark.parametrize("block", range(2))
+def test_the_checker_agrees_with_a_brute_force(block, use_scipy, monkeypatch):
+    import kmc.explorers.liveness as liveness
+    monkeypatch.setattr(liveness, "USE_SCIPY", use_scipy)
+    for seed in range(block * 200, block * 200 + 200):
         m = Random(seed)
         want = brute_force(m)
         for engine in (bfs, dfs):
