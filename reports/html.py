@@ -204,6 +204,10 @@ def _counterexample(doc, files, trace_file, out_dir, budget, headline) -> str:
     why = doc.get("explanation") or ""
     if why and not why.startswith("offending"):
         out.append(f"<p class=why><b>Why:</b> {_e(why)}</p>")
+    if doc.get("loop_start") is not None:  # a lasso: how the behaviour goes on
+        from kmc.reports.tracefile import loop_words
+        out.append(f"<p class=why><b>Lasso:</b> after step {last} the behaviour "
+                   f"{_e(loop_words(doc))}.</p>")
     if doc.get("detail") is not None:
         out.append(f"<p>Offending tuple: <code>{_e(json.dumps(doc['detail']))}</code></p>")
     if trace_file:
