@@ -102,6 +102,7 @@ def on_stop_replica(m, w, msg):
     deleting = br.deleting
     for i, r in enumerate(reps):
         if r.partition == msg.partition and (not m.flags.topic_ids
+                                             or not m.flags.stop_replica_checks_id
                                              or r.topic_id == msg.topic_id):
             deleting = _stage(m, deleting, r)
             reps = reps[:i] + reps[i + 1:]

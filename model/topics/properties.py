@@ -40,6 +40,7 @@ Consumed = Rel("Consumed", 3, ("inc", "partition", "offset"))
 LeaderLog = Rel("LeaderLog", 3, ("inc", "partition", "offset"))
 ProducerLeft = Rel("ProducerLeft", 1, ("records",))
 Busy = Rel("Busy", 1, ("client",))
+Assigned = Rel("Assigned", 3, ("broker", "partition", "inc"))
 
 
 
@@ -136,6 +137,15 @@ STALE_REPLICAS_CLEANED = declare(
                  f"serves deleted incarnation {o['i']}")
               + f" in partition {o['p']}")
 
+ASSIGNED_REPLICAS_HOSTED = declare(
+    "quiescent", "AssignedReplicasHosted",
+    forall((b, p, i), implies(Assigned(b, p, i), Or(Holds(b, p, i), exists(d, Down(d))))),
+    view,
+    "settled with every broker up: every broker the live incarnation is assigned to holds "
+    "a replica of it",
+    lambda o: f"nothing is left to do and every broker is up, yet broker-{o['b']}, assigned "
+              f"partition {o['p']} of incarnation {o['i']}, holds no replica of it")
+
 DELETION_COMPLETES = declare(
     "quiescent", "DeletionCompletes",
     Not(exists(n, Marker(n))), view,
@@ -186,7 +196,7 @@ RESTART_WITH_STALE_REPLICA = declare(
 ALWAYS = (NO_STALE_READ, NO_STALE_REPLICATION, TOPIC_ID_UNIQUE, NO_WRITE_TO_DELETED_TOPIC,
           CONTROLLER_EPOCH_FENCING, RECREATE_AFTER_DELETE, LEADER_EPOCH_UNIQUE,
           FOLLOWER_FENCING, NO_ACKNOWLEDGED_LOSS)
-QUIESCENT = (STALE_REPLICAS_CLEANED, DELETION_COMPLETES)
+QUIESCENT = (STALE_REPLICAS_CLEANED, DELETION_COMPLETES, ASSIGNED_REPLICAS_HOSTED)
 
 
 def witnesses_for(bounds) -> tuple:

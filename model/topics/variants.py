@@ -35,6 +35,8 @@ class Flags(NamedTuple):
     reset_position_on_new_id: bool = True
     #: a LeaderAndIsr for a partition the broker already holds keeps its log
     lair_keeps_log: bool = True
+    #: StopReplica deletes a partition only when its topic ID matches the request's
+    stop_replica_checks_id: bool = True
 
 
 KIP516 = Flags(topic_ids=True, immediate_delete=True, full_reconcile=True,
@@ -72,6 +74,9 @@ VARIANTS: dict[str, tuple[Flags, str]] = {
     "kip516-lair-wipes-replica": (KIP516._replace(lair_keeps_log=False),
                                   "mutant: a LeaderAndIsr with a newer leader epoch "
                                   "replaces the local replica with an empty one"),
+    "kip516-stop-replica-by-name": (KIP516._replace(stop_replica_checks_id=False),
+                                    "mutant: StopReplica deletes the partition of that name "
+                                    "whatever its topic ID"),
 }
 
 VARIANT_NAMES = tuple(VARIANTS)

@@ -28,6 +28,7 @@
 - ``Consumed(inc, partition, offset)``: the consumer read it; ``LeaderLog(inc, partition,
   offset)``: a record of the live incarnation in the log of its leader (as the store
   names it), the leader up; ``ProducerLeft(records)``: the producer has records to send.
+- ``Assigned(broker, partition, inc)``: the live incarnation's assignment in the store.
 - ``Busy(client)`` ("producer", "consumer"): the client has a step that changes
   something; model-dependent, so added by ``with_clients(model)`` for the properties that
   need it.
@@ -101,6 +102,9 @@ def view(w) -> dict:
         "LeaderOf": set(w.ghost.leaders), "Appended": set(w.ghost.appends),
         "Acked": set(w.ghost.acked), "Stored": stored, "Consumed": set(w.ghost.consumed),
         "LeaderLog": _leader_log(w, live),
+        "Assigned": {(b, p, t.incarnation) for t in w.store.topics
+                     if (t.incarnation,) in live
+                     for p, part in enumerate(t.partitions) for b in part.replicas},
         "ProducerLeft": {(w.producer.left,)} if w.producer.left > 0 else set(),
     }
     _Memo.last = (w, v)

@@ -1,5 +1,5 @@
-"""LeaderEpochUnique, FollowerFencing, NoAcknowledgedLoss, ConsumerReadsAll and
-ProducerFinishes: each is violated by the mutant that removes the guard it watches (a
+"""LeaderEpochUnique, FollowerFencing, NoAcknowledgedLoss, ConsumerReadsAll,
+ProducerFinishes and AssignedReplicasHosted: each is violated by the mutant that removes the guard it watches (a
 shortest counterexample, violated only at its last state, told as a sentence) and holds,
 in the same scenario, on the protocol with the guard. Lengths and state counts are the
 ones the runs gave (regressions/regressions.toml records the same runs)."""
@@ -26,6 +26,11 @@ KILLS = {
                          "the consumer never read the record at offset 0"),
     "ProducerFinishes": ("expand", None, "kip253", "kip253-no-retry", 16, 2344, 2805,
                          "producer1 has sent 0 of the 2 messages"),
+    "AssignedReplicasHosted": ("offline-delete", None, "kip516", "kip516-stop-replica-by-name",
+                               9, 136, 139, "assigned partition 0 of incarnation 2, holds no"),
+    "ProducerFinishes@topics": ("recreate-race", {"loss": True}, "kip516",
+                                "kip516-stop-replica-by-name", 9, 815, 1019,
+                                "the producer still has 1 record(s) to send to a live topic"),
     "ConsumerReadsAll@partitions": ("shrink-then-expand", None, "kip253",
                                     "kip253-keeps-offsets", 29, 7003, 9224,
                                     "the group never delivered it from there"),
