@@ -153,9 +153,10 @@ def render_text(result: CheckResult, trace_files: dict | None = None,
              + ("" if s["complete"] else f"  (incomplete: stopped by {s['stopped_by']})"),
              *collision_lines(s)]
     width = max((len(n) for n in s["properties"]), default=0)
+    kind_width = max([9] + [len(p["kind"]) for p in s["properties"].values()])
     for name, p in s["properties"].items():
         mark = {"holds": "ok ", "witness_found": "ok ", "unknown": "?  "}.get(p["verdict"], "!! ")
-        line = f"  {mark}{name:<{width}}  {p['kind']:<9} {p['verdict']}"
+        line = f"  {mark}{name:<{width}}  {p['kind']:<{kind_width}} {p['verdict']}"
         if p["trace_length"]:
             line += f" ({p['trace_length']}-state trace)"
         if p["trace_file"]:
