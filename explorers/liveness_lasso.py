@@ -45,7 +45,6 @@ def lasso_for(rec, g, adj, i, prop, target):
 
 def _stem(g, adj, target, eventually: bool):
     """[(node, class of the edge into it)], and the index where the region is entered."""
-    n = g.n
     parent = {}  # code -> (parent code, edge class); code = node * 2 + phase
     q = deque()
     entry, region = target.entry, target.region

@@ -142,10 +142,18 @@ def test_packed_models_record_their_graph_too():
         def properties(self):
             return [eventually("BigFull", lambda s: self.unpack(s)["big"] == 5)]
     r = bfs(Jugs())
-    # FillBigJug is weakly fair, but EmptyBigJug... loops may avoid it only where it is
-    # disabled: the answer is recorded from the model
-    assert r.complete and r.verdict("BigFull") == dfs(Jugs()).verdict("BigFull")
-    assert r.extra["liveness"]["graph_states"] == r.unique_states
+    # FillBigJug is enabled wherever the big jug is not full: every loop that avoids a
+    # full big jug ignores it, and no state without it is a stop
+    assert r.complete and r.verdict("BigFull") == dfs(Jugs()).verdict("BigFull") == "holds"
+    assert r.extra["liveness"]["graph_states"] == r.unique_states == 16
+    unfair = bfs(DieHardEventually())
+    assert unfair.verdict("BigFull") == "violated"  # nothing fair: it may stop at once
+    assert len(unfair.discoveries["BigFull"].trace) == 1
+
+
+class DieHardEventually(DieHard):
+    def properties(self):
+        return [eventually("BigFull", lambda s: self.unpack(s)["big"] == 5)]
 
 
 def test_fairness_declarations_are_checked():
