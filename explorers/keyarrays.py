@@ -145,6 +145,8 @@ def group_min(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     runs to the end): ``np.minimum.reduceat`` on 128-bit values."""
     if not is_wide(values):
         return np.minimum.reduceat(values, starts)
+    first = int(starts[0]) if starts.size else 0
+    values, starts = values[first:], starts - first  # reduceat ignores what lies before
     sizes = np.diff(np.append(starts, values.size))
     group = np.repeat(np.arange(starts.size), sizes)
     order = np.lexsort((values["lo"], values["hi"], group))
