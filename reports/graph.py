@@ -43,6 +43,11 @@ def trace_graph(doc: dict) -> nx.DiGraph:
         head = f"step {i}"
         if i == last:
             head += f": {doc.get('property')} {'violated' if bad else 'witness'}"
+            loop = doc.get("loop_start")
+            if loop is not None:  # a lasso: the behaviour goes on from there, forever
+                head += " (stays here forever)" if loop == last else \
+                    f" (back to step {loop}, forever)"
+                g.graph["loop_start"] = int(loop)
         g.add_node(i, label="\n".join([head] + words), summary="\n".join(words),
                    changed="\n".join(change_lines(changes or [], 80)),
                    fingerprint=str(st.get("fingerprint") or ""),
