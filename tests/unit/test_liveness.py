@@ -269,3 +269,17 @@ def test_a_component_unfair_to_a_strong_class_may_hide_a_fair_one(engine):
     t, loop = lasso(r, "Leaves")
     assert t.states == [0, 1, 3, 1] and loop == 1
     assert r.discoveries["Leaves"].detail["fair_taken"] == ["Back"]
+
+
+def test_an_explorer_without_liveness_names_what_it_did_not_check():
+    from kmc.explorers.liveness import without_liveness
+    from kmc.reports.summary import render_text, summary
+
+    safety, skipped = without_liveness(Peterson().properties(), "spark")
+    assert [p.name for p in safety] == ["MutualExclusion"]
+    assert skipped == ["NoStarvation0", "NoStarvation1"]
+    r = bfs(Peterson(), properties=safety)  # what the Spark run checks, on bfs
+    r.extra.update(scenario="peterson", variant="standard", params={}, model=Peterson(),
+                   not_checked=skipped)
+    assert summary(r)["not_checked"] == skipped
+    assert "not checked by the bfs explorer: NoStarvation0, NoStarvation1" in render_text(r)
