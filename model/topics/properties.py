@@ -4,7 +4,8 @@ the relational view (``model.topics.views``).
 always: NoStaleRead, NoStaleReplication, TopicIdUnique, NoWriteToDeletedTopic,
 ControllerEpochFencing, RecreateAfterDelete (KAFKA-6098), LeaderEpochUnique,
 FollowerFencing (KIP-320), NoAcknowledgedLoss.
-quiescent (settled: no internal step left): StaleReplicasCleaned, DeletionCompletes; with
+quiescent (settled: no internal step left): StaleReplicasCleaned, DeletionCompletes,
+AssignedReplicasHosted; with
 a producer ProducerFinishes, with a consumer ConsumerReadsAll (settled: the client has no
 step left either).
 sometimes (witnesses that make a scenario meaningful): NameRecreated,
