@@ -58,11 +58,12 @@ def run(args) -> int:
     if args.json:
         print(json.dumps({"scenarios": rows}, indent=1))
         return 0
-    pad = " " * 22
+    width = max([22] + [len(d["name"]) + 2 for d in rows])  # names never run into text
+    pad = " " * width
     for d in rows:
         params = " ".join(f"{k}={v['default']}" for k, v in d["params"].items()) or "-"
         origin = "" if d["source"] == "built-in" else f"  [{d['source']}]"
-        print(f"{d['name']:<22}{d['description']}{origin}")
+        print(f"{d['name']:<{width}}{d['description']}{origin}")
         print(f"{pad}params: {params}")
         print(f"{pad}variants (* default):")
         for v in d["variants"]:
