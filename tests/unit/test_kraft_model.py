@@ -12,7 +12,8 @@ from kmc.model.kafka.kraft.properties import ALWAYS, QUIESCENT
 from kmc.model.kafka.kraft.state import CATCHING_UP, DOWN, LOGS_LOADED, RUNNING
 from kmc.model.kafka.kraft.variants import MUTANTS, VARIANT_NAMES, VARIANTS
 
-NAMED = ("kraft-stray", "kraft-failover", "kraft-lagging-broker", "kraft-large")
+NAMED = ("kraft-stray", "kraft-failover", "kraft-lagging-broker", "kraft-consumer-recreate",
+         "kraft-large")
 
 
 def test_catalogue_lists_the_kraft_scenarios_with_every_variant():

@@ -21,6 +21,7 @@ in which the leader changes between answering and the answer's arrival.
 from __future__ import annotations
 
 from kmc.model.kafka.canon import keyed_get, keyed_put, set_add
+from kmc.model.kafka.kraft import clientmeta as cm
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft import logmanager as lm
 from kmc.model.kafka.kraft.state import RUNNING, TOPIC, inc_of
@@ -28,10 +29,14 @@ from kmc.model.kafka.kraft.state import RUNNING, TOPIC, inc_of
 NO_LEADER = -1
 
 
-def serve(model, w, leader: int, p: int, topic_id: int, leader_epoch: int):
+def serve(model, w, leader: int, p: int, topic_id: int, leader_epoch: int,
+          by_id: bool | None = None):
     """The leader's answer to a Fetch of partition ``p`` naming ``topic_id`` and
     ``leader_epoch``: ``(log or None, attempt)`` where attempt is the log the request
-    reached (None: it reached none)."""
+    reached (None: it reached none). ``by_id``: the request carries the topic ID
+    (default: the variant's ``topic_ids``)."""
+    if by_id is None:
+        by_id = model.flags.topic_ids
     if leader == NO_LEADER:
         return None, None
     br = w.brokers[leader - 1]
@@ -41,7 +46,7 @@ def serve(model, w, leader: int, p: int, topic_id: int, leader_epoch: int):
     log = lm.log_of(br.logs, p)
     if h is None or log is None:
         return None, None
-    if model.flags.topic_ids and h.topic_id != topic_id:
+    if by_id and h.topic_id != topic_id:
         return None, log
     if h.leader != leader or h.leader_epoch != leader_epoch:
         return None, log
@@ -83,47 +88,120 @@ def fetch_candidates(w) -> list:
     return out
 
 
-def consumer_refresh(model, w, b: int):
-    """A Metadata request answered by broker ``b`` from its image."""
-    img = w.brokers[b - 1].image
+def _answer(img):
+    """Partition 0 of the topic named ``TOPIC`` in an image: ``(topic_id, leader,
+    leader_epoch)``, or None (UNKNOWN_TOPIC_OR_PARTITION)."""
     t = im.topic_by_name(img, TOPIC)
-    ghost = w.ghost
     if t is None:
-        meta = ()
-    else:
-        part = t.parts[0]
-        meta = (t.topic_id, part.leader, part.leader_epoch)
-        live = im.topic_by_id(model.committed_image(w.quorum), t.topic_id)
-        if live is None:
-            ghost = _record(ghost, "stale_meta", (b, t.topic_id))
-    return w._replace(consumer=w.consumer._replace(meta=meta), ghost=ghost)
+        return None
+    part = t.parts[0]
+    return (t.topic_id, part.leader, part.leader_epoch)
+
+
+def consumer_refresh(model, w, b: int):
+    """A Metadata request of the consumer answered by broker ``b`` from its image, and
+    the answer taken into the consumer's cache by the client's rule (clientmeta.update;
+    Metadata.handleMetadataResponse / updateLatestMetadata). The consumer may refresh
+    at any time: this covers the periodic refresh (metadata.max.age.ms) and the
+    refreshes a fetch error requests (FetchCollector: UNKNOWN_TOPIC_ID,
+    INCONSISTENT_TOPIC_ID, NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH)."""
+    ans = _answer(w.brokers[b - 1].image)
+    ghost = w.ghost
+    if ans is not None and im.topic_by_id(model.committed_image(w.quorum), ans[0]) is None:
+        ghost = _record(ghost, "stale_meta", (b, ans[0]))
+    c = w.consumer
+    cache = cm.update(cm.ClientMeta(*c[:3]), ans, model.flags.client_rule)
+    return w._replace(consumer=c._replace(meta=cache.meta, known_id=cache.known_id,
+                                          last_epoch=cache.last_epoch), ghost=ghost)
+
+
+def can_consumer_fetch(model, w) -> bool:
+    c = w.consumer
+    return bool(c.meta) and not c.failed and consumer_fetch(model, w) != w
+
+
+def _reset(policy: str, end: int):
+    """SubscriptionState's reset by ``auto.offset.reset``: the log start, the log end,
+    or None for ``none`` (the error is raised to the application)."""
+    if policy == "earliest":
+        return 0
+    if policy == "latest":
+        return end
+    return None
 
 
 def consumer_fetch(model, w):
     """The consumer fetches partition 0 from the leader its metadata names, with the
-    topic ID and leader epoch it learnt (KafkaConsumer's Fetcher; FetchRequest v13)."""
-    tid, leader, le = w.consumer.meta
-    log, reached = serve(model, w, leader, 0, tid, le)
+    leader epoch it learnt and, from client 3.1 on (FetchRequest v13, KIP-516 "Fetch"),
+    the topic ID (FetchCollector / AbstractFetch). Without a position, or with one
+    beyond the log end (OFFSET_OUT_OF_RANGE; after a leader change OffsetsForLeaderEpoch
+    validation finds the same truncation, SubscriptionState.maybeCompleteValidation),
+    the position is reset by ``auto.offset.reset`` (SubscriptionState.requestOffsetReset,
+    hasDefaultOffsetResetPolicy); with ``none`` the error stops the consumer. KIP-320:
+    when the leader or leader epoch the consumer knows differs from the one its position
+    was validated against, it first validates the position
+    (SubscriptionState.maybeValidatePositionForCurrentLeader): OffsetsForLeaderEpoch for
+    the epoch of the last record it received, to the same leader, answered by
+    ``_end_offset_for``; an end below the position, or an undefined one, is a
+    truncation, handled as OFFSET_OUT_OF_RANGE is (SubscriptionState.
+    maybeCompleteValidation). OffsetsForLeaderEpoch names the topic, not its ID. Then the
+    records from the position to the log end are returned and the position moves on.
+    The position is kept per partition name (SubscriptionState is keyed by
+    TopicPartition), across a change of topic ID."""
+    c, f = w.consumer, model.flags
+    tid, leader, le = c.meta
+    log, reached = serve(model, w, leader, 0, tid, le, f.topic_ids and f.client_fetch_ids)
     ghost = w.ghost
     if reached is not None:
         ghost = _record(ghost, "attempts", (inc_of(tid), inc_of(reached.topic_id)))
-    if log is not None:
-        lh = keyed_get(w.brokers[leader - 1].hosted, 0)
-        ghost = _record(ghost, "served", (le, lh.leader_epoch))
-        for g in set(log.records):
-            ghost = _record(ghost, "reads", (0, inc_of(tid), g))
-    return w._replace(ghost=ghost)
+    if log is None:
+        return w._replace(ghost=ghost)
+    lh = keyed_get(w.brokers[leader - 1].hosted, 0)
+    ghost = _record(ghost, "served", (le, lh.leader_epoch))
+    end = len(log.records)
+    pos = c.pos
+    if pos >= 0 and c.pos_leader != (leader, le) and c.pos_epoch >= 0 \
+            and _end_offset_for(c.pos_epoch, lh.leader_epoch, end) < pos:
+        pos = -1  # validation found a truncation: reset
+    if pos < 0 or pos > end:
+        pos = _reset(model.bounds.reset, end)
+        if pos is None:
+            return w._replace(consumer=c._replace(failed=True), ghost=ghost)
+    served = inc_of(log.topic_id)
+    before = model.bounds.initial_records if served == 1 else 0  # written before it subscribed
+    for o in range(before, pos):
+        if (served, o) not in ghost.consumed:
+            ghost = _record(ghost, "skipped", (served, o))
+    for o in range(pos, end):
+        ghost = _record(ghost, "reads", (0, inc_of(tid), log.records[o]))
+        ghost = _record(ghost, "consumed", (served, o))
+    got = c.pos_epoch if end == pos else lh.leader_epoch
+    return w._replace(consumer=c._replace(pos=end, pos_leader=(leader, le), pos_epoch=got),
+                      ghost=ghost)
+
+
+def _end_offset_for(epoch: int, leader_epoch: int, end: int) -> int:
+    """The leader's answer to OffsetsForLeaderEpoch for ``epoch``
+    (LeaderEpochFileCache.endOffsetFor): the log end for its current epoch, undefined
+    (-1: the consumer treats it as a truncation) for an epoch above every epoch it
+    knows. For an older epoch the model answers the log end: it keeps no epoch cache
+    per log, and no scenario with a consumer changes a leader epoch within one
+    incarnation."""
+    return -1 if epoch > leader_epoch else end
 
 
 def producer_refresh(model, w, b: int):
-    """A Metadata request of the producer, answered by broker ``b`` from its image."""
-    t = im.topic_by_name(w.brokers[b - 1].image, TOPIC)
-    meta = () if t is None else (t.topic_id, t.parts[0].leader)
-    return w._replace(producer=w.producer._replace(meta=meta))
+    """A Metadata request of the producer, answered by broker ``b`` from its image and
+    taken into its cache by the same rule as the consumer's (Metadata.java)."""
+    pr = w.producer
+    cache = cm.update(cm.ClientMeta(*pr[:3]), _answer(w.brokers[b - 1].image),
+                      model.flags.client_rule)
+    return w._replace(producer=pr._replace(meta=cache.meta, known_id=cache.known_id,
+                                           last_epoch=cache.last_epoch))
 
 
 def _produce_target(w):
-    tid, leader = w.producer.meta
+    tid, leader, _le = w.producer.meta
     if leader == NO_LEADER or w.brokers[leader - 1].status != RUNNING:
         return None
     br = w.brokers[leader - 1]

@@ -79,17 +79,19 @@ class KRaftModel(Model):
         lay = admin.layouts(tuple(range(1, bd.rf + 1)), bd.partitions)
         first = tuple(rc.register_broker(b, 1, False) for b in self.broker_ids)
         first += (rc.topic(TOPIC, tid),)
-        first += tuple(rc.partition(tid, p, r, r, r[0]) for p, r in enumerate(lay))
+        first += tuple(rc.partition(tid, p, r, r, r[0], bd.leader_epoch, bd.leader_epoch)
+                       for p, r in enumerate(lay))
         q = qm.initial(first)
         img = im.build(q.log)
         brs = []
         for b in self.broker_ids:
             parts = [(p, r) for p, r in enumerate(lay) if b in r]
             logs = tuple(Log(p, tid, (1,) * bd.initial_records) for p, _r in parts)
-            hosted = tuple(Hosted(p, tid, r[0], 0) for p, r in parts)
+            hosted = tuple(Hosted(p, tid, r[0], bd.leader_epoch) for p, r in parts)
             brs.append(Broker(RUNNING, (1,), img, logs, hosted))
-        ghost = Ghost((), (), (), (), (1,) * bd.brokers, (), (), ())
-        return [World(q, tuple(brs), tid + 1, Consumer(()), Producer((), bd.records),
+        ghost = Ghost((), (), (), (), (1,) * bd.brokers, (), (), (), (), ())
+        return [World(q, tuple(brs), tid + 1, Consumer((), 0, -1, -1, False, (), -1),
+                      Producer((), 0, -1, bd.records),
                       Budget(bd.crashes, bd.failovers, bd.fences), ghost)]
 
     # ---- actions ------------------------------------------------------------------------
@@ -115,7 +117,7 @@ class KRaftModel(Model):
             for b, br in zip(self.broker_ids, w.brokers):
                 if br.status == RUNNING and clients.consumer_refresh(self, w, b) != w:
                     out.append(("consumer-refresh", b))
-            if w.consumer.meta and clients.consumer_fetch(self, w) != w:
+            if clients.can_consumer_fetch(self, w):
                 out.append(("consumer-fetch",))
         if self.bounds.records:
             for b, br in zip(self.broker_ids, w.brokers):
@@ -158,7 +160,7 @@ class KRaftModel(Model):
 
     # ---- contract extras ----------------------------------------------------------------
     def properties(self):
-        return properties_for(self.bounds)
+        return properties_for(self.bounds, self.flags)
 
     def is_fault(self, action) -> bool:
         return action[0] in ENVIRONMENT

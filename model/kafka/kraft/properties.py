@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from kmc.invariants.declare import declare
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
-from kmc.model.kafka.kraft.views import view
+from kmc.model.kafka.kraft.views import stuck_view, view
 
 Read = Rel("Read", 3, ("reader", "asked_inc", "record_inc"))
 Wrote = Rel("Wrote", 2, ("believed_inc", "landed_inc"))
@@ -34,6 +34,8 @@ Named = Rel("Named", 3, ("source", "name", "topic_id"))
 StaleMeta = Rel("StaleMeta", 2, ("broker", "topic_id"))
 Failover = Rel("Failover", 2, ("epoch", "remove_lost"))
 Stray = Rel("Stray", 2, ("broker", "topic_id"))
+Skipped = Rel("Skipped", 2, ("inc", "offset"))
+Stuck = Rel("Stuck", 2, ("cached_inc", "live_inc"))
 
 
 def reader(r) -> str:
@@ -159,6 +161,28 @@ RESTART_WITH_STRAY_LOG = declare(
     exists((b, t), Stray(b, t)), view,
     "a restarting broker finds a stray log on disk")
 
+NO_RECORD_SKIPPED = declare(
+    "always", "NoRecordSkipped",
+    Not(exists((i, o), Skipped(i, o))), view,
+    "the consumer's position never passes a record it did not receive (records written "
+    "before it subscribed excepted), whatever auto.offset.reset says",
+    lambda m: f"the consumer's position passed offset {m['o']} of incarnation {m['i']} "
+              "without receiving that record")
+
+
+def consumer_not_stuck(rule: str):
+    """ConsumerNotStuck for the clients' metadata rule ``rule`` (views.stuck_view)."""
+    return declare(
+        "quiescent", "ConsumerNotStuck",
+        Not(exists((a, g), Stuck(a, g))), stuck_view(rule),
+        "settled with the topic live: a Metadata answer from some running broker would "
+        "point the consumer at the live incarnation (it is never left fetching a "
+        "deleted one)",
+        lambda m: f"nothing is left to do and incarnation {m['g']} of the topic is "
+                  f"live, yet the consumer (holding incarnation {m['a']}; 0: none) "
+                  "rejects every broker's Metadata answer for it")
+
+
 ALWAYS = (NO_STALE_READ, NO_STALE_REPLICATION, TOPIC_ID_UNIQUE, NO_WRITE_TO_DELETED_TOPIC,
           LEADER_EPOCH_FENCING,
           NO_FENCED_LEADER, METADATA_MONOTONIC, NO_UNCOMMITTED_EFFECT)
@@ -182,5 +206,7 @@ def witnesses_for(bounds) -> tuple:
     return tuple(out)
 
 
-def properties_for(bounds) -> tuple:
-    return ALWAYS + QUIESCENT + witnesses_for(bounds)
+def properties_for(bounds, flags) -> tuple:
+    consumer = (NO_RECORD_SKIPPED, consumer_not_stuck(flags.client_rule)) \
+        if bounds.consumer else ()
+    return ALWAYS + consumer[:1] + QUIESCENT + consumer[1:] + witnesses_for(bounds)

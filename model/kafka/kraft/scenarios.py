@@ -23,11 +23,15 @@ PARAM_HELP = {
     "fences": ("times a running broker misses its heartbeats", 0, 2),
     "consumer": ("a consumer reads the topic", None, None),
     "records": ("records a producer may write (0: no producer)", 0, 2),
+    "reset": ("the consumer's auto.offset.reset", None, None),
+    "leader_epoch": ("leader epoch of the first incarnation when the story starts "
+                     "(leader elections it went through before)", 0, 2),
 }
+CHOICES = {"reset": ("earliest", "latest", "none")}
 
 
 def _params(b: Bounds) -> tuple:
-    return tuple(Param(name, getattr(b, name), text, lo, hi)
+    return tuple(Param(name, getattr(b, name), text, lo, hi, CHOICES.get(name, ()))
                  for name, (text, lo, hi) in PARAM_HELP.items())
 
 
@@ -63,6 +67,12 @@ SCENARIOS = [
         "KRaft: a lagging broker's image serves stale metadata to a consumer across a "
         "re-creation",
         Bounds(brokers=2, rf=1, incarnations=2, consumer=True)),
+    _scenario(
+        "kraft-consumer-recreate",
+        "KRaft: a consumer reads a topic whose leader changed once; the topic is "
+        "deleted and re-created and a producer writes into the new one",
+        Bounds(brokers=2, rf=1, incarnations=2, consumer=True, records=1,
+               leader_epoch=1)),
     _scenario(
         "kraft-large",
         "KRaft: kraft-stray on 3 brokers (152,697 states in kraft: worth a Spark run)",

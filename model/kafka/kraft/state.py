@@ -55,16 +55,27 @@ class Broker(NamedTuple):
 
 
 class Consumer(NamedTuple):
-    """What the consumer last learnt from a Metadata response: ``(topic_id, leader,
-    leader_epoch)`` of partition 0, or () before any answer or when the topic was
-    unknown."""
+    """The consumer of partition 0: its metadata cache (``clientmeta.ClientMeta``: the
+    accepted ``(topic_id, leader, leader_epoch)`` or (), the topic ID known for the
+    name, the last seen leader epoch), its fetch position (SubscriptionState; -1: none
+    yet, to be set by ``auto.offset.reset``), and whether an error stopped it (reset
+    policy ``none``: NoOffsetForPartitionException / OffsetOutOfRangeException raised to
+    the application)."""
     meta: tuple
+    known_id: int
+    last_epoch: int
+    pos: int
+    failed: bool
+    pos_leader: tuple  # (leader, leader_epoch) the position was last validated against
+    pos_epoch: int     # leader epoch of the last record received (-1: none)
 
 
 class Producer(NamedTuple):
-    """The producer's last Metadata answer ``(topic_id, leader)`` of partition 0 (or ())
+    """The producer's metadata cache of partition 0 (as the consumer's, Metadata.java)
     and how many records it may still write."""
     meta: tuple
+    known_id: int
+    last_epoch: int
     left: int
 
 
@@ -84,6 +95,8 @@ class Ghost(NamedTuple):
                        # the controller had already removed
     failovers: tuple   # (new_epoch, a RemoveTopicRecord was uncommitted)
     strays: tuple      # (broker, topic_id) of stray logs found at startup
+    consumed: tuple    # (inc, offset) of records the consumer received
+    skipped: tuple     # (inc, offset) of records the consumer's position passed unread
 
 
 class World(NamedTuple):
@@ -108,3 +121,5 @@ class Bounds(NamedTuple):
     fences: int = 0
     consumer: bool = False
     records: int = 0
+    reset: str = "earliest"
+    leader_epoch: int = 0

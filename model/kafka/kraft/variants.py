@@ -1,9 +1,33 @@
 """KRaft variants as data: one ``Flags`` value per variant.
 
-``kraft`` is the behaviour of Kafka 3.9 / 4.x (KAFKA-14616's fix included: stray logs
-are detected while LogManager starts, before ReplicaManager creates replicas). Each
-mutant is ``kraft`` with exactly one safeguard removed; the regression suite shows each
-one caught by a property.
+``kraft`` is today's behaviour (trunk, Kafka 3.9 / 4.x; KAFKA-14616's fix included:
+stray logs are detected while LogManager starts, before ReplicaManager creates
+replicas). Two kinds of other variants:
+
+- mutants (``MUTANTS``): ``kraft`` with exactly one safeguard removed; the regression
+  suite shows each one caught by a property;
+- release lines (``RELEASE_LINES``): ``kraft`` with the behaviour an older release
+  line had where Kafka's history shows it changed, each flag cited:
+
+  - ``kraft-3.6`` (brokers 3.3.0 to 3.6.x): stray logs found at startup were deleted
+    only after ReplicaManager had applied the first delta
+    (BrokerMetadataPublisher.finishInitializingReplicaManager -> ReplicaManager.
+    deleteStrayReplicas, from KAFKA-13127, commit a75997f2794). KAFKA-14616 (commit
+    f7feb43af35 on trunk; in 3.7.0) moved the check into LogManager's startup
+    (LogManager.deleteStrayKRaftReplicas, later isStrayKraftReplica), before replicas
+    are created.
+  - ``kraft-clients-3.0``: today's brokers with 3.0.0 clients. Metadata.
+    updateLatestMetadata compares topic IDs only when both the cached and the answered
+    one are known (KAFKA-12257, first form; KAFKA-13488, commit b2a9dfd5a0b, in 3.0.1
+    and 3.1.0, drops the "cached one known" condition); the consumer's Fetch names
+    topics by name (FetchRequest.json "validVersions": "0-12" in 3.0.0; v13 with topic
+    IDs came in 3.1.0).
+  - ``kraft-clients-2.8``: today's brokers with 2.8.0 / 2.8.1 clients: the leader epoch
+    alone decides (no topic IDs in Metadata.java before 2.8.2), and Fetch by name.
+
+  KRaft brokers before 3.3 (early access in 2.8, preview in 3.0) are not modelled:
+  their startup and delta handling (RaftReplicaManager, BrokerMetadataListener) differ
+  from what the model follows, and reading them was not done.
 """
 from __future__ import annotations
 
@@ -21,6 +45,10 @@ class Flags(NamedTuple):
     topic_ids: bool
     #: fencing a broker moves its leaderships away (handleBrokerFenced)
     fence_moves_leaders: bool
+    #: the clients' rule for replacing cached partition metadata (clientmeta.RULES)
+    client_rule: str = "ids"
+    #: the consumer's Fetch carries topic IDs (FetchRequest v13, clients 3.1 and later)
+    client_fetch_ids: bool = True
 
 
 KRAFT = Flags(committed_only=True, stray_detection=True, strays_before_replicas=True,
@@ -43,8 +71,23 @@ VARIANTS: dict[str, tuple[Flags, str]] = {
                                 "mutant: a fenced broker keeps serving as leader"),
 }
 
+#: release-line variants: name -> (flags, one-line description)
+RELEASE: dict[str, tuple[Flags, str]] = {
+    "kraft-3.6": (KRAFT._replace(strays_before_replicas=False),
+                  "brokers 3.3-3.6: stray logs removed after replicas are created "
+                  "(fixed by KAFKA-14616 in 3.7.0)"),
+    "kraft-clients-3.0": (KRAFT._replace(client_rule="ids-both", client_fetch_ids=False),
+                          "today's brokers, 3.0.0 clients: topic IDs compared only when "
+                          "both are known (KAFKA-13488, fixed in 3.0.1), Fetch by name"),
+    "kraft-clients-2.8": (KRAFT._replace(client_rule="epoch", client_fetch_ids=False),
+                          "today's brokers, 2.8.0/2.8.1 clients: the leader epoch alone "
+                          "decides (KAFKA-12257, fixed in 2.8.2), Fetch by name"),
+}
+
+MUTANTS = tuple(VARIANTS)[1:]
+RELEASE_LINES = tuple(RELEASE)
+VARIANTS.update(RELEASE)
 VARIANT_NAMES = tuple(VARIANTS)
-MUTANTS = VARIANT_NAMES[1:]
 
 
 def flags(variant: str) -> Flags:

@@ -16,13 +16,15 @@
   ever published.
 - ``FencedLeader(broker, inc)``: the committed metadata names a fenced broker leader.
 - ``Named(source, name, topic_id)``: topics in each image (0: the controller's).
+- ``Skipped(inc, offset)``: records the consumer's position passed unread.
 - ``StaleMeta(broker, topic_id)``, ``Failover(epoch, remove_lost)``,
   ``Stray(broker, topic_id)``: witnesses.
 """
 from __future__ import annotations
 
+from kmc.model.kafka.kraft import clientmeta as cm
 from kmc.model.kafka.kraft import image as im
-from kmc.model.kafka.kraft.state import RUNNING, inc_of
+from kmc.model.kafka.kraft.state import RUNNING, TOPIC, inc_of
 
 
 class _Memo:
@@ -74,10 +76,37 @@ def view(w) -> dict:
         "Applied": applied, "Entry": {(o, e.epoch) for o, e in enumerate(q.log)},
         "Published": pub, "FencedLeader": fenced_leader, "Named": named,
         "StaleMeta": set(g.stale_meta), "Failover": set(g.failovers),
-        "Stray": set(g.strays),
+        "Stray": set(g.strays), "Skipped": set(g.skipped),
     }
     _Memo.last = (w, v)
     return v
+
+
+def stuck_view(rule: str):
+    """``Stuck(cached_inc, live_inc)``: the committed image holds incarnation
+    ``live_inc`` of the topic, the consumer (not stopped by an error) does not point at
+    it, and no running broker's Metadata answer, taken into its cache once or twice by
+    ``rule`` (clientmeta.update), would make it (``cached_inc`` 0: no partition
+    metadata cached)."""
+    def stuck(w) -> dict:
+        c = w.consumer
+        t = im.topic_by_name(im.build(w.quorum.log[:w.quorum.hwm]), TOPIC)
+        if t is None or c.failed or (c.meta and c.meta[0] == t.topic_id):
+            return {"Stuck": set()}
+        for br in w.brokers:
+            if br.status != RUNNING:
+                continue
+            bt = im.topic_by_name(br.image, TOPIC)
+            ans = None if bt is None else (bt.topic_id, bt.parts[0].leader,
+                                           bt.parts[0].leader_epoch)
+            cache = cm.ClientMeta(*c[:3])
+            for _ in range(2):
+                cache = cm.update(cache, ans, rule)
+            if cache.meta and cache.meta[0] == t.topic_id:
+                return {"Stuck": set()}
+        held = inc_of(c.meta[0]) if c.meta else 0
+        return {"Stuck": {(held, inc_of(t.topic_id))}}
+    return stuck
 
 
 def describe(w) -> str:
@@ -101,8 +130,10 @@ def describe(w) -> str:
                           f"le={h.leader_epoch})" for h in br.hosted)
         parts.append(f"broker-{b} {br.status} image@{off} fetched={len(br.fetched)} "
                      f"disk[{logs}] hosted[{hosted}]")
-    if w.consumer.meta:
-        parts.append(f"consumer meta={list(w.consumer.meta)}")
+    c = w.consumer
+    if c.meta or c.pos >= 0 or c.last_epoch >= 0:
+        parts.append(f"consumer meta={list(c.meta)} id={c.known_id} "
+                     f"epoch={c.last_epoch} pos={c.pos}" + (" failed" if c.failed else ""))
     if w.producer.meta:
         parts.append(f"producer meta={list(w.producer.meta)} left={w.producer.left}")
     return " | ".join(parts)

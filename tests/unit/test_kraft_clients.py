@@ -1,0 +1,100 @@
+"""KRaft clients: the metadata cache rule of each client release line, the consumer's
+position under auto.offset.reset, and each release-line flag changing behaviour exactly
+where it says."""
+import pytest
+
+from kmc import api, catalog
+from kmc.cli import main
+from kmc.model.kafka.kraft import clientmeta as cm
+from kmc.model.kafka.kraft.variants import RELEASE_LINES, VARIANTS
+
+OLD, NEW = 2, 3  # topic IDs of the deleted and the re-created incarnation
+
+
+def _cached(epoch=1, known=OLD):
+    return cm.ClientMeta((OLD, 1, epoch), known, epoch)
+
+
+@pytest.mark.parametrize("rule,after_unknown,direct", [
+    ("epoch", False, False),     # 2.8.1: a lower epoch is never taken
+    ("ids-both", False, True),   # 3.0.0: only when both IDs are known
+    ("ids", True, True),         # 3.0.1 / trunk: an unknown cached ID counts as changed
+])
+def test_lower_epoch_of_a_new_topic_id_is_taken_as_each_release_says(
+        rule, after_unknown, direct):
+    answer = (NEW, 1, 0)
+    got = cm.update(_cached(), answer, rule)
+    assert (got.meta == answer) is direct
+    unknown = cm.update(_cached(), None, rule)  # UNKNOWN_TOPIC_OR_PARTITION in between
+    assert unknown.meta == () and unknown.known_id == 0 and unknown.last_epoch == 1
+    once = cm.update(unknown, answer, rule)
+    assert (once.meta == answer) is after_unknown
+    # a second answer does not help a rejected one: the new ID is now the cached one
+    assert (cm.update(once, answer, rule).meta == answer) is after_unknown
+
+
+def test_same_topic_lower_epoch_is_ignored_by_every_rule():
+    for rule in cm.RULES:
+        assert cm.update(_cached(epoch=2), (OLD, 2, 1), rule).meta == (OLD, 1, 2)
+        assert cm.update(_cached(epoch=2), (OLD, 2, 3), rule).meta == (OLD, 2, 3)
+
+
+def _fetched(reset, pos):
+    """kraft-consumer-recreate's initial state with a consumer that knows the leader,
+    at position ``pos`` (-1: none), after one fetch (one record on the leader)."""
+    model = api.build("kraft-consumer-recreate", "kraft", {"reset": reset})
+    (w,) = model.init_states()
+    w = model.next_state(w, ("consumer-refresh", 1))
+    w = w._replace(consumer=w.consumer._replace(pos=pos))
+    return model.next_state(w, ("consumer-fetch",))
+
+
+def test_reset_policy_positions_a_consumer_without_an_offset():
+    c = _fetched("earliest", -1)
+    assert c.consumer.pos == 1 and c.ghost.reads == ((0, 1, 1),)
+    c = _fetched("latest", -1)
+    assert c.consumer.pos == 1 and c.ghost.reads == ()
+    c = _fetched("none", -1)
+    assert c.consumer.failed and c.consumer.pos == -1
+    c = _fetched("none", 0)  # a valid position needs no reset
+    assert not c.consumer.failed and c.consumer.pos == 1
+
+
+def test_out_of_range_position_is_reset_and_a_skip_is_recorded():
+    c = _fetched("latest", 5)
+    assert c.consumer.pos == 1 and c.ghost.skipped == ()  # the initial record predates it
+    assert _fetched("none", 5).consumer.failed
+
+
+def test_release_lines_are_listed_and_differ_from_trunk_in_their_flags_only():
+    base = VARIANTS["kraft"][0]
+    changed = {v: {f for f, a, b in zip(base._fields, base, VARIANTS[v][0]) if a != b}
+               for v in RELEASE_LINES}
+    assert changed == {"kraft-3.6": {"strays_before_replicas"},
+                       "kraft-clients-3.0": {"client_rule", "client_fetch_ids"},
+                       "kraft-clients-2.8": {"client_rule", "client_fetch_ids"}}
+    sc = catalog.scenarios()["kraft-consumer-recreate"]
+    assert set(RELEASE_LINES) <= set(sc.variants) and sc.default_variant == "kraft"
+
+
+def test_bad_reset_is_one_line_exit_2(capsys):
+    assert main(["check", "kraft-consumer-recreate", "-p", "reset=sometimes",
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "earliest" in err and "\n" not in err
+
+
+def test_clients_2_8_leave_the_consumer_on_the_deleted_topic():
+    """KAFKA-12257 (fixed in 2.8.2 / 3.0.0): the re-created topic's leader epoch 0 is
+    below the one the consumer saw, so no Metadata answer is taken again."""
+    r = api.check("kraft-consumer-recreate", "kraft-clients-2.8")
+    assert r.complete and r.unique_states == 4437
+    r.assert_violated("ConsumerNotStuck", 8)
+    assert r.verdict("NoRecordSkipped") == "holds"
+
+
+def test_fetch_by_name_reads_the_recreated_topic_only_for_old_clients():
+    trunk = api.check("kraft-lagging-broker", "kraft")
+    old = api.check("kraft-lagging-broker", "kraft-clients-3.0")
+    assert trunk.verdict("NoStaleRead") == "holds"
+    old.assert_violated("NoStaleRead", 7)
