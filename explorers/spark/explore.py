@@ -106,6 +106,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                     frontier = _restore(sc, core_bc, nparts, store, start, run)
                 result = explore(run, frontier, to_spark, store, nparts, time_limit,
                                  ctrl_c.check)
+                from kmc.explorers.spark import liveness  # fair cycles, on the executors
+                result = liveness.finish(sc, core, core_bc, result, max_depth)
                 result.extra["spark"].update(
                     partitions=nparts, master=sc.master,
                     driver_seconds=budget, driver_level_max=limit)
@@ -172,6 +174,7 @@ def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None,
             frontier.release()
         raise
     result = run.result(frontier)
+    run.close()  # the trace rows' files: the counterexamples are rebuilt by now
     frontier.release()
     return result
 

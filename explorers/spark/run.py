@@ -13,6 +13,7 @@ import numpy as np
 from kmc.explorers import keyarrays
 from kmc.explorers.keyarrays import sort_order, sorted_keys
 from kmc.explorers.spark import level
+from kmc.explorers.spark.rows import LevelRows
 from kmc.explorers.spark.tuning import env_number, parse_number
 from kmc.explorers.visited import smallest
 
@@ -84,8 +85,10 @@ class Run:
         self.unique = self.generated = self.depth = 0
         self.coverage = Counter()
         self.stopped_by = ""
-        self.level_keys: list[np.ndarray] = []  # per level, ascending
-        self.level_parents: list[np.ndarray] = []  # aligned with level_keys
+        # per level, ascending, and their parents' keys: the newest in memory, older ones
+        # in the driver's files beyond KMC_SPARK_ROWS_MEMORY (``rows.LevelRows``)
+        self.level_keys = LevelRows(name="keys")
+        self.level_parents = LevelRows(name="parents")
         self.init_index: dict = {}  # level-0 key -> index in model.init_states()
         self.levels: list[dict] = []  # per-level figures (extra["spark"]["levels"])
         self.frontier_size = 0
@@ -159,7 +162,7 @@ class Run:
     def visited(self):
         """Every key found so far (ascending) and the frontier's: the driver's trace
         rows, the same keys the partitions hold (``SparkFrontier.to_driver``)."""
-        return sorted_keys(np.concatenate(self.level_keys)), self.level_keys[-1]
+        return sorted_keys(np.concatenate(list(self.level_keys))), self.level_keys[-1]
 
     def last_levels(self):
         """(the frontier's keys, their parents' keys, the level before's keys or None):
@@ -243,13 +246,21 @@ class Run:
         self.core.discoveries = dict(last["discoveries"])
         self.core.pending_witness = [p for p in self.core.pending_witness
                                      if p.name not in self.core.discoveries]
-        self.level_keys = [m["keys"] for m in metas]
-        self.level_parents = [m["parents"] for m in metas]
+        self.close()
+        self.level_keys, self.level_parents = LevelRows(name="keys"), LevelRows(name="parents")
+        for m in metas:
+            self.level_keys.append(m["keys"])
+            self.level_parents.append(m["parents"])
         self.init_index = metas[0]["init_index"]
         self.frontier_size = last["frontier"]
         self.prior_elapsed = last["elapsed"]
         self.levels = list(last["levels"])
         self.resumed_at = self.depth
+
+    def close(self) -> None:
+        """Remove the files of spilled trace rows (``rows.LevelRows``)."""
+        self.level_keys.close()
+        self.level_parents.close()
 
     # ---- the result -----------------------------------------------------------------
     def result(self, frontier):

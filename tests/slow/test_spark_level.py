@@ -443,3 +443,28 @@ def test_keys_whose_high_words_collide_give_bfs_answers_on_partitions(name, monk
     place_by_partition_key(core)
     keys = [core.rkey(s) for s in reachable(make(), limit=500)]
     assert len({k >> 64 for k in keys}) < len(keys) == len(set(keys))
+
+
+@pytest.mark.parametrize("name", ["twophase4-broken", "toy-workers", "mutex3-by-served"])
+def test_trace_rows_spilled_to_files_give_the_same_answers(name, monkeypatch):
+    """With no memory for trace rows, every level but the newest is read back from the
+    driver's files: BFS's answers and the very counterexamples of a run that kept them
+    all in memory."""
+    from kmc.explorers.spark import rows
+
+    def traces(r):
+        return {n: (d.trace.init_index, tuple(d.trace.action_indices))
+                for n, d in r.discoveries.items()}
+    kept = run_levels(MODELS[name](), 3, deadlock=True)
+    spilled = []
+    real = rows.LevelRows.close
+
+    def close(self):
+        spilled.append(self.spilled)
+        real(self)
+    monkeypatch.setattr(rows, "ROWS_MEMORY", 0)
+    monkeypatch.setattr(rows.LevelRows, "close", close)
+    got = run_levels(MODELS[name](), 3, deadlock=True)
+    assert summary(got) == summary(bfs(MODELS[name](), deadlock=True))
+    assert traces(got) == traces(kept) and traces(got)
+    assert max(spilled) > 0

@@ -1,0 +1,47 @@
+"""The driver's trace rows in bounded memory (``explorers.spark.rows``): older levels
+spill to files, read back memory-mapped, equal to what was appended; the newest levels
+stay the very arrays appended; the files go with the rows."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from kmc.explorers import keyarrays
+from kmc.explorers.spark.rows import KEEP_LEVELS, LevelRows
+
+
+def _levels():
+    rng = np.random.default_rng(7)
+    out = []
+    for n in (1, 40, 300, 2000, 900, 60, 5):
+        ints = sorted(set(int(x) << 64 | int(y) for x, y in
+                          rng.integers(0, 2 ** 63, (n, 2), dtype=np.uint64)))
+        out.append(keyarrays.from_ints(ints, len(ints), keyarrays.WIDE))
+    return out
+
+
+def test_older_levels_spill_and_read_back_equal():
+    levels = _levels()
+    rows = LevelRows(memory=0)
+    rows += levels
+    assert len(rows) == len(levels) and rows.spilled == len(levels) - KEEP_LEVELS
+    for got, want in zip(rows, levels):
+        assert got.dtype == keyarrays.WIDE and np.array_equal(got, want)
+    assert all(a is b for a, b in zip(rows[-KEEP_LEVELS:], levels[-KEEP_LEVELS:]))
+    assert keyarrays.key_at(rows[2], 17) == keyarrays.key_at(levels[2], 17)
+    files = [x for x in rows._items if isinstance(x, str)]
+    assert files and all(os.path.exists(f) for f in files)
+    assert oct(os.stat(os.path.dirname(files[0])).st_mode & 0o777) == "0o700"
+    rows.close()
+    assert not os.path.exists(os.path.dirname(files[0]))
+
+
+def test_rows_within_their_memory_stay_in_memory():
+    rows = LevelRows(memory=1 << 20)
+    rows += _levels()
+    assert rows.spilled == 0 and rows._dir is None
+    small = LevelRows(memory=40_000)  # the 2,000-key level (32 KB) fits, not with the rest
+    small += _levels()
+    assert 0 < small.spilled < len(small) - KEEP_LEVELS + 1
+    small.close()
