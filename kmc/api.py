@@ -65,13 +65,6 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
         from kmc.invariants.z3mode import z3_properties
         properties = z3_properties(model.properties())
     skipped = []
-    if explorer == "spark":  # liveness needs the local explorers' state graph
-        from kmc.explorers.liveness import without_liveness
-        try:
-            properties, skipped = without_liveness(
-                model.properties() if properties is None else properties, explorer)
-        except ExplorerError as e:
-            raise UsageError(str(e)) from None
     opts = dict(properties=properties, max_states=max_states, max_depth=max_depth,
                 time_limit=time_limit, stop_on_violation=stop_on_violation,
                 symmetry=symmetry,

@@ -173,11 +173,6 @@ def test_fairness_declarations_are_checked():
         check(m)
 
 
-def test_the_spark_explorer_refuses_liveness_only_runs():
-    with pytest.raises(UsageError, match="does not check liveness.*bfs or dfs"):
-        check("lossy", explorer="spark")
-
-
 def test_simulation_reports_liveness_unknown():
     r = check("lossy", variant="weak", explorer="simulate", walks=20)
     assert r.verdict("EventuallyDelivered") == "unknown" and r.exit_code() == 4

@@ -1,0 +1,141 @@
+"""Liveness on the Spark explorer: fair stops and fair components found on the executors.
+
+The same question as ``explorers.liveness`` (read it first), answered with RDDs over the
+graph ``explorers.spark.graph`` records on the executors, for each liveness property:
+
+1. the waiting region (states where the awaited predicate is false) and its entries;
+2. the region states reachable from the entries (``liveness_scc.reachable``);
+3. fair stops: reachable region states where no fair class is enabled;
+4. strongly connected components of the reachable region (``liveness_scc.sccs``), each
+   summarised with reduceByKey (classes taken by inner edges, enabled in all / in some
+   of its states); the driver judges the summaries (weak and strong fairness) and sends
+   the components that fail only a strong condition back for refinement: their states
+   where an offending class is enabled are removed and the rest split again.
+
+The driver holds per-component summaries and, for a violation, what the lasso needs
+(``explorers.spark.liveness_lasso``). The verdict rule is the local one.
+"""
+from __future__ import annotations
+
+import time
+
+from kmc.explorers.spark.liveness_scc import reachable, restrict, sccs
+
+
+class SparkTarget:
+    """Where a violating behaviour of one property can end, as RDDs."""
+
+    def __init__(self, region, entry, redges, stops, fair_of, facts):
+        self.region = region    # key -> enabled mask, the waiting region
+        self.entry = entry      # key -> None, where the region is entered
+        self.redges = redges    # src -> dst, edges inside the region
+        self.stops = stops      # key -> None, fair stops
+        self.fair_of = fair_of  # key -> component id, states of fair components
+        self.facts = facts      # component id -> (taken, en_all, en_any)
+
+    def hits(self, parts):
+        return self.stops.union(self.fair_of.mapValues(lambda _c: None)).distinct(parts)
+
+
+def fair_target(sc, graph, i: int, eventually: bool, fair, parts):
+    """The ``SparkTarget`` of property ``i``, or None when no violation exists."""
+    aw, tr = 1 << (2 * i + 1), 1 << (2 * i)
+    region = graph.attrs.filter(lambda x: not x[1][1] & aw) \
+        .mapValues(lambda v: v[0]).cache()
+    if eventually:
+        init_keys = {k for k, _ii in graph.inits}
+        entry = region.filter(lambda x: x[0] in init_keys)
+    else:
+        entry = graph.attrs.filter(lambda x: x[1][1] & tr and not x[1][1] & aw)
+    entry = entry.mapValues(lambda _v: None).cache()
+    redges = restrict(graph.edges.mapValues(lambda e: e[1]),
+                      region.mapValues(lambda _en: 0), parts)
+    reach = reachable(entry, redges, parts)
+    if not reach.count():
+        return None
+    reach_en = region.join(reach).mapValues(lambda v: v[0]).cache()
+    all_mask = fair.all_mask
+    stops = reach_en.filter(lambda x: not x[1] & all_mask).mapValues(lambda _v: None) \
+        .cache()
+    facts, fair_parts = {}, []
+    work = sccs(reach.mapValues(lambda _v: 0), redges, parts)
+    while True:
+        bad = {}
+        for cid, taken, en_all, en_any in _summaries(work, reach_en, graph.edges, parts):
+            if en_all & fair.weak_mask & ~taken:
+                continue  # a weakly fair class always enabled and never taken
+            offending = en_any & fair.strong_mask & ~taken
+            if offending:
+                bad[cid] = offending
+            else:
+                facts[cid] = (taken, en_all, en_any)
+        fair_parts.append(work.filter(lambda x, ids=frozenset(facts): x[1] in ids).cache())
+        if not bad:
+            break
+        rest = work.filter(lambda x, bad=bad: x[1] in bad).join(reach_en) \
+            .filter(lambda x, bad=bad: not x[1][1] & bad[x[1][0]]) \
+            .mapValues(lambda v: v[0]).cache()
+        if not rest.count():
+            break
+        work = sccs(rest, redges, parts)
+    fair_of = sc.union(fair_parts).distinct(parts).cache()
+    if not stops.count() and not fair_of.count():
+        return None
+    return SparkTarget(region, entry, redges, stops, fair_of, facts)
+
+
+def _summaries(comp, enabled, edges, parts) -> list:
+    """(id, taken, en_all, en_any) of each cyclic component of ``comp`` (key -> id):
+    those with an inner edge (a self-loop for a single state)."""
+    taken = edges.join(comp).map(lambda x: (x[1][0][1], (x[1][1], x[1][0][2]))) \
+        .join(comp).filter(lambda x: x[1][0][0] == x[1][1]) \
+        .map(lambda x: (x[1][1], 1 << x[1][0][1] if x[1][0][1] >= 0 else 0)) \
+        .reduceByKey(lambda a, b: a | b, parts)
+    en = comp.join(enabled).map(lambda x: (x[1][0], (x[1][1], x[1][1]))) \
+        .reduceByKey(lambda a, b: (a[0] & b[0], a[1] | b[1]), parts)
+    rows = taken.join(en).map(lambda x: (x[0], x[1][0], x[1][1][0], x[1][1][1])).collect()
+    return sorted(rows)
+
+
+def finish(sc, core, core_bc, result, max_depth=None):
+    """Decide the liveness properties of ``core`` on Spark and merge their lassos into
+    ``result`` (declaration order kept). Liveness stays unknown when the run stopped
+    before its graph was complete, other than at ``max_depth``."""
+    from kmc.explorers.spark.graph import record_graph
+    from kmc.explorers.spark.liveness_lasso import spark_lasso
+    from kmc.invariants.liveness import EVENTUALLY, split
+    from kmc.model.fairness import FairnessClasses
+    from kmc.model.result import Discovery
+
+    _safety, live = split(core.properties)
+    if not live:
+        return result
+    if not (result.complete or result.stopped_by == "max_depth"):
+        result.extra["liveness"] = {"not_decided": "the run stopped before its graph "
+                                    f"was complete ({result.stopped_by})"}
+        return result
+    t0 = time.perf_counter()
+    parts = 1
+    fair = FairnessClasses(core.model)
+    graph = record_graph(sc, core, core_bc, live, parts,
+                         max_depth if result.stopped_by == "max_depth" else None)
+    found = {}
+    try:
+        for i, prop in enumerate(live):
+            target = fair_target(sc, graph, i, prop.kind == EVENTUALLY, fair, parts)
+            if target is not None:
+                trace, detail = spark_lasso(sc, core, fair, graph, target,
+                                            prop.kind == EVENTUALLY, parts)
+                found[prop.name] = Discovery(prop.name, prop.kind, trace, detail)
+    finally:
+        graph.release()
+    order = [p.name for p in core.properties]
+    merged = {**result.discoveries, **found}
+    result.discoveries = {n: merged[n] for n in order if n in merged}
+    for n, d in merged.items():  # Deadlock, after the declared ones
+        result.discoveries.setdefault(n, d)
+    result.extra["liveness"] = {"graph_states": graph.n, "graph_edges": graph.m,
+                                "fair_classes": list(fair.names), "on": "spark",
+                                "check_s": round(time.perf_counter() - t0, 4)}
+    result.elapsed_s += time.perf_counter() - t0
+    return result

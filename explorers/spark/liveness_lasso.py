@@ -1,0 +1,117 @@
+"""The lasso of a violation found on Spark: the same lasso as the local explorers.
+
+The stem is the local one (``explorers.liveness_lasso``): a breadth-first search over
+(state, phase) pairs whose ties are broken by key order and successor order. Its depth
+``D`` is found on the executors, one join per level; the driver then collects only the
+states within ``D`` steps of that search (their keys, flags and edges) and runs the local
+search on them: a search that stops at depth ``D`` never looks further, so it chooses the
+stem the local explorers choose on the whole graph. The loop is built by the local code
+on the one fair component the stem ends in (its states and inner edges are collected);
+a fair stop needs none. The driver thus holds the stem's neighbourhood and one component,
+not the graph.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from kmc.explorers.liveness import FairComponent
+from kmc.explorers.liveness_lasso import _loop, _stem, rebuild
+
+
+def spark_lasso(sc, core, fair, graph, target, eventually: bool, parts):
+    """(Lasso trace, detail dict) of ``target`` (``spark.liveness.SparkTarget``)."""
+    hits = target.hits(parts).cache()
+    ball = _ball(sc, graph, target, hits, eventually, parts)
+    stops = set(target.stops.join(ball).keys().collect())
+    hit = set(hits.join(ball).keys().collect())
+    entry = set(target.entry.join(ball).keys().collect())
+    region = dict(target.region.join(ball).mapValues(lambda v: v[0]).collect())
+    sub, keys = _subgraph(graph.attrs.join(ball).mapValues(lambda v: v[0][0]),
+                          graph.edges.join(ball).mapValues(lambda v: v[0]), graph.inits)
+    mark = SimpleNamespace(entry=[k in entry for k in keys],
+                           region=[k in region for k in keys],
+                           hit=lambda v: keys[v] in hit)
+    stem, switch = _stem(sub, sub, mark, eventually)
+    hits.unpersist()
+    end_key = keys[stem[-1][0]]
+    steps = [(keys[v], gr) for v, gr in stem]
+    comp = None
+    if end_key not in stops:
+        cid = target.fair_of.lookup(end_key)[0]
+        members = target.fair_of.filter(lambda x: x[1] == cid).mapValues(lambda _c: None)
+        csub, ckeys = _subgraph(graph.attrs.join(members).mapValues(lambda v: v[0][0]),
+                                graph.edges.join(members).mapValues(lambda v: v[0]), [])
+        ids = list(range(len(ckeys)))
+        comp = FairComponent(ids, set(ids), *target.facts[cid])
+        loop = _loop(csub, comp, ckeys.index(end_key), fair)
+        steps += [(ckeys[v], gr) for v, gr in loop]
+    init_index = next(ii for k, ii in graph.inits if k == steps[0][0])
+    trace = rebuild(core, fair, init_index, [k for k, _ in steps],
+                    [gr for _, gr in steps[1:]])
+    trace.loop_start = len(stem) - 1
+    end = sub.enabled[stem[-1][0]]
+    detail = {"entered_at": switch, "loop_start": trace.loop_start,
+              "loop_end": len(trace) - 1,
+              "loop": "stutter" if comp is None else "cycle",
+              "fair_taken": fair.describe(0 if comp is None else comp.taken),
+              "fair_enabled": fair.describe(end if comp is None else comp.en_any)}
+    return trace, detail
+
+
+def _ball(sc, graph, target, hits, eventually: bool, parts):
+    """RDD key -> None of the states the local stem search visits: every (state, phase)
+    pair within the depth where the first target is reached."""
+    init_keys = [k for k, _ii in graph.inits]
+    if eventually:
+        entered = set(target.entry.filter(lambda x: x[0] in set(init_keys)).keys()
+                      .collect())
+        level = sc.parallelize([((k, 1), None) for k in init_keys if k in entered], parts)
+    else:
+        level = sc.parallelize([((k, 0), None) for k in init_keys], parts)
+    level = level.cache()
+    seen = level
+    levels = []
+    every = graph.edges.mapValues(lambda e: e[1])
+    while True:
+        # a pair entering the region is visited at its predecessor's depth
+        enter = level.filter(lambda x: x[0][1] == 0).map(lambda x: (x[0][0], None)) \
+            .join(target.entry).map(lambda x: ((x[0], 1), None)).subtractByKey(seen)
+        level = level.union(enter).distinct(parts).cache()
+        seen = seen.union(enter).cache()
+        levels.append(level)
+        by_key = level.map(lambda x: (x[0][0], x[0][1]))
+        if by_key.filter(lambda x: x[1] == 1).join(hits).count():
+            break
+        nxt = by_key.filter(lambda x: x[1] == 0).join(every) \
+            .map(lambda x: ((x[1][1], 0), None)) \
+            .union(by_key.filter(lambda x: x[1] == 1).join(target.redges)
+                   .map(lambda x: ((x[1][1], 1), None))) \
+            .distinct(parts).subtractByKey(seen).cache()
+        if not nxt.count():
+            raise AssertionError("a reachable target has a stem")
+        seen = seen.union(nxt).partitionBy(parts).cache()
+        level = nxt
+    return sc.union(levels).map(lambda x: (x[0][0], None)).distinct(parts).cache()
+
+
+def _subgraph(attrs, edges, inits):
+    """The induced subgraph on the states of ``attrs`` (key -> enabled), collected, in
+    the local graph's form: node ids are key ranks, each state's edges in successor
+    order. Returns (graph, keys)."""
+    enabled = dict(attrs.collect())
+    keys = sorted(enabled)
+    node = {k: v for v, k in enumerate(keys)}
+    out: dict = {}
+    for src, (idx, dst, gr) in edges.collect():
+        if dst in node:
+            out.setdefault(src, []).append((idx, node[dst], gr))
+    offsets, dsts, groups = [0], [], []
+    for k in keys:
+        for _idx, d, gr in sorted(out.get(k, ())):
+            dsts.append(d)
+            groups.append(gr)
+        offsets.append(len(dsts))
+    g = SimpleNamespace(offsets=offsets, dst=dsts, group=groups,
+                        enabled=[enabled[k] for k in keys],
+                        inits=[(node[k], ii) for k, ii in inits if k in node])
+    return g, keys
