@@ -70,7 +70,8 @@ def test_release_lines_are_listed_and_differ_from_trunk_in_their_flags_only():
     base = VARIANTS["kraft"][0]
     changed = {v: {f for f, a, b in zip(base._fields, base, VARIANTS[v][0]) if a != b}
                for v in RELEASE_LINES}
-    assert changed == {"kraft-3.6": {"strays_before_replicas"},
+    assert changed == {"kraft-3.6": {"strays_before_replicas", "missing_id"},
+                       "kraft-3.7.0": {"missing_id"},
                        "kraft-clients-3.0": {"client_rule", "client_fetch_ids"},
                        "kraft-clients-2.8": {"client_rule", "client_fetch_ids"}}
     sc = catalog.scenarios()["kraft-consumer-recreate"]

@@ -24,7 +24,7 @@ RECORDED = {
     ("kraft-lagging-broker", "kraft"): ({}, 741),
     ("kraft-lagging-broker", "compare-by-name"): ({"NoStaleRead": 7}, 765),
     ("kraft-lagging-broker", "kraft-clients-2.8"): ({"NoStaleRead": 7}, 765),
-    ("kraft-stray", "kraft-3.6"): ({"AssignedReplicasHosted": 19}, 6408),
+    ("kraft-stray", "kraft-3.6"): ({"AssignedReplicasHosted": 19}, 8649),
 }
 
 

@@ -72,7 +72,9 @@ def replica_fetch(model, w, f: int, p: int):
         ghost = _record(ghost, "served", (h.leader_epoch, lh.leader_epoch))
         for g in set(log.records):
             ghost = _record(ghost, "reads", (f, inc_of(h.topic_id), g))
-        br = br._replace(logs=keyed_put(br.logs, mine._replace(records=log.records)))
+        flushed = mine.flushed or bool(log.records)  # UnifiedLog.append flushes first
+        br = br._replace(logs=keyed_put(br.logs, mine._replace(records=log.records,
+                                                               flushed=flushed)))
     brokers = w.brokers[:f - 1] + (br,) + w.brokers[f:]
     return w._replace(brokers=brokers, ghost=ghost)
 
@@ -142,8 +144,9 @@ def consumer_fetch(model, w):
     was validated against, it first validates the position
     (SubscriptionState.maybeValidatePositionForCurrentLeader): OffsetsForLeaderEpoch for
     the epoch of the last record it received, to the same leader, answered by
-    ``_end_offset_for``; an end below the position, or an undefined one, is a
-    truncation, handled as OFFSET_OUT_OF_RANGE is (SubscriptionState.
+    ``_end_offset_for``; an undefined end is handled as OFFSET_OUT_OF_RANGE is, and an
+    end below the position moves the position back to it (with ``none``: the
+    LogTruncationException stops the consumer; SubscriptionState.
     maybeCompleteValidation). OffsetsForLeaderEpoch names the topic, not its ID. Then the
     records from the position to the log end are returned and the position moves on.
     The position is kept per partition name (SubscriptionState is keyed by
@@ -160,9 +163,14 @@ def consumer_fetch(model, w):
     ghost = _record(ghost, "served", (le, lh.leader_epoch))
     end = len(log.records)
     pos = c.pos
-    if pos >= 0 and c.pos_leader != (leader, le) and c.pos_epoch >= 0 \
-            and _end_offset_for(c.pos_epoch, lh.leader_epoch, end) < pos:
-        pos = -1  # validation found a truncation: reset
+    if pos >= 0 and c.pos_leader != (leader, le) and c.pos_epoch >= 0:
+        valid = _end_offset_for(c.pos_epoch, lh.leader_epoch, end)
+        if valid < 0:
+            pos = -1  # undefined end offset: reset by the policy
+        elif valid < pos:
+            if model.bounds.reset == "none":  # LogTruncationException
+                return w._replace(consumer=c._replace(failed=True), ghost=ghost)
+            pos = valid  # seekValidated to the first offset known to diverge
     if pos < 0 or pos > end:
         pos = _reset(model.bounds.reset, end)
         if pos is None:
@@ -227,7 +235,8 @@ def produce(model, w):
     leader, h, log = _produce_target(w)
     pr = w.producer
     br = w.brokers[leader - 1]
-    logs = keyed_put(br.logs, log._replace(records=log.records + (inc_of(h.topic_id),)))
+    logs = keyed_put(br.logs, log._replace(records=log.records + (inc_of(h.topic_id),),
+                                           flushed=True))
     brokers = w.brokers[:leader - 1] + (br._replace(logs=logs),) + w.brokers[leader:]
     ghost = _record(w.ghost, "wrote", (inc_of(pr.meta[0]), inc_of(h.topic_id)))
     return w._replace(brokers=brokers, producer=pr._replace(left=pr.left - 1), ghost=ghost)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from kmc.model.kafka.kraft import controller as ctl
 from kmc.model.kafka.kraft import image as im
-from kmc.model.kafka.kraft.state import DOWN, RUNNING
+from kmc.model.kafka.kraft.state import DOWN, HALTED, RUNNING
 
 
 def can_fence_expired(model, w, b: int) -> bool:
     """A down broker's heartbeat lease runs out while the controller still counts it
     unfenced."""
-    return (w.brokers[b - 1].status == DOWN
+    return (w.brokers[b - 1].status in (DOWN, HALTED)
             and not im.fenced(model.controller_image(w.quorum), b))
 
 

@@ -10,6 +10,8 @@ from kmc.model.kafka.canon import keyed_del, keyed_get, keyed_put
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft.state import Log
 
+NO_ID = 0  # no partition.metadata on disk
+
 
 def log_of(logs: tuple, partition: int):
     """The log of a partition name (LogManager.getLog: logs are keyed by
@@ -17,16 +19,22 @@ def log_of(logs: tuple, partition: int):
     return keyed_get(logs, partition)
 
 
-def get_or_create_log(logs: tuple, partition: int, topic_id: int, by_id: bool = True):
+def get_or_create_log(logs: tuple, partition: int, topic_id: int, by_id: bool = True,
+                      flushed: bool = True):
     """LogManager.getOrCreateLog: reuse the partition's log or create an empty one with
-    the topic ID; a log whose partition.metadata holds another topic ID raises
+    the topic ID (LogManager.createLogDirectory, then UnifiedLog's
+    initializeTopicId records partition.metadata and schedules its flush: ``flushed``
+    False opens the crash window); a log without a topic ID is given this one
+    (log.assignTopicId); a log whose partition.metadata holds another topic ID raises
     InconsistentTopicIdException. Returns ``(logs, ok)``. By name, the old log is taken
     over and its partition.metadata rewritten with the new ID."""
     log = log_of(logs, partition)
     if log is None:
-        return keyed_put(logs, Log(partition, topic_id, ())), True
+        return keyed_put(logs, Log(partition, topic_id, (), flushed)), True
     if log.topic_id == topic_id:
         return logs, True
+    if log.topic_id == NO_ID:
+        return keyed_put(logs, log._replace(topic_id=topic_id, flushed=flushed)), True
     if by_id:
         return logs, False
     return keyed_put(logs, log._replace(topic_id=topic_id)), True
@@ -38,10 +46,28 @@ def delete_log(logs: tuple, partition: int) -> tuple:
     return keyed_del(logs, partition)
 
 
+def flush(logs: tuple, partition: int) -> tuple:
+    """PartitionMetadataFile.maybeFlush: partition.metadata reaches the disk (the
+    scheduled "flush-metadata-file" task, or UnifiedLog.append before the first
+    records)."""
+    return keyed_put(logs, keyed_get(logs, partition)._replace(flushed=True))
+
+
+def after_crash(logs: tuple) -> tuple:
+    """What a crash leaves on disk: a log whose partition.metadata was not flushed has
+    no topic ID (UnifiedLog loads ``topicId`` from that file only)."""
+    return tuple(x if x.flushed else x._replace(topic_id=NO_ID, flushed=True)
+                 for x in logs)
+
+
 def is_stray(img, broker: int, log: Log, by_id: bool = True) -> bool:
     """LogManager.isStrayKraftReplica: stray when the image does not know the log's
-    topic ID, or the partition's replicas do not list this broker. By name: the image
-    is asked for the topic by name instead."""
+    topic ID, or the partition's replicas do not list this broker; a log without a
+    topic ID is stray (KAFKA-16814; before it, the check threw instead:
+    ``startup.load_logs``). By name: the image is asked for the topic by name
+    instead."""
+    if log.topic_id == NO_ID:
+        return True
     if by_id:
         t = im.topic_by_id(img, log.topic_id)
     else:

@@ -22,7 +22,7 @@ from kmc.model.kafka.kraft import quorum as qm
 from kmc.model.kafka.kraft import records as rc
 from kmc.model.kafka.kraft.properties import properties_for
 from kmc.model.kafka.kraft.state import (
-    DOWN, RUNNING, TOPIC, Broker, Budget, Consumer, Ghost, Hosted, Log, Producer, World,
+    DOWN, HALTED, RUNNING, TOPIC, Broker, Budget, Consumer, Ghost, Hosted, Log, Producer, World,
     id_of,
 )
 from kmc.model.kafka.kraft.variants import flags as variant_flags
@@ -42,6 +42,15 @@ class KRaftModel(Model):
         self.flags = variant_flags(variant)
         self.bounds = bounds
         self.broker_ids = tuple(bk.broker_ids(bounds.brokers))
+        # Reductions of the partition.metadata crash window (sound for every property):
+        # without crashes nothing reads partition.metadata back from disk (brokers use
+        # the topic ID in memory), and when a log without a topic ID is treated as
+        # stray (missing_id "stray") it is an empty log deleted at startup and created
+        # again if assigned, the same end state as the flushed one: in both cases the
+        # flush is merged into the log's creation. Otherwise it is a step of its own
+        # until the last crash is spent (startup.crash).
+        self.window = bounds.crashes > 0 and self.flags.missing_id != "stray"
+        self.flushed = not self.window
         self._steps = {
             "replicate": self._replicate, "failover": self._failover,
             "fetch-metadata": publisher.fetch_metadata, "load-logs": startup.load_logs,
@@ -52,6 +61,7 @@ class KRaftModel(Model):
             "delete": admin.delete, "consumer-refresh": clients.consumer_refresh,
             "consumer-fetch": clients.consumer_fetch,
             "producer-refresh": clients.producer_refresh, "produce": clients.produce,
+            "flush-metadata": publisher.flush_metadata,
         }
 
     # ---- the controller quorum -----------------------------------------------------------
@@ -109,6 +119,9 @@ class KRaftModel(Model):
                 out.append(("fence", b))
             if heartbeat.can_unfence(self, w, b):
                 out.append(("unfence", b))
+            if self.window and w.budget.crashes > 0:
+                out.extend(("flush-metadata", b, x.partition) for x in br.logs
+                           if publisher.can_flush(br, x.partition))
         for b, p in clients.fetch_candidates(w):
             if clients.replica_fetch(self, w, b, p) != w:
                 out.append(("replica-fetch", b, p))
@@ -129,7 +142,7 @@ class KRaftModel(Model):
             if br.status == DOWN:
                 if startup.can_restart(self, w, b):
                     out.append(("restart", b))
-            elif w.budget.crashes > 0:
+            elif br.status != HALTED and w.budget.crashes > 0:
                 out.append(("crash", b))
             if heartbeat.can_miss_heartbeats(self, w, b):
                 out.append(("miss-heartbeats", b))
@@ -162,6 +175,14 @@ class KRaftModel(Model):
     def properties(self):
         return properties_for(self.bounds, self.flags)
 
+    @property
+    def weakly_fair(self):
+        """With the liveness properties: every step the cluster takes by itself (faults
+        and inputs never are)."""
+        if not self.bounds.liveness:
+            return ()
+        return tuple(n for n in self.action_names() if n not in ENVIRONMENT)
+
     def is_fault(self, action) -> bool:
         return action[0] in ENVIRONMENT
 
@@ -184,6 +205,8 @@ class KRaftModel(Model):
             names.append("replica-fetch")
         if bd.crashes:
             names += ["crash", "restart", "fence", "load-logs", "apply-initial", "unfence"]
+            if bd.incarnations > 1:
+                names.append("flush-metadata")
         if bd.fences:
             names += ["miss-heartbeats", "unfence"]
         if bd.failovers:
@@ -204,6 +227,8 @@ class KRaftModel(Model):
             return f"CreateTopics {TOPIC} replicas={list(action[1])}"
         if k == "delete":
             return f"DeleteTopics {TOPIC}"
+        if k == "flush-metadata":
+            return f"broker-{action[1]} flushes partition.metadata of {TOPIC}-{action[2]}"
         if k == "replica-fetch":
             return f"broker-{action[1]} fetches {TOPIC}-{action[2]} from its leader"
         if k == "consumer-refresh":

@@ -12,6 +12,7 @@ sometimes: the witnesses a scenario's bounds make reachable (``witnesses_for``).
 from __future__ import annotations
 
 from kmc.invariants.declare import declare
+from kmc.invariants.liveness import leads_to
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
 from kmc.model.kafka.kraft.views import stuck_view, view
 
@@ -35,6 +36,8 @@ StaleMeta = Rel("StaleMeta", 2, ("broker", "topic_id"))
 Failover = Rel("Failover", 2, ("epoch", "remove_lost"))
 Stray = Rel("Stray", 2, ("broker", "topic_id"))
 Skipped = Rel("Skipped", 2, ("inc", "offset"))
+Starting = Rel("Starting", 1, ("broker",))
+Crashed = Rel("Crashed", 1, ("broker",))
 Stuck = Rel("Stuck", 2, ("cached_inc", "live_inc"))
 
 
@@ -183,6 +186,14 @@ def consumer_not_stuck(rule: str):
                   "rejects every broker's Metadata answer for it")
 
 
+BROKER_FINISHES_STARTUP = leads_to(
+    "BrokerFinishesStartup", exists(b, Starting(b)),
+    Or(Not(exists(b, Starting(b))), exists(d, Crashed(d))), view=view,
+    description="a restarted broker eventually finishes starting up and runs, unless a "
+                "broker crashes (again); every step the cluster takes by itself is "
+                "weakly fair")
+
+
 ALWAYS = (NO_STALE_READ, NO_STALE_REPLICATION, TOPIC_ID_UNIQUE, NO_WRITE_TO_DELETED_TOPIC,
           LEADER_EPOCH_FENCING,
           NO_FENCED_LEADER, METADATA_MONOTONIC, NO_UNCOMMITTED_EFFECT)
@@ -209,4 +220,6 @@ def witnesses_for(bounds) -> tuple:
 def properties_for(bounds, flags) -> tuple:
     consumer = (NO_RECORD_SKIPPED, consumer_not_stuck(flags.client_rule)) \
         if bounds.consumer else ()
-    return ALWAYS + consumer[:1] + QUIESCENT + consumer[1:] + witnesses_for(bounds)
+    live = (BROKER_FINISHES_STARTUP,) if bounds.liveness and bounds.crashes else ()
+    return (ALWAYS + consumer[:1] + QUIESCENT + consumer[1:] + witnesses_for(bounds)
+            + live)

@@ -9,8 +9,9 @@ does so at its own pace, so images lag by different amounts.
 from __future__ import annotations
 
 from kmc.model.kafka.kraft import image as im
+from kmc.model.kafka.kraft import logmanager as lm
 from kmc.model.kafka.kraft import replicas
-from kmc.model.kafka.kraft.state import CATCHING_UP, RUNNING
+from kmc.model.kafka.kraft.state import CATCHING_UP, DOWN, HALTED, RUNNING
 
 
 def fetch_limit(q, committed_only: bool) -> int:
@@ -21,6 +22,19 @@ def fetch_limit(q, committed_only: bool) -> int:
 def can_fetch(q, br, committed_only: bool) -> bool:
     return br.status in (CATCHING_UP, RUNNING) and len(br.fetched) < fetch_limit(
         q, committed_only)
+
+
+def can_flush(br, p: int) -> bool:
+    return br.status not in (DOWN, HALTED) and not lm.log_of(br.logs, p).flushed
+
+
+def flush_metadata(model, w, b: int, p: int):
+    """The scheduled "flush-metadata-file" task writes partition ``p``'s
+    partition.metadata to disk (UnifiedLog.maybeFlushMetadataFile ->
+    PartitionMetadataFile.maybeFlush)."""
+    br = w.brokers[b - 1]
+    br = br._replace(logs=lm.flush(br.logs, p))
+    return w._replace(brokers=w.brokers[:b - 1] + (br,) + w.brokers[b:])
 
 
 def raise_high(ghost, b: int, offset: int):
@@ -43,7 +57,8 @@ def fetch_metadata(model, w, b: int):
     ghost = w.ghost
     if br.status == RUNNING:
         new = im.apply_batch(br.image, entry)
-        br = replicas.apply_delta(br, br.image, new, b, model.flags.topic_ids)
+        br = replicas.apply_delta(br, br.image, new, b, model.flags.topic_ids,
+                                  model.flushed or w.budget.crashes == 0)
         br = br._replace(image=new)
         ghost = raise_high(ghost, b, new.offset)
     return w._replace(brokers=w.brokers[:b - 1] + (br,) + w.brokers[b:], ghost=ghost)

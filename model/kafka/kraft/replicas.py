@@ -12,7 +12,7 @@ from kmc.model.kafka.kraft import logmanager as lm
 from kmc.model.kafka.kraft.state import Hosted
 
 
-def apply_delta(br, old, new, broker: int, by_id: bool = True):
+def apply_delta(br, old, new, broker: int, by_id: bool = True, flushed: bool = True):
     """The broker record after applying the delta ``old -> new`` (TopicsDelta.
     localChanges, then applyDelta):
 
@@ -35,7 +35,7 @@ def apply_delta(br, old, new, broker: int, by_id: bool = True):
         h = keyed_get(hosted, p)
         if h is not None and h.topic_id != tid and by_id:
             continue  # getOrCreatePartition: IllegalStateException
-        logs, ok = lm.get_or_create_log(logs, p, tid, by_id)
+        logs, ok = lm.get_or_create_log(logs, p, tid, by_id, flushed)
         if not ok:
             continue  # getOrCreateLog: InconsistentTopicIdException
         hosted = keyed_put(hosted, Hosted(p, tid, part.leader, part.leader_epoch))

@@ -26,6 +26,8 @@ PARAM_HELP = {
     "reset": ("the consumer's auto.offset.reset", None, None),
     "leader_epoch": ("leader epoch of the first incarnation when the story starts "
                      "(leader elections it went through before)", 0, 2),
+    "liveness": ("also check the liveness property BrokerFinishesStartup, under fairness",
+                 None, None),
 }
 CHOICES = {"reset": ("earliest", "latest", "none")}
 
@@ -73,6 +75,12 @@ SCENARIOS = [
         "deleted and re-created and a producer writes into the new one",
         Bounds(brokers=2, rf=1, incarnations=2, consumer=True, records=1,
                leader_epoch=1)),
+    _scenario(
+        "kraft-crash-window",
+        "KRaft: the topic is deleted and re-created; a broker crashes after creating the "
+        "new log's directory, before its partition.metadata is flushed, and restarts",
+        Bounds(brokers=2, rf=1, incarnations=2, crashes=1, initial_records=0,
+               liveness=True)),
     _scenario(
         "kraft-large",
         "KRaft: kraft-stray on 3 brokers (152,697 states in kraft: worth a Spark run)",

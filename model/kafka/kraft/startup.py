@@ -17,6 +17,11 @@ core/src/main/scala/kafka/server/metadata/BrokerMetadataPublisher.scala).
    after the replicas (finishInitializingReplicaManager -> deleteStrayReplicas).
 5. ``unfence`` (heartbeat): the controller unfences the broker once it is caught up.
 
+A log created shortly before a crash may lack its partition.metadata (its flush is
+asynchronous: ``flush-metadata``); step 3 then meets a log without a topic ID, which
+each release line treats differently (variants.py, ``missing_id``); in 3.7.0 the broker
+halts (status ``halted``) at every start.
+
 Steps 3 and 4 run in one callback on the broker, but another broker or the controller
 acts concurrently, and a crash can fall between them; the model makes them two steps.
 """
@@ -27,7 +32,7 @@ from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft import logmanager as lm
 from kmc.model.kafka.kraft import replicas
 from kmc.model.kafka.kraft.publisher import raise_high
-from kmc.model.kafka.kraft.state import CATCHING_UP, DOWN, LOGS_LOADED, RUNNING
+from kmc.model.kafka.kraft.state import CATCHING_UP, DOWN, HALTED, LOGS_LOADED, RUNNING
 
 
 def _put(w, b, br):
@@ -38,8 +43,13 @@ def crash(model, w, b: int):
     """A broker process dies (a fault): the in-memory image and hosted partitions are
     gone; logs and the local metadata log stay on disk. Its heartbeat lease runs
     out later (heartbeat.can_fence_expired)."""
-    br = w.brokers[b - 1]._replace(status=DOWN, image=None, hosted=())
-    return w._replace(brokers=_put(w, b, br),
+    old = w.brokers[b - 1]
+    br = old._replace(status=DOWN, image=None, hosted=(), logs=lm.after_crash(old.logs))
+    brokers = _put(w, b, br)
+    if w.budget.crashes == 1:  # the last crash: no later one can lose a pending flush
+        brokers = tuple(x._replace(logs=tuple(y._replace(flushed=True) for y in x.logs))
+                        for x in brokers)
+    return w._replace(brokers=brokers,
                       budget=w.budget._replace(crashes=w.budget.crashes - 1))
 
 
@@ -70,6 +80,10 @@ def load_logs(model, w, b: int):
     f = model.flags
     br = w.brokers[b - 1]
     img = im.build(w.quorum.log[:len(br.fetched)])
+    if f.stray_detection and f.strays_before_replicas and f.missing_id == "halt" and \
+            any(x.topic_id == lm.NO_ID for x in br.logs):
+        # LogManager.findStrayReplicas throws; initializeManagers: fatalFaultHandler
+        return w._replace(brokers=_put(w, b, br._replace(status=HALTED)))
     logs, ghost = br.logs, raise_high(w.ghost, b, img.offset)
     stray = lm.strays(img, b, logs, f.topic_ids)
     if stray:
@@ -90,8 +104,11 @@ def apply_initial(model, w, b: int):
     deleteStrayReplicas -> stopPartitions, which drops the hosted partition as well)."""
     f = model.flags
     br = w.brokers[b - 1]
+    br = replicas.apply_delta(br, im.EMPTY, br.image, b, f.topic_ids,
+                              model.flushed or w.budget.crashes == 0)
     stray = lm.strays(br.image, b, br.logs, f.topic_ids)
-    br = replicas.apply_delta(br, im.EMPTY, br.image, b, f.topic_ids)
+    if f.missing_id == "abort-strays" and any(x.topic_id == lm.NO_ID for x in br.logs):
+        stray = ()  # findStrayPartitions throws; metadataPublishingFaultHandler logs it
     if f.stray_detection and not f.strays_before_replicas:
         for x in stray:
             br = br._replace(logs=lm.delete_log(br.logs, x.partition),

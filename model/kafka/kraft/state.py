@@ -21,6 +21,7 @@ DOWN = "down"                # crashed: memory gone, logs and the local metadata
 CATCHING_UP = "catching-up"  # registered; the metadata loader replays up to the HWM
 LOGS_LOADED = "logs-loaded"  # first publish: image set, LogManager started
 RUNNING = "running"          # ReplicaManager applied the initial delta; serving requests
+HALTED = "halted"            # startup failed fatally (the process exited, and will again)
 
 
 def inc_of(topic_id: int) -> int:
@@ -32,10 +33,14 @@ def id_of(inc: int) -> int:
 
 
 class Log(NamedTuple):
-    """A partition directory on disk with its partition.metadata topic ID."""
+    """A partition directory on disk with its partition.metadata topic ID (0: no
+    partition.metadata file on disk) and whether that file is flushed (UnifiedLog
+    records the ID at creation and flushes the file asynchronously or before the first
+    append: a crash before the flush leaves a directory without a topic ID)."""
     partition: int
     topic_id: int
     records: tuple  # incarnation of each record
+    flushed: bool = True
 
 
 class Hosted(NamedTuple):
@@ -123,3 +128,4 @@ class Bounds(NamedTuple):
     records: int = 0
     reset: str = "earliest"
     leader_epoch: int = 0
+    liveness: bool = False

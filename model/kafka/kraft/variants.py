@@ -25,6 +25,16 @@ replicas). Two kinds of other variants:
   - ``kraft-clients-2.8``: today's brokers with 2.8.0 / 2.8.1 clients: the leader epoch
     alone decides (no topic IDs in Metadata.java before 2.8.2), and Fetch by name.
 
+  - ``kraft-3.7.0``: KAFKA-14616's stray check in LogManager's startup
+    (LogManager.findStrayReplicas in 3.7.0) throws "does not have a topic ID" for a log
+    without partition.metadata; BrokerMetadataPublisher.initializeManagers hands that
+    to the fatal fault handler, so the broker exits, and does so at every restart.
+    KAFKA-16814 (commit 9aad16e55df; in 3.7.1 and 3.8.0) treats such a log as stray.
+    Brokers 3.3-3.6 (``kraft-3.6``) threw the same error from findStrayPartitions in
+    finishInitializingReplicaManager, where metadataPublishingFaultHandler logs it:
+    the broker runs on and no stray log is deleted. The window exists since
+    partition.metadata is flushed asynchronously (commit 584213ed20d, in 3.1.0).
+
   KRaft brokers before 3.3 (early access in 2.8, preview in 3.0) are not modelled:
   their startup and delta handling (RaftReplicaManager, BrokerMetadataListener) differ
   from what the model follows, and reading them was not done.
@@ -49,6 +59,10 @@ class Flags(NamedTuple):
     client_rule: str = "ids"
     #: the consumer's Fetch carries topic IDs (FetchRequest v13, clients 3.1 and later)
     client_fetch_ids: bool = True
+    #: a log without partition.metadata at startup: "stray" (deleted, KAFKA-16814),
+    #: "halt" (the stray check throws in LogManager's startup: fatal), "abort-strays"
+    #: (the stray check throws after replicas are created: no stray is deleted)
+    missing_id: str = "stray"
 
 
 KRAFT = Flags(committed_only=True, stray_detection=True, strays_before_replicas=True,
@@ -73,9 +87,13 @@ VARIANTS: dict[str, tuple[Flags, str]] = {
 
 #: release-line variants: name -> (flags, one-line description)
 RELEASE: dict[str, tuple[Flags, str]] = {
-    "kraft-3.6": (KRAFT._replace(strays_before_replicas=False),
+    "kraft-3.6": (KRAFT._replace(strays_before_replicas=False, missing_id="abort-strays"),
                   "brokers 3.3-3.6: stray logs removed after replicas are created "
-                  "(fixed by KAFKA-14616 in 3.7.0)"),
+                  "(fixed by KAFKA-14616 in 3.7.0); a log without partition.metadata "
+                  "aborts the stray cleanup"),
+    "kraft-3.7.0": (KRAFT._replace(missing_id="halt"),
+                    "brokers 3.7.0: a log without partition.metadata makes startup fail "
+                    "(fixed by KAFKA-16814 in 3.7.1)"),
     "kraft-clients-3.0": (KRAFT._replace(client_rule="ids-both", client_fetch_ids=False),
                           "today's brokers, 3.0.0 clients: topic IDs compared only when "
                           "both are known (KAFKA-13488, fixed in 3.0.1), Fetch by name"),

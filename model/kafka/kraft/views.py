@@ -16,6 +16,8 @@
   ever published.
 - ``FencedLeader(broker, inc)``: the committed metadata names a fenced broker leader.
 - ``Named(source, name, topic_id)``: topics in each image (0: the controller's).
+- ``Starting(broker)``: restarted and not yet running (halted included);
+  ``Crashed(broker)``: down after a crash.
 - ``Skipped(inc, offset)``: records the consumer's position passed unread.
 - ``StaleMeta(broker, topic_id)``, ``Failover(epoch, remove_lost)``,
   ``Stray(broker, topic_id)``: witnesses.
@@ -24,7 +26,11 @@ from __future__ import annotations
 
 from kmc.model.kafka.kraft import clientmeta as cm
 from kmc.model.kafka.kraft import image as im
-from kmc.model.kafka.kraft.state import RUNNING, TOPIC, inc_of
+from kmc.model.kafka.kraft.state import (
+    CATCHING_UP, DOWN, HALTED, LOGS_LOADED, RUNNING, TOPIC, inc_of,
+)
+
+STARTING = (CATCHING_UP, LOGS_LOADED, HALTED)
 
 
 class _Memo:
@@ -77,6 +83,8 @@ def view(w) -> dict:
         "Published": pub, "FencedLeader": fenced_leader, "Named": named,
         "StaleMeta": set(g.stale_meta), "Failover": set(g.failovers),
         "Stray": set(g.strays), "Skipped": set(g.skipped),
+        "Starting": {(b,) for b, br in enumerate(w.brokers, 1) if br.status in STARTING},
+        "Crashed": {(b,) for b, br in enumerate(w.brokers, 1) if br.status == DOWN},
     }
     _Memo.last = (w, v)
     return v
