@@ -12,8 +12,7 @@ pytestmark = pytest.mark.slow
 
 # the small pinned liveness cases of the suite (liveness-counter.*, liveness-lossy.*);
 # every Spark step is a job, so the larger ones (Peterson, Kafka) are left to the suite
-CASES = [("lossy", "strong"), ("lossy", "weak"), ("lossy", "none"), ("counter", "weak"),
-         ("counter", "unfair")]
+CASES = [("lossy", "strong"), ("lossy", "weak"), ("lossy", "none"), ("counter", "weak")]
 
 
 def _lassos(result):
