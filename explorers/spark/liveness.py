@@ -53,7 +53,7 @@ def fair_target(sc, graph, i: int, eventually: bool, fair, parts):
     reach = reachable(entry, redges, parts)
     if not reach.count():
         return None
-    reach_en = region.join(reach).mapValues(lambda v: v[0]).cache()
+    reach_en = region.join(reach, parts).mapValues(lambda v: v[0]).cache()
     all_mask = fair.all_mask
     stops = reach_en.filter(lambda x: not x[1] & all_mask).mapValues(lambda _v: None) \
         .cache()
@@ -69,10 +69,10 @@ def fair_target(sc, graph, i: int, eventually: bool, fair, parts):
                 bad[cid] = offending
             else:
                 facts[cid] = (taken, en_all, en_any)
-        fair_parts.append(work.filter(lambda x, ids=frozenset(facts): x[1] in ids).cache())
+        fair_parts.append(work.filter(lambda x, ids=frozenset(facts): x[1] in ids))
         if not bad:
             break
-        rest = work.filter(lambda x, bad=bad: x[1] in bad).join(reach_en) \
+        rest = work.filter(lambda x, bad=bad: x[1] in bad).join(reach_en, parts) \
             .filter(lambda x, bad=bad: not x[1][1] & bad[x[1][0]]) \
             .mapValues(lambda v: v[0]).cache()
         if not rest.count():
@@ -87,13 +87,14 @@ def fair_target(sc, graph, i: int, eventually: bool, fair, parts):
 def _summaries(comp, enabled, edges, parts) -> list:
     """(id, taken, en_all, en_any) of each cyclic component of ``comp`` (key -> id):
     those with an inner edge (a self-loop for a single state)."""
-    taken = edges.join(comp).map(lambda x: (x[1][0][1], (x[1][1], x[1][0][2]))) \
-        .join(comp).filter(lambda x: x[1][0][0] == x[1][1]) \
+    taken = edges.join(comp, parts).map(lambda x: (x[1][0][1], (x[1][1], x[1][0][2]))) \
+        .join(comp, parts).filter(lambda x: x[1][0][0] == x[1][1]) \
         .map(lambda x: (x[1][1], 1 << x[1][0][1] if x[1][0][1] >= 0 else 0)) \
         .reduceByKey(lambda a, b: a | b, parts)
-    en = comp.join(enabled).map(lambda x: (x[1][0], (x[1][1], x[1][1]))) \
+    en = comp.join(enabled, parts).map(lambda x: (x[1][0], (x[1][1], x[1][1]))) \
         .reduceByKey(lambda a, b: (a[0] & b[0], a[1] | b[1]), parts)
-    rows = taken.join(en).map(lambda x: (x[0], x[1][0], x[1][1][0], x[1][1][1])).collect()
+    rows = taken.join(en, parts) \
+        .map(lambda x: (x[0], x[1][0], x[1][1][0], x[1][1][1])).collect()
     return sorted(rows)
 
 
@@ -115,7 +116,7 @@ def finish(sc, core, core_bc, result, max_depth=None):
                                     f"was complete ({result.stopped_by})"}
         return result
     t0 = time.perf_counter()
-    parts = 1
+    parts = max(2, sc.defaultParallelism)
     fair = FairnessClasses(core.model)
     graph = record_graph(sc, core, core_bc, live, parts,
                          max_depth if result.stopped_by == "max_depth" else None)

@@ -22,12 +22,11 @@ def spark_lasso(sc, core, fair, graph, target, eventually: bool, parts):
     """(Lasso trace, detail dict) of ``target`` (``spark.liveness.SparkTarget``)."""
     hits = target.hits(parts).cache()
     ball = _ball(sc, graph, target, hits, eventually, parts)
-    stops = set(target.stops.join(ball).keys().collect())
-    hit = set(hits.join(ball).keys().collect())
-    entry = set(target.entry.join(ball).keys().collect())
-    region = dict(target.region.join(ball).mapValues(lambda v: v[0]).collect())
-    sub, keys = _subgraph(graph.attrs.join(ball).mapValues(lambda v: v[0][0]),
-                          graph.edges.join(ball).mapValues(lambda v: v[0]), graph.inits)
+    stops = set(target.stops.join(ball, parts).keys().collect())
+    hit = set(hits.join(ball, parts).keys().collect())
+    entry = set(target.entry.join(ball, parts).keys().collect())
+    region = dict(target.region.join(ball, parts).mapValues(lambda v: v[0]).collect())
+    sub, keys = _subgraph(graph, ball, parts, graph.inits)
     mark = SimpleNamespace(entry=[k in entry for k in keys],
                            region=[k in region for k in keys],
                            hit=lambda v: keys[v] in hit)
@@ -39,8 +38,7 @@ def spark_lasso(sc, core, fair, graph, target, eventually: bool, parts):
     if end_key not in stops:
         cid = target.fair_of.lookup(end_key)[0]
         members = target.fair_of.filter(lambda x: x[1] == cid).mapValues(lambda _c: None)
-        csub, ckeys = _subgraph(graph.attrs.join(members).mapValues(lambda v: v[0][0]),
-                                graph.edges.join(members).mapValues(lambda v: v[0]), [])
+        csub, ckeys = _subgraph(graph, members, parts, [])
         ids = list(range(len(ckeys)))
         comp = FairComponent(ids, set(ids), *target.facts[cid])
         loop = _loop(csub, comp, ckeys.index(end_key), fair)
@@ -75,18 +73,19 @@ def _ball(sc, graph, target, hits, eventually: bool, parts):
     while True:
         # a pair entering the region is visited at its predecessor's depth
         enter = level.filter(lambda x: x[0][1] == 0).map(lambda x: (x[0][0], None)) \
-            .join(target.entry).map(lambda x: ((x[0], 1), None)).subtractByKey(seen)
+            .join(target.entry, parts).map(lambda x: ((x[0], 1), None)) \
+            .subtractByKey(seen, parts)
         level = level.union(enter).distinct(parts).cache()
         seen = seen.union(enter).cache()
         levels.append(level)
         by_key = level.map(lambda x: (x[0][0], x[0][1]))
-        if by_key.filter(lambda x: x[1] == 1).join(hits).count():
+        if by_key.filter(lambda x: x[1] == 1).join(hits, parts).count():
             break
-        nxt = by_key.filter(lambda x: x[1] == 0).join(every) \
+        nxt = by_key.filter(lambda x: x[1] == 0).join(every, parts) \
             .map(lambda x: ((x[1][1], 0), None)) \
-            .union(by_key.filter(lambda x: x[1] == 1).join(target.redges)
+            .union(by_key.filter(lambda x: x[1] == 1).join(target.redges, parts)
                    .map(lambda x: ((x[1][1], 1), None))) \
-            .distinct(parts).subtractByKey(seen).cache()
+            .distinct(parts).subtractByKey(seen, parts).cache()
         if not nxt.count():
             raise AssertionError("a reachable target has a stem")
         seen = seen.union(nxt).partitionBy(parts).cache()
@@ -94,15 +93,15 @@ def _ball(sc, graph, target, hits, eventually: bool, parts):
     return sc.union(levels).map(lambda x: (x[0][0], None)).distinct(parts).cache()
 
 
-def _subgraph(attrs, edges, inits):
-    """The induced subgraph on the states of ``attrs`` (key -> enabled), collected, in
-    the local graph's form: node ids are key ranks, each state's edges in successor
-    order. Returns (graph, keys)."""
-    enabled = dict(attrs.collect())
+def _subgraph(graph, nodes, parts, inits):
+    """The subgraph induced by ``nodes`` (key -> anything), collected, in the local
+    graph's form: node ids are key ranks, each state's edges in successor order.
+    Returns (graph, keys)."""
+    enabled = dict(graph.attrs.join(nodes, parts).mapValues(lambda v: v[0][0]).collect())
     keys = sorted(enabled)
     node = {k: v for v, k in enumerate(keys)}
     out: dict = {}
-    for src, (idx, dst, gr) in edges.collect():
+    for src, ((idx, dst, gr), _n) in graph.edges.join(nodes, parts).collect():
         if dst in node:
             out.setdefault(src, []).append((idx, node[dst], gr))
     offsets, dsts, groups = [0], [], []

@@ -23,8 +23,8 @@ def reachable(start, edges, parts):
     seen = start.mapValues(lambda _v: None).distinct(parts).cache()
     frontier = seen
     while True:
-        nxt = edges.join(frontier).map(lambda x: (x[1][0], None)) \
-            .distinct(parts).subtractByKey(seen).cache()
+        nxt = edges.join(frontier, parts).map(lambda x: (x[1][0], None)) \
+            .distinct(parts).subtractByKey(seen, parts).cache()
         if not nxt.count():
             return seen
         seen = seen.union(nxt).partitionBy(parts).cache()
@@ -34,8 +34,8 @@ def reachable(start, edges, parts):
 def restrict(edges, verts, parts):
     """The edges (src -> dst) between states of ``verts`` (key -> group) with one group
     at both ends."""
-    return edges.join(verts).map(lambda x: (x[1][0], (x[0], x[1][1]))) \
-        .join(verts).filter(lambda x: x[1][0][1] == x[1][1]) \
+    return edges.join(verts, parts).map(lambda x: (x[1][0], (x[0], x[1][1]))) \
+        .join(verts, parts).filter(lambda x: x[1][0][1] == x[1][1]) \
         .map(lambda x: (x[1][0][0], x[0])).partitionBy(parts).cache()
 
 
@@ -49,9 +49,9 @@ def sccs(verts, edges, parts):
         back = inner.map(lambda e: (e[1], e[0])).partitionBy(parts).cache()
         colour = remaining.map(lambda x: (x[0], x[0])).partitionBy(parts).cache()
         while True:
-            sent = inner.join(colour).map(lambda x: (x[1][0], x[1][1]))
+            sent = inner.join(colour, parts).map(lambda x: (x[1][0], x[1][1]))
             new = colour.union(sent).reduceByKey(min, parts).cache()
-            changed = new.join(colour).filter(lambda x: x[1][0] != x[1][1]).count()
+            changed = new.join(colour, parts).filter(lambda x: x[1][0] != x[1][1]).count()
             colour = new
             if not changed:
                 break
@@ -59,15 +59,16 @@ def sccs(verts, edges, parts):
         frontier = comp
         while True:
             # predecessors of the frontier that share its colour and are not in yet
-            cand = back.join(frontier).map(lambda x: (x[1][0], x[1][1])) \
-                .join(colour).filter(lambda x: x[1][0] == x[1][1]) \
-                .mapValues(lambda v: v[0]).distinct(parts).subtractByKey(comp).cache()
+            cand = back.join(frontier, parts).map(lambda x: (x[1][0], x[1][1])) \
+                .join(colour, parts).filter(lambda x: x[1][0] == x[1][1]) \
+                .mapValues(lambda v: v[0]).distinct(parts).subtractByKey(comp, parts) \
+                .cache()
             if not cand.count():
                 break
             comp = comp.union(cand).partitionBy(parts).cache()
             frontier = cand
         done.append(comp)
-        remaining = remaining.subtractByKey(comp).cache()
+        remaining = remaining.subtractByKey(comp, parts).cache()
     if not done:
         return verts.context.parallelize([], parts)
     return verts.context.union(done).partitionBy(parts).cache()
