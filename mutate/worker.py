@@ -10,6 +10,7 @@ does not see: their runs have no digest and their mutants are never called equiv
 """
 from __future__ import annotations
 
+import dis
 import hashlib
 import importlib
 import os
@@ -95,30 +96,46 @@ def _where(e: Exception) -> str:
 
 
 class LineTracer:
-    """The lines of ``files`` executed while it is on (for the baseline)."""
+    """The lines of ``files`` executed while it is on (for the baseline). A function
+    whose every line has run is no longer traced, so the cost falls to one callback per
+    call once the hot code is covered."""
 
     def __init__(self, files):
         self.wanted = {os.path.realpath(f): f for f in files}
         self.lines: dict[str, set] = {f: set() for f in files}
-        self._known: dict[str, str | None] = {}
+        self._files: dict[str, str | None] = {}
+        #: code object -> lines of it not run yet (None: not a wanted file)
+        self._todo: dict = {}
 
-    def _file(self, code_file: str):
-        f = self._known.get(code_file, 0)
-        if f == 0:
-            f = self._known[code_file] = self.wanted.get(os.path.realpath(code_file))
-        return f
+    def _remaining(self, code):
+        todo = self._todo.get(code, 0)
+        if todo == 0:
+            name = code.co_filename
+            f = self._files.get(name, 0)
+            if f == 0:
+                f = self._files[name] = self.wanted.get(os.path.realpath(name))
+            todo = None if f is None else \
+                {n for _o, n in dis.findlinestarts(code) if n is not None}
+            self._todo[code] = todo
+        return todo
 
     def __enter__(self):
-        def local(frame, event, arg):
-            if event == "line":
-                self.lines[self._file(frame.f_code.co_filename)].add(frame.f_lineno)
-            return local
-
         def call(frame, event, arg):
-            if event == "call" and self._file(frame.f_code.co_filename) is not None:
-                self.lines[self._file(frame.f_code.co_filename)].add(frame.f_lineno)
+            code = frame.f_code
+            todo = self._remaining(code)
+            if todo is None:
+                return None
+            hits = self.lines[self._files[code.co_filename]]
+            hits.add(frame.f_lineno)
+            if not todo:
+                return None
+
+            def local(frame, event, arg):
+                if event == "line":
+                    hits.add(frame.f_lineno)
+                    todo.discard(frame.f_lineno)
                 return local
-            return None
+            return local
         sys.settrace(call)
         return self
 
