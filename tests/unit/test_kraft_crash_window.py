@@ -69,3 +69,12 @@ def test_broker_finishes_startup_only_where_the_release_says():
     bad.assert_violated("BrokerFinishesStartup", 15)
     good = api.check("kraft-crash-window", "kraft")
     assert good.complete and good.verdict("BrokerFinishesStartup") == "holds"
+
+
+def test_replicas_eventually_hosted_sees_the_stray_log_of_brokers_3_6():
+    params = {"liveness": True}
+    bad = api.check("kraft-stray", "kraft-3.6", params)
+    assert bad.verdict("ReplicasEventuallyHosted") == "violated"
+    good = api.check("kraft-stray", "kraft", params)
+    assert good.complete and good.verdict("ReplicasEventuallyHosted") == "holds"
+    assert good.verdict("BrokerFinishesStartup") == "holds"

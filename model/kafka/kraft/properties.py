@@ -194,6 +194,14 @@ BROKER_FINISHES_STARTUP = leads_to(
                 "weakly fair")
 
 
+UNHOSTED = exists((b, p, i), And(Assigned(b, p, i), Not(Hosts(b, p, i))))
+
+REPLICAS_EVENTUALLY_HOSTED = leads_to(
+    "ReplicasEventuallyHosted", UNHOSTED, Or(Not(UNHOSTED), exists(d, Down(d))), view=view,
+    description="a replica the committed metadata assigns is eventually hosted by its "
+                "broker with the right topic ID, unless a broker is not running")
+
+
 ALWAYS = (NO_STALE_READ, NO_STALE_REPLICATION, TOPIC_ID_UNIQUE, NO_WRITE_TO_DELETED_TOPIC,
           LEADER_EPOCH_FENCING,
           NO_FENCED_LEADER, METADATA_MONOTONIC, NO_UNCOMMITTED_EFFECT)
@@ -220,6 +228,9 @@ def witnesses_for(bounds) -> tuple:
 def properties_for(bounds, flags) -> tuple:
     consumer = (NO_RECORD_SKIPPED, consumer_not_stuck(flags.client_rule)) \
         if bounds.consumer else ()
-    live = (BROKER_FINISHES_STARTUP,) if bounds.liveness and bounds.crashes else ()
+    live = ()
+    if bounds.liveness:
+        live = ((BROKER_FINISHES_STARTUP,) if bounds.crashes else ()) + (
+            REPLICAS_EVENTUALLY_HOSTED,)
     return (ALWAYS + consumer[:1] + QUIESCENT + consumer[1:] + witnesses_for(bounds)
             + live)
