@@ -58,39 +58,35 @@ def spark_lasso(sc, core, fair, graph, target, eventually: bool, parts):
 
 def _ball(sc, graph, target, hits, eventually: bool, parts):
     """RDD key -> None of the states the local stem search visits: every (state, phase)
-    pair within the depth where the first target is reached."""
-    init_keys = [k for k, _ii in graph.inits]
+    pair within the depth where the first target is reached. A level is an RDD key ->
+    phases (bit 0: before the region is entered, bit 1: inside it), partitioned as the
+    graph, so every join but the one that gathers successors stays local."""
+    inits = [k for k, _ii in graph.inits]
+    bits = 2 if eventually else 1
+    level = sc.parallelize([(k, bits) for k in inits], parts).partitionBy(parts)
     if eventually:
-        entered = set(target.entry.filter(lambda x: x[0] in set(init_keys)).keys()
-                      .collect())
-        level = sc.parallelize([((k, 1), None) for k in init_keys if k in entered], parts)
-    else:
-        level = sc.parallelize([((k, 0), None) for k in init_keys], parts)
-    level = level.cache()
-    seen = level
-    levels = []
+        level = level.join(target.entry, parts).mapValues(lambda v: v[0])
+    # per state: 1 where the region is entered, 2 where a target lies
+    marks = target.entry.mapValues(lambda _v: 1).union(hits.mapValues(lambda _v: 2)) \
+        .reduceByKey(lambda a, b: a | b, parts).cache()
     every = graph.edges.mapValues(lambda e: e[1])
+    seen = level = level.cache()
     while True:
-        # a pair entering the region is visited at its predecessor's depth
-        enter = level.filter(lambda x: x[0][1] == 0).map(lambda x: (x[0][0], None)) \
-            .join(target.entry, parts).map(lambda x: ((x[0], 1), None)) \
-            .subtractByKey(seen, parts)
-        level = level.union(enter).distinct(parts).cache()
-        seen = seen.union(enter).cache()
-        levels.append(level)
-        by_key = level.map(lambda x: (x[0][0], x[0][1]))
-        if by_key.filter(lambda x: x[1] == 1).join(hits, parts).count():
-            break
-        nxt = by_key.filter(lambda x: x[1] == 0).join(every, parts) \
-            .map(lambda x: ((x[1][1], 0), None)) \
-            .union(by_key.filter(lambda x: x[1] == 1).join(target.redges, parts)
-                   .map(lambda x: ((x[1][1], 1), None))) \
-            .distinct(parts).subtractByKey(seen, parts).cache()
+        # a state entering the region is inside it at the same depth
+        level = level.leftOuterJoin(marks, parts).mapValues(
+            lambda v: v[0] | (2 if v[0] & 1 and (v[1] or 0) & 1 else 0)).cache()
+        seen = seen.union(level).reduceByKey(lambda a, b: a | b, parts).cache()
+        if level.join(marks, parts).filter(lambda x: x[1][0] & 2 and x[1][1] & 2).count():
+            return seen.mapValues(lambda _b: None)
+        nxt = every.join(level.filter(lambda x: x[1] & 1), parts) \
+            .map(lambda x: (x[1][0], 1)) \
+            .union(target.redges.join(level.filter(lambda x: x[1] & 2), parts)
+                   .map(lambda x: (x[1][0], 2))) \
+            .reduceByKey(lambda a, b: a | b, parts).leftOuterJoin(seen, parts) \
+            .mapValues(lambda v: v[0] & ~(v[1] or 0)).filter(lambda x: x[1]).cache()
         if not nxt.count():
             raise AssertionError("a reachable target has a stem")
-        seen = seen.union(nxt).partitionBy(parts).cache()
         level = nxt
-    return sc.union(levels).map(lambda x: (x[0][0], None)).distinct(parts).cache()
 
 
 def _subgraph(graph, nodes, parts, inits):
