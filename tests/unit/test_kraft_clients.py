@@ -91,6 +91,7 @@ def test_clients_2_8_leave_the_consumer_on_the_deleted_topic():
     r = api.check("kraft-consumer-recreate", "kraft-clients-2.8")
     assert r.complete and r.unique_states == 4437
     r.assert_violated("ConsumerNotStuck", 8)
+    assert r.verdict("ProducerNotStuck") == "violated"  # Metadata.java is shared
     assert r.verdict("NoRecordSkipped") == "holds"
 
 

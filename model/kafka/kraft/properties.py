@@ -6,7 +6,9 @@ always: NoStaleRead, NoStaleReplication, TopicIdUnique, NoWriteToDeletedTopic,
 LeaderEpochFencing,
 NoFencedLeader, MetadataMonotonic, NoUncommittedEffect.
 quiescent (settled: no internal step left): StaleReplicasCleaned, DeletionCompletes,
-AssignedReplicasHosted.
+AssignedReplicasHosted; with a consumer NoRecordSkipped (always) and ConsumerNotStuck,
+with a producer ProducerNotStuck.
+liveness (``-p liveness=true``): BrokerFinishesStartup, ReplicasEventuallyHosted.
 sometimes: the witnesses a scenario's bounds make reachable (``witnesses_for``).
 """
 from __future__ import annotations
@@ -173,17 +175,18 @@ NO_RECORD_SKIPPED = declare(
               "without receiving that record")
 
 
-def consumer_not_stuck(rule: str):
-    """ConsumerNotStuck for the clients' metadata rule ``rule`` (views.stuck_view)."""
+def client_not_stuck(rule: str, client: str):
+    """ConsumerNotStuck / ProducerNotStuck for the clients' metadata rule ``rule``
+    (views.stuck_view)."""
+    name = client.capitalize()
     return declare(
-        "quiescent", "ConsumerNotStuck",
-        Not(exists((a, g), Stuck(a, g))), stuck_view(rule),
-        "settled with the topic live: a Metadata answer from some running broker would "
-        "point the consumer at the live incarnation (it is never left fetching a "
-        "deleted one)",
-        lambda m: f"nothing is left to do and incarnation {m['g']} of the topic is "
-                  f"live, yet the consumer (holding incarnation {m['a']}; 0: none) "
-                  "rejects every broker's Metadata answer for it")
+        "quiescent", f"{name}NotStuck",
+        Not(exists((a, g), Stuck(a, g))), stuck_view(rule, client),
+        f"settled with the topic live: a Metadata answer from some running broker would "
+        f"point the {client} at the live incarnation (it is never left on a deleted one)",
+        lambda m, c=client: f"nothing is left to do and incarnation {m['g']} of the topic "
+                            f"is live, yet the {c} (holding incarnation {m['a']}; 0: "
+                            "none) rejects every broker's Metadata answer for it")
 
 
 BROKER_FINISHES_STARTUP = leads_to(
@@ -226,8 +229,10 @@ def witnesses_for(bounds) -> tuple:
 
 
 def properties_for(bounds, flags) -> tuple:
-    consumer = (NO_RECORD_SKIPPED, consumer_not_stuck(flags.client_rule)) \
+    consumer = (NO_RECORD_SKIPPED, client_not_stuck(flags.client_rule, "consumer")) \
         if bounds.consumer else ()
+    if bounds.records:
+        consumer += (client_not_stuck(flags.client_rule, "producer"),)
     live = ()
     if bounds.liveness:
         live = ((BROKER_FINISHES_STARTUP,) if bounds.crashes else ()) + (

@@ -90,16 +90,18 @@ def view(w) -> dict:
     return v
 
 
-def stuck_view(rule: str):
+def stuck_view(rule: str, client: str = "consumer"):
     """``Stuck(cached_inc, live_inc)``: the committed image holds incarnation
-    ``live_inc`` of the topic, the consumer (not stopped by an error) does not point at
-    it, and no running broker's Metadata answer, taken into its cache once or twice by
-    ``rule`` (clientmeta.update), would make it (``cached_inc`` 0: no partition
-    metadata cached)."""
+    ``live_inc`` of the topic, the client (the consumer, not stopped by an error, or the
+    producer, with records left to write) does not point at it, and no running
+    broker's Metadata answer, taken into its cache once or twice by ``rule``
+    (clientmeta.update), would make it (``cached_inc`` 0: no partition metadata
+    cached)."""
     def stuck(w) -> dict:
-        c = w.consumer
+        c = getattr(w, client)
+        idle = c.failed if client == "consumer" else c.left == 0
         t = im.topic_by_name(im.build(w.quorum.log[:w.quorum.hwm]), TOPIC)
-        if t is None or c.failed or (c.meta and c.meta[0] == t.topic_id):
+        if t is None or idle or (c.meta and c.meta[0] == t.topic_id):
             return {"Stuck": set()}
         for br in w.brokers:
             if br.status != RUNNING:
