@@ -341,8 +341,8 @@ def sccs(nodes, adj, mark, token, labels=None) -> list[list]:
 
 
 def without_liveness(props, explorer: str) -> tuple[list, list]:
-    """For an explorer that does not check liveness (Spark): (the other properties, the
-    names of the liveness ones). Only liveness properties asked for: ExplorerError."""
+    """For an explorer that does not check liveness: (the other properties, the names
+    of the liveness ones). Only liveness properties asked for: ExplorerError."""
     from kmc.explorers.errors import ExplorerError
 
     safety, live = split(props)

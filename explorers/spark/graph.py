@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kmc.model.contract import ModelError
-
 
 @dataclass
 class SparkGraph:
@@ -52,21 +50,23 @@ def record_graph(sc, core, core_bc, props, parts, max_depth=None) -> SparkGraph:
             if max_depth is not None and depth >= max_depth:
                 break
             cands = rec.flatMap(lambda r: r[4]).reduceByKey(lambda a, b: a, parts)
-            new = cands.subtractByKey(visited).cache()
+            new = cands.subtractByKey(visited, parts).cache()
             if not new.count():
                 break
             visited = visited.union(new.mapValues(lambda _s: None)) \
                 .partitionBy(parts).cache()
             frontier = new
             depth += 1
-    except Exception as e:
-        if isinstance(e.__cause__, ModelError) or "ModelError" in str(e):
-            raise ExplorerError(str(e).splitlines()[-1]) from None
+    except Exception as e:  # a fault or an input declared fair: bad input, as locally
+        said = [ln.split("ModelError:", 1)[1].strip() for ln in str(e).splitlines()
+                if "ModelError:" in ln]
+        if said:
+            raise ExplorerError(said[0]) from None
         raise
     attrs = sc.union(levels_attrs).partitionBy(parts).cache()
     raw = sc.union(levels_edges)
     known = attrs.mapValues(lambda _v: None)
-    edges = raw.map(lambda e: (e[1][1], (e[0], e[1][0], e[1][2]))).join(known) \
+    edges = raw.map(lambda e: (e[1][1], (e[0], e[1][0], e[1][2]))).join(known, parts) \
         .map(lambda x: (x[1][0][0], (x[1][0][1], x[0], x[1][0][2]))) \
         .partitionBy(parts).cache()
     n, m = attrs.count(), edges.count()

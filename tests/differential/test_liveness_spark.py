@@ -59,3 +59,13 @@ def test_spark_decides_random_graphs_as_bfs(sc):
         assert s.verdicts() == b.verdicts(), seed
         assert (s.verdict("L") == "violated") == brute_force(m), seed
         assert _lassos(s) == _lassos(b), seed
+
+
+def test_a_fault_declared_fair_is_bad_input_on_spark(sc):
+    from kmc.errors import UsageError
+    from kmc.model.validation.liveness import LossyChannel
+
+    m = LossyChannel("weak")
+    m.weakly_fair = ("Send", "Lose")  # Lose is a fault
+    with pytest.raises(UsageError, match="never fair"):
+        check(m, explorer="spark")
