@@ -45,6 +45,7 @@ def classify(baseline: dict, result: dict) -> Verdict:
         return Verdict(CRASH, [result["load_error"].split(":")[0]], [result["load_error"]])
     props, witnesses, crashes, counts, evidence = [], [], [], [], []
     digests_equal = True
+    quiet = []  # why a mutant that changed no count or verdict is not equivalent
     for eid, run in result["runs"].items():
         base = baseline[eid]
         if run.get("error"):
@@ -77,11 +78,11 @@ def classify(baseline: dict, result: dict) -> Verdict:
             evidence.append(f"{eid}: {changed}")
         if run.get("digest") is None:
             digests_equal = False
-            evidence.append(f"{eid}: no state digest (a compiled model)")
+            quiet.append(f"{eid}: no state digest (a compiled model)")
         elif run["digest"] != base.get("digest"):
             digests_equal = False
             if not changed:
-                evidence.append(f"{eid}: other states reached, as many as before")
+                quiet.append(f"{eid}: other states reached, as many as before")
     if props:
         return Verdict(PROPERTY, _unique(props), evidence)
     if witnesses:
@@ -92,7 +93,7 @@ def classify(baseline: dict, result: dict) -> Verdict:
         return Verdict(COUNT_ONLY, [], evidence)
     if digests_equal and result["runs"]:
         return Verdict(EQUIVALENT, [], [])
-    return Verdict(SURVIVED, [], evidence)
+    return Verdict(SURVIVED, [], evidence + quiet)
 
 
 def decisive(base: dict, run: dict) -> bool:
