@@ -44,7 +44,8 @@ from kmc.explorers.errors import ExplorerError
 from kmc.explorers.spark import ckptfiles, sealing
 from kmc.model.encoding import fingerprint
 
-FORMAT = 4  # 3: levels/L.json lists the block files; 4: 128-bit keys
+FORMAT = 5  # 3: levels/L.json lists the block files; 4: 128-bit keys; 5: blocks hold
+# their levels' trace rows
 IDENTITY = "identity.json"
 OLD_IDENTITY = "identity.pkl"  # format 1 (pickles): refused unread
 #: a level's counters, kept as JSON as they are
@@ -303,8 +304,9 @@ def describe(ident: dict) -> str:
 
 def format_error(path: str, fmt) -> ExplorerError:
     older = isinstance(fmt, int) and not isinstance(fmt, bool) and fmt < FORMAT
-    why = " (an older kmc's, whose state keys were 64-bit; this kmc's are 128-bit)" \
-        if older else ""
+    why = "" if not older else \
+        " (an older kmc's, whose state keys were 64-bit; this kmc's are 128-bit)" \
+        if fmt < 4 else " (an older kmc's, whose blocks hold no trace rows)"
     return ExplorerError(f"checkpoint dir {path} has format {fmt}{why}, this kmc reads "
                          f"and writes format {FORMAT} only: start a new run in an empty "
                          "directory")

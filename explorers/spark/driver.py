@@ -39,16 +39,20 @@ def is_block(record) -> bool:
     return record[1][0] in ("B", "V")
 
 
-def split_blocks(visited, fkeys, fstates, nparts, shift=0):
-    """One ("B", visited, frontier keys, held frontier states, recently shipped keys)
-    block per owner partition (``level.held_frontier``)."""
+def split_blocks(visited, fkeys, fstates, nparts, shift=0, depth=0):
+    """One ("B", visited, frontier keys, held frontier states, recently shipped keys,
+    the frontier's level, trace rows) block per owner partition
+    (``level.held_frontier``). The trace rows are (level, keys, parents) triples of the
+    levels the partitions found; blocks placed from the driver start with none (the
+    driver keeps the rows of its own levels)."""
     vparts = level.split_by_owner(visited, nparts, shift)
     fparts = level.split_by_owner(fkeys, nparts, shift)
     out = []
     for p in range(nparts):
         fi = fparts[p]
         states = None if fstates is None else [fstates[i] for i in fi.tolist()]
-        out.append((p, ("B", visited[vparts[p]], fkeys[fi], level.held_frontier(states), ())))
+        out.append((p, ("B", visited[vparts[p]], fkeys[fi], level.held_frontier(states), (),
+                         depth, ())))
     return out
 
 
@@ -61,6 +65,24 @@ def join_blocks(records):
     mine = [keycodec.unpack(b[1]) for b in blocks]
     visited = sorted_keys(np.concatenate(mine + passed or [np.empty(0, np.uint64)]))
     return (visited, *join_frontiers([(b[2], b[3]) for b in blocks]))
+
+
+def block_rows(records) -> dict:
+    """The trace rows the blocks among ``records`` hold: level -> (keys ascending, their
+    parents' keys), joined over the partitions."""
+    parts: dict = {}
+    for _p, rec in records:
+        rec = spool.opened(rec)
+        if rec[0] == "B":
+            for lvl, keys, parents in rec[6]:
+                parts.setdefault(lvl, []).append((keys, parents))
+    out = {}
+    for lvl, kp in parts.items():
+        keys = np.concatenate([k for k, _p in kp])
+        parents = np.concatenate([p for _k, p in kp])
+        order = sort_order(keys)
+        out[lvl] = (keys[order], parents[order])
+    return out
 
 
 def frontier_of(record) -> list:
@@ -87,9 +109,10 @@ class DriverFrontier:
     mode = "driver"
     pending = False  # no job submitted ahead (``SparkFrontier.pending``)
 
-    def __init__(self, core, visited, fkeys, fstates):
+    def __init__(self, core, visited, fkeys, fstates, depth=0):
         self.core = core
         self.visited, self.fkeys, self.fstates = visited, fkeys, fstates
+        self.depth = depth  # the frontier's level (0: the initial states)
         self.recent = ()  # keys expanded into candidates at the last two levels
 
     @property
@@ -105,13 +128,14 @@ class DriverFrontier:
                                                             batches, commit)
         if commit:
             self.visited, self.fkeys, self.fstates = visited, nk, ns
+            self.depth += 1
             self.recent = (shipped, *self.recent[:1]) if window is None else ()
         return LevelOutcome(gen, cov, [settled], [found], nk, npar,
                             sum(int(b[0].size) for b in batches))
 
     def blocks(self, nparts):
         return split_blocks(self.visited, self.fkeys, self.fstates, nparts,
-                            self.core.owner_shift)
+                            self.core.owner_shift, self.depth)
 
     def save(self, sc, url, nparts):
         sc.parallelize(self.blocks(nparts), nparts).saveAsPickleFile(url)

@@ -191,7 +191,10 @@ def _placed(run, frontier, to_spark):
     # driver's level, and cancelling it would cost its Python workers (Spark replaces
     # the workers of a cancelled task)
     if _fits_driver(run, frontier.size) and not frontier.pending:
-        return frontier.to_driver(run.core, *run.visited())
+        visited, fkeys = run.visited()
+        driver, rows = frontier.to_driver(run.core, fkeys, run.depth - 1, visited)
+        run.take_rows(rows)
+        return driver
     return frontier
 
 
@@ -231,7 +234,7 @@ def _restore(sc, core_bc, nparts, store, depth, run):
                                 f"holds {visited.size:,} states and a frontier of "
                                 f"{fkeys.size:,}, not the {last['unique']:,} and "
                                 f"{last['frontier']:,} levels/{depth}.json records")
-        return DriverFrontier(run.core, visited, fkeys, fstates)
+        return DriverFrontier(run.core, visited, fkeys, fstates, depth)
     state = rdd.partitionBy(nparts, owner_of)
     return SparkFrontier(sc, core_bc, nparts, state, run.frontier_size, LINEAGE_EVERY,
                          run.core.owner_shift, lineage_bytes=LINEAGE_BYTES)

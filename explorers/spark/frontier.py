@@ -18,9 +18,14 @@ import numpy as np
 
 from kmc.explorers.spark import level_tasks, spool
 from kmc.explorers.spark.jobs import LevelJobs
-from kmc.explorers.spark.driver import (DriverFrontier, LevelOutcome, frontier_of, is_block,
-                                    join_frontiers)
+from kmc.explorers.spark.driver import (DriverFrontier, LevelOutcome, block_rows,
+                                        frontier_of, is_block, join_blocks, join_frontiers)
 from kmc.explorers.spark.placement import balanced_owners, predicted_weights, value_links
+
+
+def _state_records(record) -> list:
+    """The blocks and passed visited keys of a state (a flatMap function)."""
+    return [record] if is_block(record) else []
 
 
 @dataclass
@@ -160,7 +165,7 @@ class SparkFrontier:
             self._ahead = self._submit(job.rdd, decided, self._window_bcs(lag), True, True,
                                        True, self._owner_table(weigh, 3), lagged=True)
         parts = self._await(job, deadline, self._ahead)
-        if self._spool is not None:
+        if self._spool is not None and commit:  # the state stays job's: keep its files
             self._spool.prune(job.job)
         outcome = LevelOutcome()
         for gen, cov, settled, expand_s in self._next:
@@ -338,21 +343,36 @@ class SparkFrontier:
     def save(self, sc, url, nparts):
         self.state.filter(is_block).map(spool.opened_record).saveAsPickleFile(url)
 
-    def to_driver(self, core, visited, fkeys) -> DriverFrontier:
+    def to_driver(self, core, fkeys, depth, visited=None):
         """Bring a small frontier back to the driver (the caller checks that it fits);
-        the next level's candidates are left behind. ``visited`` (every key found so
-        far) and ``fkeys`` (the frontier's) are the driver's own trace rows
-        (``Run.visited``): only the frontier's states come from Spark, and nothing for a
-        packed model, whose states are their keys. Collecting the blocks' visited keys
-        instead took 60-70 ms of TwoPhase rm=8's tail (1.75 M keys) on local[2]."""
+        the next level's candidates are left behind. Returns the DriverFrontier and the
+        trace rows the blocks held (level -> (keys, parents)), which the driver keeps
+        from now on. ``fkeys`` are the driver's keys of the frontier (its level
+        ``depth``); ``visited`` every key found so far when the driver still holds
+        them all (``Run.visited``): then only a non-packed frontier's states come from
+        Spark, and nothing for a packed model, whose states are their keys."""
         self._drop_ahead()
-        fstates = None
-        if not core.packed:
-            held, fstates = join_frontiers(self.state.flatMap(frontier_of).collect())
-            if not np.array_equal(held, fkeys):
-                raise RuntimeError("the frontier on Spark is not the driver's last level")
+        rows, fstates = {}, None
+        if visited is None:
+            records = [(p, spool.opened(r)) for p, r in self._flat_collect(_state_records)]
+            visited, held, fstates = join_blocks(records)
+            rows = block_rows(records)
+        elif not core.packed:
+            held, fstates = join_frontiers(self._flat_collect(frontier_of))
+        else:
+            held = fkeys
+        if not np.array_equal(held, fkeys):
+            raise RuntimeError("the frontier on Spark is not the driver's last level")
         self.release()
-        return DriverFrontier(core, visited, fkeys, fstates)
+        return DriverFrontier(core, visited, fkeys, fstates, depth), rows
+
+    def parents(self, lvl: int, keys: np.ndarray) -> dict:
+        """key -> parent key for the ``keys`` (ascending) of level ``lvl``, from the
+        trace rows the blocks hold: one job over the state."""
+        return dict(self._flat_collect(level_tasks.parents_in(lvl, keys)))
+
+    def _flat_collect(self, fn) -> list:
+        return self.state.flatMap(fn).collect()
 
     @property
     def visited_bytes(self) -> int:

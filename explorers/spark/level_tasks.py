@@ -15,6 +15,7 @@ import pickle
 import threading
 import time
 
+from kmc.explorers import keyarrays
 from kmc.explorers.spark import keycodec, level, spool
 from kmc.explorers.visited import insert_sorted
 
@@ -88,7 +89,7 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
         if block is None:
             raise RuntimeError(f"partition {pid} lost its block: the blocks and the "
                                "candidates are not co-partitioned")
-        _tag, visited, fkeys, held, recent = block
+        _tag, visited, fkeys, held, recent, depth, rows = block
         before = fkeys
         visited = keycodec.unpack(visited)
         for keys in passed:  # disjoint from visited: another owner's keys until now
@@ -103,6 +104,9 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
                        sum(int(b[0].size) for b in batches), times)
             if states is not None:
                 held = level.forwarded(blobs, [b[0].size for b in batches], picked)
+            if commit:  # the level's trace rows stay here, with the visited keys
+                depth += 1
+                rows = (*rows, (depth, fkeys, parents))
         if expand:
             t = time.perf_counter()
             if states is None:  # a placed block: its states are still pickled
@@ -135,7 +139,8 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
                     visited = visited[parts[pid]]
                 # the block keeps the frontier (pickled) for a move back to the driver or
                 # a checkpoint; the next level expands its own new states instead
-                yield pid, out_file.put(("B", keycodec.pack(visited), fkeys, held, recent))
+                yield pid, out_file.put(("B", keycodec.pack(visited), fkeys, held, recent,
+                                         depth, rows))
             if expand:
                 for dest, (k, p, s) in enumerate(out):
                     if k.size:
@@ -148,6 +153,25 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             out_file.close()
         summaries.add({(job, pid): (deduped, expanded)})
     return run
+
+
+def parents_in(lvl: int, keys):
+    """A flatMap function over a state's records: the (key, parent key) trace rows of
+    level ``lvl`` whose keys are among ``keys`` (an ascending key array), from the
+    blocks that hold them. One such job per step walks a counterexample back
+    (``SparkFrontier.parents``)."""
+    def find(record):
+        if record[1][0] != "B":
+            return []
+        rec = spool.opened(record[1])
+        out = []
+        for level_no, rkeys, rparents in rec[6]:
+            if level_no == lvl and rkeys.size:
+                hit = level.member(keys, rkeys)
+                out.extend(zip(keyarrays.to_ints(rkeys[hit]),
+                               keyarrays.to_ints(rparents[hit])))
+        return out
+    return find
 
 
 def with_rows(deduped, expanded):

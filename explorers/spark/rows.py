@@ -1,13 +1,17 @@
 """The driver's trace rows, level by level, in bounded memory.
 
-A Spark run's driver keeps every level's keys (ascending) and their parents' keys: the
-counterexamples are rebuilt from them (``Run.trace_for``), and the last levels also make
-the known window and the owner table. At 32 bytes a state (16 for a packed model) that
-is 32 GB for 10^9 states. ``LevelRows`` is a list of those arrays that keeps in memory
-the newest levels and as many older ones as ``memory`` bytes allow; the others go to
-one ``.npy`` file each in a private directory (``mkdtemp``: mode 0700, removed with the
-object), read back memory-mapped on use. A counterexample's walk reads one row of each
-level it crosses, so rebuilding one costs a few page reads per level, not a load.
+Counterexamples are rebuilt from every level's keys (ascending) and their parents' keys
+(``Run.trace_for``), and the last levels also make the known window and the owner table.
+At 32 bytes a state (16 for a packed model) that is 32 GB for 10^9 states. The rows of a
+level explored on Spark stay with the visited keys in the executors' blocks
+(``level_tasks.step_task``): the driver keeps only the newest of those levels and
+forgets the others (``remote``), and a trace walks them back with lookups on the
+executors. The rows of the levels the driver explored itself are held by
+``LevelRows``: the newest levels and as many older ones as ``memory`` bytes allow in
+memory, the others in one ``.npy`` file each in a private directory (``mkdtemp``: mode
+0700, removed with the object), read back memory-mapped on use. A counterexample's walk
+reads one row of each level it crosses, so rebuilding one costs a few page reads per
+level, not a load.
 """
 from __future__ import annotations
 
@@ -36,15 +40,54 @@ class LevelRows:
     def __init__(self, memory: int | None = None, name: str = "rows"):
         self.memory = ROWS_MEMORY if memory is None else memory
         self.name = name
-        self._items: list = []  # np.ndarray in memory, or the path of its .npy file
+        self._items: list = []  # np.ndarray in memory, the path of its .npy file, or
+        # None: the level's rows are held by the executors only
+        self._remote: list = []  # per level: whether the executors hold its rows
+        self._nbytes: list = []  # per level: the rows' size, wherever they are
         self._held = 0  # bytes in memory
         self._dir = None
         self._cleanup = None
 
-    def append(self, arr: np.ndarray) -> None:
+    def append(self, arr: np.ndarray, remote: bool = False) -> None:
+        """Add the next level; ``remote``: the executors hold its rows too, so the
+        driver forgets them once the level is no longer among the newest."""
         self._items.append(arr)
+        self._remote.append(remote)
+        self._nbytes.append(int(arr.nbytes))
         self._held += int(arr.nbytes)
         self._spill()
+
+    def install(self, i: int, arr: np.ndarray) -> None:
+        """Level ``i``'s rows, handed back by the executors: the driver holds them from
+        now on."""
+        if self._items[i] is None:
+            self._items[i] = arr
+            self._remote[i] = False
+            self._held += int(arr.nbytes)
+            self._spill()
+
+    def pin(self) -> None:
+        """Keep every level the driver holds: the executors' blocks are going away."""
+        self._remote = [False] * len(self._remote)
+
+    def held(self, i: int) -> bool:
+        """Whether the driver holds level ``i``'s rows (in memory or in its files)."""
+        return self._items[i] is not None
+
+    @property
+    def complete(self) -> bool:
+        """Whether the driver holds every level's rows."""
+        return all(x is not None for x in self._items)
+
+    @property
+    def nbytes(self) -> int:
+        """The rows' size over every level, wherever they are held."""
+        return sum(self._nbytes)
+
+    @property
+    def held_bytes(self) -> int:
+        """The rows' size the driver holds in memory."""
+        return self._held
 
     def __iadd__(self, arrays):
         for a in arrays:
@@ -72,15 +115,24 @@ class LevelRows:
             self._cleanup()
 
     def _load(self, x):
+        if x is None:
+            return None
         return np.load(x, mmap_mode="r", allow_pickle=False) if isinstance(x, str) else x
 
     def _spill(self) -> None:
-        """Write the oldest in-memory levels (never the newest KEEP_LEVELS) to files
-        until what stays in memory fits ``memory``."""
-        i = 0
-        while self._held > self.memory and i < len(self._items) - KEEP_LEVELS:
+        """Forget the older levels the executors hold, and write the oldest other
+        in-memory levels to files until what stays in memory fits ``memory`` (never the
+        newest KEEP_LEVELS)."""
+        old = len(self._items) - KEEP_LEVELS
+        for i in range(max(0, old)):
             x = self._items[i]
-            if not isinstance(x, str):
+            if self._remote[i] and isinstance(x, np.ndarray):
+                self._items[i] = None
+                self._held -= int(x.nbytes)
+        i = 0
+        while self._held > self.memory and i < old:
+            x = self._items[i]
+            if isinstance(x, np.ndarray):
                 path = os.path.join(self._directory(), f"{self.name}-{i}.npy")
                 np.save(path, x, allow_pickle=False)
                 self._items[i] = path

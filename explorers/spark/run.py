@@ -85,14 +85,16 @@ class Run:
         self.unique = self.generated = self.depth = 0
         self.coverage = Counter()
         self.stopped_by = ""
-        # per level, ascending, and their parents' keys: the newest in memory, older ones
-        # in the driver's files beyond KMC_SPARK_ROWS_MEMORY (``rows.LevelRows``)
+        # per level, ascending, and their parents' keys: the newest in memory; older
+        # ones of Spark levels with the executors only, of the driver's levels in its
+        # files beyond KMC_SPARK_ROWS_MEMORY (``rows.LevelRows``)
         self.level_keys = LevelRows(name="keys")
         self.level_parents = LevelRows(name="parents")
         self.init_index: dict = {}  # level-0 key -> index in model.init_states()
         self.levels: list[dict] = []  # per-level figures (extra["spark"]["levels"])
         self.frontier_size = 0
         self.resumed_at = None  # depth of the checkpoint a resumed run started from
+        self._frontier = None  # where trace_for looks up rows the driver does not hold
 
     # ---- the first level ------------------------------------------------------------
     def start(self, driver_frontier_cls):
@@ -160,9 +162,23 @@ class Run:
         return self.level_keys[-1].size / self.level_keys[-2].size
 
     def visited(self):
-        """Every key found so far (ascending) and the frontier's: the driver's trace
-        rows, the same keys the partitions hold (``SparkFrontier.to_driver``)."""
+        """Every key found so far (ascending), when the driver's trace rows still hold
+        them all (else None: the blocks hold them), and the frontier's keys
+        (``SparkFrontier.to_driver``)."""
+        if not self.level_keys.complete:
+            return None, self.level_keys[-1]
         return sorted_keys(np.concatenate(list(self.level_keys))), self.level_keys[-1]
+
+    def take_rows(self, rows: dict) -> None:
+        """The trace rows the blocks held (level -> (keys, parents)), as a frontier
+        comes back to the driver: it keeps them, and every level's it holds, from now
+        on."""
+        self.level_keys.pin()
+        self.level_parents.pin()
+        for lvl, (keys, parents) in sorted(rows.items()):
+            if lvl < len(self.level_keys) and not self.level_keys.held(lvl):
+                self.level_keys.install(lvl, keys)
+                self.level_parents.install(lvl, parents)
 
     def last_levels(self):
         """(the frontier's keys, their parents' keys, the level before's keys or None):
@@ -194,8 +210,9 @@ class Run:
             return False
         self._merge(found, self.depth)
         order = sort_order(keys)
-        self.level_keys.append(keys[order])
-        self.level_parents.append(parents[order])
+        remote = frontier.mode == "spark"  # the blocks keep the rows: lookups find them
+        self.level_keys.append(keys[order], remote)
+        self.level_parents.append(parents[order], remote)
         self.unique += int(keys.size)
         self.depth += 1
         self.frontier_size = int(keys.size)
@@ -271,16 +288,33 @@ class Run:
         r.complete = self.stopped_by == ""
         r.elapsed_s = self.elapsed()
         r.visited_bytes = frontier.visited_bytes
-        r.extra["trace_bytes"] = int(sum(k.nbytes + p.nbytes for k, p in
-                                         zip(self.level_keys, self.level_parents)))
+        r.extra["trace_bytes"] = self.level_keys.nbytes + self.level_parents.nbytes
+        r.extra["trace_bytes_driver"] = self.level_keys.held_bytes + \
+            self.level_parents.held_bytes
         r.extra["spark"] = {"levels": self.levels, "resumed_at_level": self.resumed_at}
-        return self.core.finish(r, self.coverage, self.trace_for)
+        self._frontier = frontier
+        try:
+            return self.core.finish(r, self.coverage, self.trace_for)
+        finally:
+            self._frontier = None
 
     def trace_for(self, loc):
+        """The trace to ``loc`` (level, key): parent keys read from the driver's rows,
+        or, for levels whose rows only the executors hold, looked up there (one job per
+        level crossed)."""
         lvl, key = loc
         keys = [key]
         while lvl > 0:
             ks = self.level_keys[lvl]
+            if ks is None:
+                one = keyarrays.from_ints([key], 1, self.core.key_dtype)
+                found = self._frontier.parents(lvl, one)
+                if key not in found:
+                    raise RuntimeError(f"trace row for key {key:#x} at level {lvl} is missing")
+                key = found[key]
+                keys.append(key)
+                lvl -= 1
+                continue
             i = int(keyarrays.search(ks, keyarrays.from_ints([key], 1, ks.dtype))[0])
             if i >= ks.size or keyarrays.key_at(ks, i) != key:
                 raise RuntimeError(f"trace row for key {key:#x} at level {lvl} is missing")

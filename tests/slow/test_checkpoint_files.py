@@ -280,4 +280,10 @@ def test_a_checkpoint_of_an_older_format_is_refused_in_one_line(sc, tmp_path):
     r = kmc("check", "twophase", "-p", "rm=3", "--explorer", "spark", "--checkpoint-dir",
             ckpt, "--resume")
     one_line_error(r, "has format 3 (an older kmc's, whose state keys were 64-bit",
-                   "format 4 only: start a new run in an empty directory")
+                   "format 5 only: start a new run in an empty directory")
+    # format 4: 128-bit keys, but blocks without their levels' trace rows
+    (ckpt / "identity.json").write_text(json.dumps({**ident, "format": 4}))
+    r = kmc("check", "twophase", "-p", "rm=3", "--explorer", "spark", "--checkpoint-dir",
+            ckpt, "--resume")
+    one_line_error(r, "has format 4 (an older kmc's, whose blocks hold no trace rows)",
+                   "format 5 only: start a new run in an empty directory")

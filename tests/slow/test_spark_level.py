@@ -157,12 +157,16 @@ class SimulatedPartitions(SparkFrontier):
     def _cancel(self, job):
         pass
 
-    def to_driver(self, core, visited, fkeys):
-        # the driver's own keys stand in for the partitions' (SparkFrontier.to_driver):
-        # here they are checked against what the partitions hold
+    def _flat_collect(self, fn):
+        return [x for part in self.state for r in part for x in fn(r)]
+
+    def to_driver(self, core, fkeys, depth, visited=None):
+        # the driver's own keys, when it holds them all, stand in for the partitions'
+        # (SparkFrontier.to_driver): here they are checked against what the partitions hold
         held = join_blocks([r for part in self.state for r in part])
-        assert np.array_equal(held[0], visited) and np.array_equal(held[1], fkeys)
-        return DriverFrontier(core, *held)
+        assert visited is None or np.array_equal(held[0], visited)
+        assert np.array_equal(held[1], fkeys)
+        return super().to_driver(core, fkeys, depth, visited)
 
 
 def run_levels(model, nparts=None, limit=0, window=True, spooled=False, **opts):
@@ -468,3 +472,28 @@ def test_trace_rows_spilled_to_files_give_the_same_answers(name, monkeypatch):
     assert summary(got) == summary(bfs(MODELS[name](), deadlock=True))
     assert traces(got) == traces(kept) and traces(got)
     assert max(spilled) > 0
+
+
+@pytest.mark.parametrize("spooled", [False, True])
+@pytest.mark.parametrize("name", ["twophase4-broken", "mutex3", "mutex3-by-served"])
+def test_counterexamples_walk_back_through_the_rows_the_partitions_hold(name, spooled,
+                                                                         monkeypatch):
+    """The rows of a level explored on the partitions stay in their blocks; the driver
+    forgets them beyond its newest levels and a counterexample looks its parents up on
+    the partitions: the very traces BFS gives (the same initial state and actions)."""
+    def traces(r):
+        return {n: (d.trace.init_index, tuple(d.trace.action_indices))
+                for n, d in r.discoveries.items()}
+    lookups = []
+    real = SparkFrontier.parents
+
+    def parents(self, lvl, keys):
+        found = real(self, lvl, keys)
+        lookups.append((lvl, len(found)))
+        return found
+    monkeypatch.setattr(SparkFrontier, "parents", parents)
+    want = bfs(MODELS[name](), deadlock=True)
+    got = run_levels(MODELS[name](), 3, spooled=spooled, deadlock=True)
+    assert summary(got) == summary(want)
+    assert traces(got) == traces(want) and traces(got)
+    assert lookups and all(n == 1 for _lvl, n in lookups)

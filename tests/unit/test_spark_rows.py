@@ -45,3 +45,25 @@ def test_rows_within_their_memory_stay_in_memory():
     small += _levels()
     assert 0 < small.spilled < len(small) - KEEP_LEVELS + 1
     small.close()
+
+
+def test_levels_the_executors_hold_are_forgotten_beyond_the_newest():
+    """A Spark level's rows stay with the executors' blocks: the driver forgets them
+    once they leave the newest KEEP_LEVELS, whatever its memory allows, keeps its own
+    levels, and holds again what the blocks hand back."""
+    levels = _levels()
+    rows = LevelRows(memory=1 << 30)
+    for i, arr in enumerate(levels):
+        rows.append(arr, remote=i % 2 == 1)
+    old = len(levels) - KEEP_LEVELS
+    assert [rows.held(i) for i in range(len(levels))] == \
+        [i % 2 == 0 or i >= old for i in range(len(levels))]
+    assert rows[1] is None and not rows.complete and rows.spilled == 0
+    assert rows.nbytes == sum(int(a.nbytes) for a in levels)
+    rows.install(1, levels[1])
+    assert np.array_equal(rows[1], levels[1])
+    rows.pin()  # the blocks are going away: nothing held is forgotten from now on
+    rows.append(levels[0][:1], remote=True)
+    rows += levels[:KEEP_LEVELS]  # the new remote level leaves the newest
+    assert [i for i in range(len(rows)) if not rows.held(i)] == [len(levels)]
+    rows.close()
