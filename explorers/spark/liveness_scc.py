@@ -11,8 +11,10 @@ driver.
   key among its ancestors); the states of that colour that reach the root backwards,
   within the colour, are the root's strongly connected component. Those are removed and
   the rest is coloured again. A component's id is its smallest key, so the result does
-  not depend on partitioning or scheduling. ``verts`` carries a group per state: edges
-  between groups are ignored (how a refinement splits several components at once).
+  not depend on partitioning or scheduling. States on no cycle are trimmed first (they
+  are trivial components, never fair): few rounds on mostly acyclic graphs. ``verts``
+  carries a group per state: edges between groups are ignored (how a refinement splits
+  several components at once).
 """
 from __future__ import annotations
 
@@ -39,13 +41,33 @@ def restrict(edges, verts, parts):
         .map(lambda x: (x[1][0][0], x[0])).partitionBy(parts).cache()
 
 
+def trim(verts, edges, parts):
+    """(states, inner edges): ``verts`` without the states that lie on no cycle of the
+    subgraph found by trimming, repeatedly dropping states with no inner edge in or no
+    inner edge out (a path goes in a few passes; colouring takes a round per state)."""
+    size = verts.count()
+    while True:
+        inner = restrict(edges, verts, parts)
+        ends = inner.map(lambda e: (e[0], 1)).union(inner.map(lambda e: (e[1], 2))) \
+            .reduceByKey(lambda a, b: a | b, parts)
+        kept = verts.join(ends, parts).filter(lambda x: x[1][1] == 3) \
+            .mapValues(lambda v: v[0]).cache()
+        n = kept.count()
+        if n == size:
+            return verts, inner
+        verts, size = kept, n
+
+
 def sccs(verts, edges, parts):
     """RDD key -> component id (the component's smallest key) for the states of
-    ``verts`` (key -> group), over ``edges`` (src -> dst) within a group."""
+    ``verts`` (key -> group) that lie on a cycle, over ``edges`` (src -> dst) within a
+    group; states on no cycle (trivial components, never fair) are left out."""
     remaining = verts.partitionBy(parts).cache()
     done = []
-    while remaining.count():
-        inner = restrict(edges, remaining, parts)
+    while True:
+        remaining, inner = trim(remaining, edges, parts)
+        if not remaining.count():
+            break
         back = inner.map(lambda e: (e[1], e[0])).partitionBy(parts).cache()
         colour = remaining.map(lambda x: (x[0], x[0])).partitionBy(parts).cache()
         while True:
