@@ -21,10 +21,6 @@ class SparkGraph:
     n: int          # states
     m: int          # edges
 
-    def release(self) -> None:
-        self.attrs.unpersist()
-        self.edges.unpersist()
-
 
 def record_graph(sc, core, core_bc, props, parts, max_depth=None) -> SparkGraph:
     """Record the graph of ``core``'s model (``props``: its liveness properties)."""

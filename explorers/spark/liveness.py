@@ -118,18 +118,21 @@ def finish(sc, core, core_bc, result, max_depth=None):
     t0 = time.perf_counter()
     parts = max(2, sc.defaultParallelism)
     fair = FairnessClasses(core.model)
-    graph = record_graph(sc, core, core_bc, live, parts,
-                         max_depth if result.stopped_by == "max_depth" else None)
+    before = set(sc._jsc.getPersistentRDDs().keys())
     found = {}
     try:
+        graph = record_graph(sc, core, core_bc, live, parts,
+                             max_depth if result.stopped_by == "max_depth" else None)
         for i, prop in enumerate(live):
             target = fair_target(sc, graph, i, prop.kind == EVENTUALLY, fair, parts)
             if target is not None:
                 trace, detail = spark_lasso(sc, core, fair, graph, target,
                                             prop.kind == EVENTUALLY, parts)
                 found[prop.name] = Discovery(prop.name, prop.kind, trace, detail)
-    finally:
-        graph.release()
+    finally:  # every RDD this check cached, the graph's included
+        for rid, rdd in list(sc._jsc.getPersistentRDDs().items()):
+            if rid not in before:
+                rdd.unpersist(False)
     order = [p.name for p in core.properties]
     merged = {**result.discoveries, **found}
     result.discoveries = {n: merged[n] for n in order if n in merged}
