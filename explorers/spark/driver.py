@@ -25,6 +25,8 @@ class LevelOutcome:
     candidates: int = 0  # keys shipped to their owners (after the known-window filter)
     #: slowest task per phase, seconds (Spark levels): expand, read (inputs), dedup
     timings: dict = field(default_factory=dict)
+    #: the number of new states when the keys stayed on the executors (new_keys None)
+    new_count: int = 0
 
 
 def owner_of(pid):
@@ -120,7 +122,7 @@ class DriverFrontier:
         return int(self.fkeys.size)
 
     def run_level(self, decided, commit, deadline=None, window=None, weigh=None,
-                  ahead=False) -> LevelOutcome:
+                  ahead=False, rows=True) -> LevelOutcome:
         known = window if window is not None else (self.fkeys, *self.recent)
         batches, gen, cov, settled, shipped = level.expand(
             self.core, decided, self.fkeys, self.fstates, 1, known)

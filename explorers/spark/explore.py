@@ -156,7 +156,8 @@ def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None,
             t = time.perf_counter()
             try:
                 outcome = frontier.run_level(run.decided(), commit, deadline, run.window(),
-                                             run.last_levels(), _ahead(run, frontier))
+                                             run.last_levels(), _ahead(run, frontier),
+                                             run.wants_rows(store is not None))
             except LevelCancelled:
                 run.stopped_by = "time_limit"
                 break

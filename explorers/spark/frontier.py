@@ -96,6 +96,7 @@ class SparkFrontier:
             self._jobs.java_serialized(rdd)
         self._kept = None  # the state the last local lineage cut keeps in memory
         self.summaries = sc.accumulator({}, level_tasks.Summaries())
+        self._rows_out = True  # the summaries carry the trace rows (run_level's rows)
         # (level, key array, broadcast): one broadcast per level's keys, made when the
         # keys first enter a known window and shared by the (up to WINDOW_LEVELS) windows
         # that hold them. A lost partition is recomputed from its lineage, which re-runs
@@ -128,7 +129,7 @@ class SparkFrontier:
         return self._ahead is not None
 
     def run_level(self, decided, commit, deadline=None, window=None, weigh=None,
-                  ahead=False) -> LevelOutcome:
+                  ahead=False, rows=True) -> LevelOutcome:
         """One level on Spark. ``window``: sorted key arrays every partition may drop on
         sight (``Run.window``); each reaches the executors as a broadcast of its own, so a
         level's keys are pickled once on the driver and loaded once per Python worker,
@@ -138,8 +139,12 @@ class SparkFrontier:
         them evenly as ``placement.predicted_weights`` guesses them, values that
         states move between preferably together (``placement.balanced_owners``).
         ``ahead``: submit the next level's job now (the caller expects that level on
-        Spark, committed); a level run otherwise cancels it, and so does a stop."""
+        Spark, committed); a level run otherwise cancels it, and so does a stop.
+        ``rows``: the level's keys and parents come to the driver (``Run.wants_rows``);
+        else only their number does (``LevelOutcome.new_count``), and so for the job
+        ahead."""
         decided = tuple(sorted(decided))
+        self._rows_out = rows
         self.levels += 1
         job, self._ahead = self._ahead, None
         if job is not None and not commit:  # a job ahead commits; this level must not
@@ -173,20 +178,26 @@ class SparkFrontier:
             outcome.coverage.update(cov)
             outcome.settled.append(settled)
             outcome.timings["expand"] = max(outcome.timings.get("expand", 0.0), expand_s)
-        keys, parents, visited_bytes = [], [], 0
+        keys, parents, visited_bytes, count = [], [], 0, 0
         for (nk, npar, found, vbytes, cands, (read_s, dedup_s)), _x in parts:
             visited_bytes += vbytes
             outcome.candidates += cands
             outcome.timings["read"] = max(outcome.timings.get("read", 0.0), read_s)
             outcome.timings["dedup"] = max(outcome.timings.get("dedup", 0.0), dedup_s)
             outcome.found.append(found)
-            keys.append(nk)
-            parents.append(npar)
-        outcome.new_keys = np.concatenate(keys)
-        outcome.new_parents = np.concatenate(parents)
+            if nk is None:  # the rows stayed on the executors: npar is their number
+                count += npar
+            else:
+                keys.append(nk)
+                parents.append(npar)
+                count += int(nk.size)
+        if len(keys) == len(parts):
+            outcome.new_keys = np.concatenate(keys)
+            outcome.new_parents = np.concatenate(parents)
+        outcome.new_count = count
         if commit:
             self.state, self._next = job.rdd, [x for _d, x in parts]
-            self._size = int(outcome.new_keys.size)
+            self._size = count
             self._visited_bytes = visited_bytes
             levels, held = self._since_cut
             self._since_cut = (levels + 1, held + visited_bytes)
@@ -226,7 +237,8 @@ class SparkFrontier:
         self.jobs += 1
         task = level_tasks.step_task(self.core_bc, decided, self.nparts, window_bcs,
                                      self.summaries, self.jobs, dedup, commit, expand,
-                                     table, lagged, self._spool and self._spool.dir)
+                                     table, lagged, self._spool and self._spool.dir,
+                                     self._rows_out)
         rdd, handle = self._launch(parent, task)
         return _Job(self.jobs, rdd, handle)
 
@@ -361,7 +373,9 @@ class SparkFrontier:
             held, fstates = join_frontiers(self._flat_collect(frontier_of))
         else:
             held = fkeys
-        if not np.array_equal(held, fkeys):
+        if fkeys is None:  # the driver did not ask for the frontier's keys
+            fkeys = held
+        elif not np.array_equal(held, fkeys):
             raise RuntimeError("the frontier on Spark is not the driver's last level")
         self.release()
         return DriverFrontier(core, visited, fkeys, fstates, depth), rows

@@ -53,7 +53,7 @@ def broadcast_value(bc):
 
 
 def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commit, expand,
-              table=None, lagged=False, spool_dir=None):
+              table=None, lagged=False, spool_dir=None, rows_out=True):
     """The one task of a Spark level on partition ``pid`` (``SparkFrontier`` says why
     one): merge the candidates this partition owns into its visited keys and check the
     new states (``dedup``; nothing is added or checked unless ``commit``), then expand
@@ -72,7 +72,10 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
 
     ``spool_dir``: on an embedded master, the directory where the task's records and
     trace rows wait in a file of its own, the shuffle and the accumulator carrying only
-    where they are (``spool``)."""
+    where they are (``spool``).
+
+    ``rows_out``: the summary carries the level's trace rows (new keys, parents) to the
+    driver; else only their number (the rows stay in the block either way)."""
     def run(pid, records):
         core = core_of(core_bc)
         t0 = time.perf_counter()
@@ -100,7 +103,8 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             visited, fkeys, parents, states, disc, picked = level.dedup(
                 core, decided, visited, batches, commit)
             times = (t1 - t0, time.perf_counter() - t1)  # reading the inputs, deduplicating
-            deduped = (("T", fkeys, parents), disc, int(visited.nbytes),
+            head = ("T", fkeys, parents) if rows_out else ("N", int(fkeys.size))
+            deduped = (head, disc, int(visited.nbytes),
                        sum(int(b[0].size) for b in batches), times)
             if states is not None:
                 held = level.forwarded(blobs, [b[0].size for b in batches], picked)
@@ -147,7 +151,7 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
                         # states as one C-pickled blob: PySpark's own record serializer is
                         # cloudpickle, whose Python-level hooks cost ~3x more per state
                         yield dest, out_file.put(("C", k, p, level.pack_states(s)))
-            if deduped is not None:  # the trace rows: the bulk of the summary
+            if deduped is not None and rows_out:  # the trace rows: the bulk of the summary
                 deduped = (out_file.put(deduped[0]), *deduped[1:])
         finally:
             out_file.close()
@@ -176,9 +180,11 @@ def parents_in(lvl: int, keys):
 
 def with_rows(deduped, expanded):
     """A task's summary as the driver reads it: with its trace rows (new keys, parents)
-    in it, read back from the task's file if they were spooled."""
+    in it, read back from the task's file if they were spooled, or (None, their number)
+    when the driver did not ask for them."""
     if deduped is not None:
-        _tag, keys, parents = spool.opened(deduped[0])
+        head = spool.opened(deduped[0])
+        keys, parents = head[1:] if head[0] == "T" else (None, head[1])
         deduped = (keys, parents, *deduped[1:])
     return deduped, expanded
 

@@ -57,6 +57,13 @@ class LevelRows:
         self._held += int(arr.nbytes)
         self._spill()
 
+    def append_absent(self, nbytes: int) -> None:
+        """Add the next level, whose rows only the executors hold (the driver did not
+        ask for them)."""
+        self._items.append(None)
+        self._remote.append(True)
+        self._nbytes.append(int(nbytes))
+
     def install(self, i: int, arr: np.ndarray) -> None:
         """Level ``i``'s rows, handed back by the executors: the driver holds them from
         now on."""

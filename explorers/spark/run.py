@@ -95,6 +95,7 @@ class Run:
         self.frontier_size = 0
         self.resumed_at = None  # depth of the checkpoint a resumed run started from
         self._frontier = None  # where trace_for looks up rows the driver does not hold
+        self.sizes: list[int] = []  # states per level
 
     # ---- the first level ------------------------------------------------------------
     def start(self, driver_frontier_cls):
@@ -113,6 +114,7 @@ class Run:
         self.depth = 1 if inits else 0
         self.level_keys.append(fkeys)
         self.level_parents.append(np.zeros(fkeys.size, dtype=fkeys.dtype))
+        self.sizes = [int(fkeys.size)]
         self.frontier_size = len(inits)
         return driver_frontier_cls(core, fkeys.copy(), fkeys,
                                    None if core.packed else states)
@@ -151,15 +153,25 @@ class Run:
         lifecycle-large with 2 partitions that ships 1.23 candidates per new state
         instead of 1.31 (each partition's own recent keys, the fallback)."""
         last = self.level_keys[-WINDOW_LEVELS:]
-        if not last or sum(k.size for k in last) > WINDOW_MAX:
+        if not last or any(k is None for k in last) or \
+                sum(k.size for k in last) > WINDOW_MAX:
             return None
         return tuple(last)
 
+    def wants_rows(self, checkpointed: bool = False) -> bool:
+        """Whether the next level's keys and parents should come to the driver: while
+        the known window is on (they join it), for a partition-key model's owner table,
+        to keep the smallest keys under ``max_states``, and to write them to a
+        checkpoint. Otherwise only their number comes, and the driver's memory does not
+        follow the levels' width."""
+        return bool(self.window() is not None or self.core.owner_shift or checkpointed
+                    or self.max_states is not None)
+
     def growth(self) -> float:
         """How the frontier grew at the last level (its size over the level before's)."""
-        if len(self.level_keys) < 2 or not self.level_keys[-2].size:
+        if len(self.sizes) < 2 or not self.sizes[-2]:
             return 1.0
-        return self.level_keys[-1].size / self.level_keys[-2].size
+        return self.sizes[-1] / self.sizes[-2]
 
     def visited(self):
         """Every key found so far (ascending), when the driver's trace rows still hold
@@ -183,6 +195,8 @@ class Run:
     def last_levels(self):
         """(the frontier's keys, their parents' keys, the level before's keys or None):
         what a Spark level weighs its owner table on (``placement.predicted_weights``)."""
+        if self.level_keys[-1] is None:
+            return None  # the rows stayed on the executors: owners by hash
         before = self.level_keys[-2] if len(self.level_keys) > 1 else None
         return self.level_keys[-1], self.level_parents[-1], before
 
@@ -194,6 +208,8 @@ class Run:
         self._merge(outcome.settled, self.depth - 1)
         keys, parents, found = outcome.new_keys, outcome.new_parents, outcome.found
         expanded = self.frontier_size
+        if keys is None:  # only the number came: the rows stay on the executors
+            return self._absorb_count(outcome, frontier, seconds, expanded)
         if frontier.mode == "driver" and expanded >= 500:
             self._cost = seconds / expanded  # the latest driver level of some size
         if self.at_bound():
@@ -216,7 +232,31 @@ class Run:
         self.unique += int(keys.size)
         self.depth += 1
         self.frontier_size = int(keys.size)
+        self.sizes.append(self.frontier_size)
         elapsed = self._log(frontier.mode, expanded, int(keys.size), seconds, outcome)
+        if self.progress is not None:
+            self.progress(self.unique, self.generated, self.depth, self.frontier_size, elapsed)
+        return True
+
+    def _absorb_count(self, outcome, frontier, seconds, expanded) -> bool:
+        """``absorb`` for a level whose rows stayed on the executors (no ``max_states``:
+        ``wants_rows``)."""
+        n = outcome.new_count
+        if self.at_bound():
+            self.stopped_by = "max_depth" if n else ""
+            self._log(frontier.mode, expanded, 0, seconds, outcome)
+            return False
+        if n == 0:
+            return False
+        self._merge(outcome.found, self.depth)
+        width = 2 * self.core.key_dtype.itemsize * n  # keys and parents
+        self.level_keys.append_absent(width // 2)
+        self.level_parents.append_absent(width // 2)
+        self.unique += n
+        self.depth += 1
+        self.frontier_size = n
+        self.sizes.append(n)
+        elapsed = self._log(frontier.mode, expanded, n, seconds, outcome)
         if self.progress is not None:
             self.progress(self.unique, self.generated, self.depth, self.frontier_size, elapsed)
         return True
@@ -268,6 +308,7 @@ class Run:
         for m in metas:
             self.level_keys.append(m["keys"])
             self.level_parents.append(m["parents"])
+        self.sizes = [int(m["keys"].size) for m in metas]
         self.init_index = metas[0]["init_index"]
         self.frontier_size = last["frontier"]
         self.prior_elapsed = last["elapsed"]
