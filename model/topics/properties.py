@@ -1,5 +1,7 @@
-"""The invariants of the topic lifecycle, each declared once as a first-order formula over
-the relational view (``model.topics.views``).
+"""The invariants of the topic lifecycle on the ZooKeeper-era plane, as first-order
+formulas over the relational view (``model.topics.views``). The properties both control
+planes share are declared once in ``model.kafka.lifecycle_properties``; this module adds
+the plane's own.
 
 always: NoStaleRead, NoStaleReplication, TopicIdUnique, NoWriteToDeletedTopic,
 ControllerEpochFencing, RecreateAfterDelete (KAFKA-6098), LeaderEpochUnique,
@@ -11,28 +13,25 @@ step left either).
 sometimes (witnesses that make a scenario meaningful): NameRecreated,
 StaleFetchAttempted, FailoverMidDeletion, RestartWithStaleReplica — a scenario carries
 the witnesses its bounds make possible (``properties_for``).
+
+TopicIdUnique stays here: on this plane a topic ID lives in znodes (with their schema
+version), replicas, deleting/ and requests, and the property also covers the znode
+schema and the sentinel ID; on KRaft it is stated over each image's name-to-ID map.
 """
 from __future__ import annotations
 
 from kmc.invariants.declare import declare
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
+from kmc.model.kafka import lifecycle_properties as lp
+from kmc.model.kafka.lifecycle_properties import Holds, Live
 from kmc.model.kafka.store import SENTINEL_ID, ZERO_ID
 from kmc.model.topics.views import view, with_clients
 
-Read = Rel("Read", 3, ("reader", "asked_inc", "record_inc"))
-Wrote = Rel("Wrote", 2, ("believed_inc", "landed_inc"))
-Attempt = Rel("Attempt", 2, ("asked_inc", "served_inc"))
-Record = Rel("Record", 4, ("broker", "partition", "serving_inc", "record_inc"))
-Holds = Rel("Holds", 3, ("broker", "partition", "inc"))
-Live = Rel("Live", 1, ("inc",))
 Znode = Rel("Znode", 3, ("inc", "topic_id", "version"))
 IdOf = Rel("IdOf", 2, ("inc", "topic_id"))
-Marker = Rel("Marker", 1, ("name",))
-Down = Rel("Down", 1, ("broker",))
 Restarting = Rel("Restarting", 1, ("broker",))
 Fence = Rel("Fence", 3, ("broker", "highest_epoch", "last_epoch"))
 CreateAfterDelete = Rel("CreateAfterDelete", 1, ("error",))
-Failover = Rel("Failover", 2, ("epoch", "deletion_pending"))
 LeaderOf = Rel("LeaderOf", 4, ("inc", "partition", "leader_epoch", "leader"))
 Appended = Rel("Appended", 4, ("follower", "partition", "fetched_epoch", "follower_epoch"))
 Acked = Rel("Acked", 3, ("inc", "partition", "offset"))
@@ -41,32 +40,18 @@ Consumed = Rel("Consumed", 3, ("inc", "partition", "offset"))
 LeaderLog = Rel("LeaderLog", 3, ("inc", "partition", "offset"))
 ProducerLeft = Rel("ProducerLeft", 1, ("records",))
 Busy = Rel("Busy", 1, ("client",))
-Assigned = Rel("Assigned", 3, ("broker", "partition", "inc"))
 
+b, p, s, i, j, t, v, e, n, b2, f, o, c = variables("b p s i j t v e n b2 f o c")
 
+PLANE = lp.Plane(view=view, up="up")
+SHARED = lp.lifecycle_properties(PLANE)
 
-def reader(r) -> str:
-    """A reader of the Read relation: the consumer (0) or a follower broker."""
-    return "the consumer" if r == 0 else f"broker-{r}"
-
-
-r, a, g, b, p, s, i, j, t, v, d, d2, e, n = variables("r a g b p s i j t v d d2 e n")
-b2, f, o, c = variables("b2 f o c")
-
-NO_STALE_READ = declare(
-    "always", "NoStaleRead",
-    forall((r, a, g), implies(Read(r, a, g), a == g)), view,
-    "a follower or the consumer never receives records of an incarnation other than the "
-    "one it believes it reads",
-    lambda o: f"{reader(o['r'])}, believing it reads incarnation {o['a']} of the topic, "
-              f"received a record of incarnation {o['g']}")
-
-NO_STALE_REPLICATION = declare(
-    "always", "NoStaleReplication",
-    forall((b, p, s, g), implies(Record(b, p, s, g), s == g)), view,
-    "every record in a replica's log belongs to the incarnation the replica serves",
-    lambda o: f"broker-{o['b']}'s replica of partition {o['p']} serves incarnation "
-              f"{o['s']} of the topic, but its log holds a record of incarnation {o['g']}")
+NO_STALE_READ = SHARED["NoStaleRead"]
+NO_STALE_REPLICATION = SHARED["NoStaleReplication"]
+NO_WRITE_TO_DELETED_TOPIC = SHARED["NoWriteToDeletedTopic"]
+STALE_REPLICAS_CLEANED = SHARED["StaleReplicasCleaned"]
+ASSIGNED_REPLICAS_HOSTED = SHARED["AssignedReplicasHosted"]
+STALE_FETCH_ATTEMPTED = SHARED["StaleFetchAttempted"]
 
 TOPIC_ID_UNIQUE = declare(
     "always", "TopicIdUnique",
@@ -77,14 +62,6 @@ TOPIC_ID_UNIQUE = declare(
     view,
     "a topic ID names one incarnation only, a version-3 znode never holds ZERO, and the "
     "sentinel ID is never assigned")
-
-NO_WRITE_TO_DELETED_TOPIC = declare(
-    "always", "NoWriteToDeletedTopic",
-    forall((a, g), implies(Wrote(a, g), a == g)), view,
-    "a produced record lands in the incarnation the producer addressed: never in a "
-    "deleted topic's stale log, never in the successor of the topic it meant",
-    lambda o: f"the producer, writing to incarnation {o['a']} of the topic, had its "
-              f"record appended to a log of incarnation {o['g']}")
 
 CONTROLLER_EPOCH_FENCING = declare(
     "always", "ControllerEpochFencing",
@@ -125,34 +102,10 @@ NO_ACKNOWLEDGED_LOSS = declare(
     lambda x: f"the record at offset {x['o']} of partition {x['p']} (incarnation {x['i']}, "
               "still live) was acknowledged, yet no replica holds it any more")
 
-STALE_REPLICAS_CLEANED = declare(
-    "quiescent", "StaleReplicasCleaned",
-    Or(exists(d, Down(d)),
-       And(forall((b, p, i), implies(Holds(b, p, i), Live(i))),
-           forall((b, p, s, g), implies(Record(b, p, s, g), Live(g))))),
-    view,
-    "settled with every broker up: no replica outside deleting/ serves or holds records "
-    "of a deleted incarnation",
-    lambda o: f"nothing is left to do and every broker is up, yet broker-{o['b']} still "
-              + (f"holds a record of deleted incarnation {o['g']}" if "g" in o else
-                 f"serves deleted incarnation {o['i']}")
-              + f" in partition {o['p']}")
-
-ASSIGNED_REPLICAS_HOSTED = declare(
-    "quiescent", "AssignedReplicasHosted",
-    forall((b, p, i), implies(Assigned(b, p, i), Or(Holds(b, p, i), exists(d, Down(d))))),
-    view,
-    "settled with every broker up: every broker the live incarnation is assigned to holds "
-    "a replica of it",
-    lambda o: f"nothing is left to do and every broker is up, yet broker-{o['b']}, assigned "
-              f"partition {o['p']} of incarnation {o['i']}, holds no replica of it")
-
-DELETION_COMPLETES = declare(
-    "quiescent", "DeletionCompletes",
-    Not(exists(n, Marker(n))), view,
-    "settled: no deletion is pending (no /admin/delete_topics marker)",
-    lambda o: f"nothing is left to do, yet the deletion of topic {o['n']} is still "
-              "pending (its /admin/delete_topics marker remains)")
+DELETION_COMPLETES = lp.deletion_completes(
+    PLANE, "settled: no deletion is pending (no /admin/delete_topics marker)",
+    sentence=lambda x: f"nothing is left to do, yet the deletion of topic {x['n']} is "
+                       "still pending (its /admin/delete_topics marker remains)")
 
 #: quiescent, declared per model (``clients_for``): their view asks the model whether a
 #: client still has a step
@@ -179,15 +132,8 @@ NAME_RECREATED = declare(
     exists((i, t, v), And(Znode(i, t, v), 2 <= i)), view,
     "the topic name is created again after a deletion")
 
-STALE_FETCH_ATTEMPTED = declare(
-    "sometimes", "StaleFetchAttempted",
-    exists((a, s), And(Attempt(a, s), a != s)), view,
-    "a fetch reaches a replica of another incarnation than the fetcher's")
-
-FAILOVER_MID_DELETION = declare(
-    "sometimes", "FailoverMidDeletion",
-    exists(e, Failover(e, 1)), view,
-    "the controller fails over while a deletion is pending")
+FAILOVER_MID_DELETION = lp.failover_mid_deletion(
+    PLANE, "the controller fails over while a deletion is pending")
 
 RESTART_WITH_STALE_REPLICA = declare(
     "sometimes", "RestartWithStaleReplica",
@@ -202,17 +148,8 @@ QUIESCENT = (STALE_REPLICAS_CLEANED, DELETION_COMPLETES, ASSIGNED_REPLICAS_HOSTE
 
 def witnesses_for(bounds) -> tuple:
     """The witnesses a scenario's bounds make reachable in principle."""
-    out = []
-    recreate = bounds.incarnations >= 2 and bounds.deletes >= 1
-    if recreate:
-        out.append(NAME_RECREATED)
-    if recreate and (bounds.rf >= 2 or bounds.consumer):
-        out.append(STALE_FETCH_ATTEMPTED)
-    if bounds.failovers and bounds.deletes:
-        out.append(FAILOVER_MID_DELETION)
-    if bounds.crashes and bounds.deletes:
-        out.append(RESTART_WITH_STALE_REPLICA)
-    return tuple(out)
+    return lp.witnesses_for(bounds, NAME_RECREATED, STALE_FETCH_ATTEMPTED,
+                            FAILOVER_MID_DELETION, RESTART_WITH_STALE_REPLICA)
 
 
 def clients_for(bounds, model) -> tuple:

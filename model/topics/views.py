@@ -10,10 +10,13 @@
 - ``Attempt(asked_inc, served_inc)``: a fetch that reached a replica of ``served_inc``.
 - ``Record(broker, partition, serving_inc, record_inc)``: a log (on disk, outside
   deleting/) holds a record of ``record_inc`` in a replica serving ``serving_inc``.
-- ``Holds(broker, partition, inc)``: a replica outside deleting/.
+- ``Holds(broker, partition, inc)``: a replica outside deleting/; ``Hosts(broker,
+  partition, inc)``: the same, on a broker that is up (a broker serves every replica it
+  holds outside deleting/).
 - ``Live(inc)``: the incarnation's znode exists and is not marked for deletion.
 - ``Znode(inc, topic_id, schema_version)``, ``IdOf(inc, topic_id)`` (every place an ID
-  occurs: znodes, replicas, deleting/, requests), ``Marker(name)``.
+  occurs: znodes, replicas, deleting/, requests), ``Marker(name)``; ``Pending(name)``,
+  what a deletion still waits for: the same /admin/delete_topics markers.
 - ``Down(broker)`` (not up: down or restarting), ``Restarting(broker)``.
 - ``Fence(broker, highest_epoch_applied, last_epoch_applied)``.
 - ``CreateAfterDelete(error)``: the answer to the admin's last CreateTopics, which it
@@ -60,16 +63,19 @@ def view(w) -> dict:
     if last[0] is w:
         return last[1]
     rec, hold, ids, down, restarting, fence = set(), set(), set(), set(), set(), set()
-    stored = set()
+    stored, hosts = set(), set()
     for i, br in enumerate(w.brokers):
         b = i + 1
-        if br.status != bk.UP:
+        up = br.status == bk.UP
+        if not up:
             down.add((b,))
             if br.status == bk.RESTARTING:
                 restarting.add((b,))
         fence.add((b, br.ctl_epoch, br.applied_epoch))
         for r in br.replicas:
             hold.add((b, r.partition, r.inc))
+            if up:
+                hosts.add((b, r.partition, r.inc))
             if r.topic_id:
                 ids.add((r.inc, r.topic_id))
             for g in set(r.log):
@@ -94,8 +100,9 @@ def view(w) -> dict:
     out = w.admin.outcome
     v = {
         "Read": set(w.ghost.reads), "Wrote": set(w.ghost.wrote),
-        "Attempt": set(w.ghost.attempts), "Record": rec, "Holds": hold, "Live": live,
-        "Znode": znode, "IdOf": {x for x in ids if x[1]}, "Marker": marker,
+        "Attempt": set(w.ghost.attempts), "Record": rec, "Holds": hold, "Hosts": hosts,
+        "Live": live, "Znode": znode, "IdOf": {x for x in ids if x[1]}, "Marker": marker,
+        "Pending": marker,
         "Down": down, "Restarting": restarting, "Fence": fence,
         "CreateAfterDelete": {(out[1],)} if out and out[0] == "create" else set(),
         "Failover": set(w.ghost.failovers),

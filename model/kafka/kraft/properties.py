@@ -1,6 +1,6 @@
-"""The KRaft plane's invariants, declared once as first-order formulas over the
-relational view (``views``), with the names and meaning of the ZooKeeper-era model's
-(model/topics/properties.py) where they carry over.
+"""The KRaft plane's invariants, as first-order formulas over the relational view
+(``views``). The properties both control planes share are declared once in
+``model.kafka.lifecycle_properties``; this module adds the plane's own.
 
 always: NoStaleRead, NoStaleReplication, TopicIdUnique, NoWriteToDeletedTopic,
 LeaderEpochFencing,
@@ -10,60 +10,44 @@ AssignedReplicasHosted; with a consumer NoRecordSkipped (always) and ConsumerNot
 with a producer ProducerNotStuck.
 liveness (``-p liveness=true``): BrokerFinishesStartup, ReplicasEventuallyHosted.
 sometimes: the witnesses a scenario's bounds make reachable (``witnesses_for``).
+
+TopicIdUnique stays here: on this plane it is stated over each image's name-to-ID map
+(each broker's and the controller's); on ZooKeeper over znodes and the IDs in requests.
+NameRecreated counts a committed TopicRecord of a later incarnation, not a znode.
 """
 from __future__ import annotations
 
 from kmc.invariants.declare import declare
 from kmc.invariants.liveness import leads_to
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
+from kmc.model.kafka import lifecycle_properties as lp
 from kmc.model.kafka.kraft.views import stuck_view, view
+from kmc.model.kafka.lifecycle_properties import Assigned, Down, Hosts, Live
 
-Read = Rel("Read", 3, ("reader", "asked_inc", "record_inc"))
-Wrote = Rel("Wrote", 2, ("believed_inc", "landed_inc"))
-Attempt = Rel("Attempt", 2, ("asked_inc", "served_inc"))
 Served = Rel("Served", 2, ("asked_epoch", "serving_epoch"))
-Record = Rel("Record", 4, ("broker", "partition", "serving_inc", "record_inc"))
-Holds = Rel("Holds", 3, ("broker", "partition", "inc"))
-Hosts = Rel("Hosts", 3, ("broker", "partition", "inc"))
-Assigned = Rel("Assigned", 3, ("broker", "partition", "inc"))
-Live = Rel("Live", 1, ("inc",))
-Down = Rel("Down", 1, ("broker",))
-Pending = Rel("Pending", 1, ("offset",))
 Applied = Rel("Applied", 3, ("broker", "offset", "epoch"))
 Entry = Rel("Entry", 2, ("offset", "epoch"))
 Published = Rel("Published", 3, ("broker", "offset", "highest"))
 FencedLeader = Rel("FencedLeader", 2, ("broker", "inc"))
 Named = Rel("Named", 3, ("source", "name", "topic_id"))
 StaleMeta = Rel("StaleMeta", 2, ("broker", "topic_id"))
-Failover = Rel("Failover", 2, ("epoch", "remove_lost"))
 Stray = Rel("Stray", 2, ("broker", "topic_id"))
 Skipped = Rel("Skipped", 2, ("inc", "offset"))
 Starting = Rel("Starting", 1, ("broker",))
 Crashed = Rel("Crashed", 1, ("broker",))
 Stuck = Rel("Stuck", 2, ("cached_inc", "live_inc"))
 
+a, b, d, e, g, h, i, n, o, p, s, t, u, x = variables("a b d e g h i n o p s t u x")
 
-def reader(r) -> str:
-    return "the consumer" if r == 0 else f"broker-{r}"
+PLANE = lp.Plane(view=view, up="running")
+SHARED = lp.lifecycle_properties(PLANE)
 
-
-r, a, g, b, p, s, i, t, u, n, o, e, e2, h, d, x = variables(
-    "r a g b p s i t u n o e e2 h d x")
-
-NO_STALE_READ = declare(
-    "always", "NoStaleRead",
-    forall((r, a, g), implies(Read(r, a, g), a == g)), view,
-    "a follower or the consumer never receives records of an incarnation other than the "
-    "one it believes it reads",
-    lambda m: f"{reader(m['r'])}, believing it reads incarnation {m['a']} of the topic, "
-              f"received a record of incarnation {m['g']}")
-
-NO_STALE_REPLICATION = declare(
-    "always", "NoStaleReplication",
-    forall((b, p, s, g), implies(Record(b, p, s, g), s == g)), view,
-    "every record in a log on disk belongs to the incarnation the log serves",
-    lambda m: f"broker-{m['b']}'s log of partition {m['p']} serves incarnation {m['s']} "
-              f"but holds a record of incarnation {m['g']}")
+NO_STALE_READ = SHARED["NoStaleRead"]
+NO_STALE_REPLICATION = SHARED["NoStaleReplication"]
+NO_WRITE_TO_DELETED_TOPIC = SHARED["NoWriteToDeletedTopic"]
+STALE_REPLICAS_CLEANED = SHARED["StaleReplicasCleaned"]
+ASSIGNED_REPLICAS_HOSTED = SHARED["AssignedReplicasHosted"]
+STALE_FETCH_ATTEMPTED = SHARED["StaleFetchAttempted"]
 
 TOPIC_ID_UNIQUE = declare(
     "always", "TopicIdUnique",
@@ -72,14 +56,6 @@ TOPIC_ID_UNIQUE = declare(
     view,
     "in every image (each broker's and the controller's) a name maps to one topic ID, "
     "and an ID names one topic everywhere")
-
-NO_WRITE_TO_DELETED_TOPIC = declare(
-    "always", "NoWriteToDeletedTopic",
-    forall((a, g), implies(Wrote(a, g), a == g)), view,
-    "a produced record lands in the incarnation the producer addressed: never in a "
-    "deleted topic's stale log, never in the successor of the topic it meant",
-    lambda m: f"the producer, writing to incarnation {m['a']} of the topic, had its "
-              f"record appended to a log of incarnation {m['g']}")
 
 LEADER_EPOCH_FENCING = declare(
     "always", "LeaderEpochFencing",
@@ -110,56 +86,23 @@ NO_UNCOMMITTED_EFFECT = declare(
     lambda m: f"broker-{m['b']} applied the batch at offset {m['o']} of epoch {m['e']}, "
               "which the controller quorum lost (it was never committed)")
 
-STALE_REPLICAS_CLEANED = declare(
-    "quiescent", "StaleReplicasCleaned",
-    Or(exists(d, Down(d)),
-       And(forall((b, p, i), implies(Holds(b, p, i), Live(i))),
-           forall((b, p, s, g), implies(Record(b, p, s, g), Live(g))))),
-    view,
-    "settled with every broker running: no log on disk serves or holds records of a "
-    "deleted incarnation",
-    lambda m: f"nothing is left to do and every broker is running, yet broker-{m['b']} "
-              + (f"still holds a record of deleted incarnation {m['g']}" if "g" in m else
-                 f"still holds a log of deleted incarnation {m['i']}")
-              + f" in partition {m['p']}")
-
-DELETION_COMPLETES = declare(
-    "quiescent", "DeletionCompletes",
-    And(Not(exists(o, Pending(o))),
-        forall((b, p, i), implies(Hosts(b, p, i), Live(i)))),
-    view,
-    "settled: every metadata record is committed and no running broker hosts a "
-    "partition of a deleted topic")
-
-ASSIGNED_REPLICAS_HOSTED = declare(
-    "quiescent", "AssignedReplicasHosted",
-    Or(exists(d, Down(d)),
-       forall((b, p, i), implies(Assigned(b, p, i), Hosts(b, p, i)))),
-    view,
-    "settled with every broker running: every replica the committed metadata assigns "
-    "is hosted by its broker, with a log of the right topic ID",
-    lambda m: f"nothing is left to do and every broker is running, yet broker-{m['b']} "
-              f"does not host its replica of incarnation {m['i']} partition {m['p']}")
+DELETION_COMPLETES = lp.deletion_completes(
+    PLANE, "settled: every metadata record is committed and no running broker hosts a "
+           "partition of a deleted topic",
+    extra=forall((b, p, i), implies(Hosts(b, p, i), Live(i))))
 
 NAME_RECREATED = declare(
     "sometimes", "NameRecreated",
     exists(i, And(Live(i), 2 <= i)), view,
     "the topic name is created again after a deletion, and committed")
 
-STALE_FETCH_ATTEMPTED = declare(
-    "sometimes", "StaleFetchAttempted",
-    exists((a, s), And(Attempt(a, s), a != s)), view,
-    "a fetch reaches a log of another incarnation than the fetcher's")
-
 STALE_METADATA_SERVED = declare(
     "sometimes", "StaleMetadataServed",
     exists((b, t), StaleMeta(b, t)), view,
     "a lagging broker answers a Metadata request with a topic already deleted")
 
-FAILOVER_MID_DELETION = declare(
-    "sometimes", "FailoverMidDeletion",
-    exists(e, Failover(e, 1)), view,
-    "the controller fails over while a RemoveTopicRecord is not yet committed")
+FAILOVER_MID_DELETION = lp.failover_mid_deletion(
+    PLANE, "the controller fails over while a RemoveTopicRecord is not yet committed")
 
 RESTART_WITH_STRAY_LOG = declare(
     "sometimes", "RestartWithStrayLog",
@@ -213,19 +156,9 @@ QUIESCENT = (STALE_REPLICAS_CLEANED, DELETION_COMPLETES, ASSIGNED_REPLICAS_HOSTE
 
 def witnesses_for(bounds) -> tuple:
     """The witnesses a scenario's bounds make reachable in principle."""
-    out = []
-    recreate = bounds.incarnations >= 2 and bounds.deletes >= 1
-    if recreate:
-        out.append(NAME_RECREATED)
-    if recreate and (bounds.rf >= 2 or bounds.consumer):
-        out.append(STALE_FETCH_ATTEMPTED)
-    if recreate and bounds.consumer:
-        out.append(STALE_METADATA_SERVED)
-    if bounds.failovers and bounds.deletes:
-        out.append(FAILOVER_MID_DELETION)
-    if bounds.crashes and bounds.deletes:
-        out.append(RESTART_WITH_STRAY_LOG)
-    return tuple(out)
+    return lp.witnesses_for(bounds, NAME_RECREATED, STALE_FETCH_ATTEMPTED,
+                            FAILOVER_MID_DELETION, RESTART_WITH_STRAY_LOG,
+                            stale_meta=STALE_METADATA_SERVED)
 
 
 def properties_for(bounds, flags) -> tuple:
