@@ -3,8 +3,9 @@ sizes.
 
     python bench/liveness_spark_memory.py                       # the default pair below
     python bench/liveness_spark_memory.py offline-delete:kip516 kraft-crash-window:kraft
+    python bench/liveness_spark_memory.py kraft-crash-window:kraft:deletes=2,incarnations=3
 
-Each scenario:variant (``-p liveness=true`` when the scenario takes it) runs in a fresh
+Each scenario:variant[:key=value,...] (``-p liveness=true`` when the scenario takes it) runs in a fresh
 Python process with an embedded local[2] SparkContext. The driver is that Python process
 (the executors are the JVM and its Python workers, not counted): a thread samples its
 resident set (/proc/self/statm) every 5 ms, and the table gives its size just before the
@@ -42,13 +43,15 @@ def hwm() -> int:
     return 0
 
 
-def one(name: str, variant: str) -> dict:
+def one(name: str, variant: str, given: str) -> dict:
     """Run one check in this process; the driver's memory around its liveness check."""
     from kmc import api, catalog
     from kmc.explorers.spark import liveness
 
-    info = catalog.load(name, variant, {})
-    params = {"liveness": True} if "liveness" in info["params"] else {}
+    params = dict(kv.split("=", 1) for kv in given.split(",")) if given else {}
+    params = {k: int(v) if v.isdigit() else v for k, v in params.items()}
+    if "liveness" in catalog.load(name, variant, params)["params"]:
+        params["liveness"] = True
     seen = {"peak": 0}
     stop = threading.Event()
 
@@ -86,17 +89,18 @@ def main(argv=None) -> int:
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        name, _, variant = args.one.partition(":")
-        print(json.dumps(one(name, variant)))
+        name, _, rest = args.one.partition(":")
+        variant, _, given = rest.partition(":")
+        print(json.dumps(one(name, variant, given)))
         return 0
     mib = 2 ** 20
-    print(f"{'scenario:variant':<32} {'states':>7} {'edges':>7} {'before MiB':>10} "
+    print(f"{'scenario:variant[:params]':<48} {'states':>7} {'edges':>7} {'before MiB':>10} "
           f"{'peak MiB':>8} {'growth MiB':>10} {'run peak MiB':>12} {'check s':>7}")
     for item in args.runs or DEFAULT:
         out = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", item],
                              capture_output=True, text=True, check=True).stdout
         d = json.loads(out.strip().splitlines()[-1])
-        print(f"{item:<32} {d['states']:>7} {d['edges']:>7} {d['before'] / mib:>10.1f} "
+        print(f"{item:<48} {d['states']:>7} {d['edges']:>7} {d['before'] / mib:>10.1f} "
               f"{d['peak'] / mib:>8.1f} {(d['peak'] - d['before']) / mib:>10.1f} "
               f"{d['hwm'] / mib:>12.1f} {d['check_s']:>7.2f}", flush=True)
     return 0

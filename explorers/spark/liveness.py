@@ -31,7 +31,7 @@ class SparkTarget:
         self.redges = redges    # src -> dst, edges inside the region
         self.stops = stops      # key -> None, fair stops
         self.fair_of = fair_of  # key -> component id, states of fair components
-        self.facts = facts      # component id -> (taken, en_all, en_any)
+        self.facts = facts      # RDD component id -> (taken, en_all, en_any)
 
     def hits(self, parts):
         return self.stops.union(self.fair_of.mapValues(lambda _c: None)).distinct(parts)
@@ -57,19 +57,13 @@ def fair_target(sc, graph, i: int, eventually: bool, fair, parts):
     all_mask = fair.all_mask
     stops = reach_en.filter(lambda x: not x[1] & all_mask).mapValues(lambda _v: None) \
         .cache()
-    facts, fair_parts = {}, []
+    fact_parts, fair_parts = [], []
     work = sccs(reach.mapValues(lambda _v: 0), redges, parts)
     while True:
-        bad = {}
-        for cid, taken, en_all, en_any in _summaries(work, reach_en, graph.edges, parts):
-            if en_all & fair.weak_mask & ~taken:
-                continue  # a weakly fair class always enabled and never taken
-            offending = en_any & fair.strong_mask & ~taken
-            if offending:
-                bad[cid] = offending
-            else:
-                facts[cid] = (taken, en_all, en_any)
-        fair_parts.append(work.filter(lambda x, ids=frozenset(facts): x[1] in ids))
+        facts, bad = _judge(_summaries(work, reach_en, graph.edges, parts), fair)
+        fact_parts.append(facts)
+        fair_parts.append(work.map(lambda x: (x[1], x[0])).join(facts, parts)
+                          .map(lambda x: (x[1][0], x[0])))
         if not bad:
             break
         rest = work.filter(lambda x, bad=bad: x[1] in bad).join(reach_en, parts) \
@@ -81,11 +75,28 @@ def fair_target(sc, graph, i: int, eventually: bool, fair, parts):
     fair_of = sc.union(fair_parts).distinct(parts).cache()
     if not stops.count() and not fair_of.count():
         return None
+    # no partitioner: lookup() then scans instead of hashing the key on the driver
+    facts = sc.union(fact_parts).cache()
     return SparkTarget(region, entry, redges, stops, fair_of, facts)
 
 
-def _summaries(comp, enabled, edges, parts) -> list:
-    """(id, taken, en_all, en_any) of each cyclic component of ``comp`` (key -> id):
+def _judge(rows, fair):
+    """(fair, bad) from the summaries ``rows``, judged on the executors: ``fair`` the
+    RDD id -> (taken, en_all, en_any) of the fair components, ``bad`` {id: offending
+    classes} of those that fail only strong fairness (to be refined). A component with
+    a weakly fair class enabled everywhere and never taken is neither. Only ``bad``
+    reaches the driver: how many fair components there are does not matter to it."""
+    weak, strong = fair.weak_mask, fair.strong_mask
+    kept = rows.filter(lambda r: not r[2] & weak & ~r[1]).cache()
+    facts = kept.filter(lambda r: not r[3] & strong & ~r[1]) \
+        .map(lambda r: (r[0], (r[1], r[2], r[3]))).cache()
+    bad = dict(kept.map(lambda r: (r[0], r[3] & strong & ~r[1]))
+               .filter(lambda x: x[1]).collect())
+    return facts, bad
+
+
+def _summaries(comp, enabled, edges, parts):
+    """RDD of (id, taken, en_all, en_any), one for each cyclic component of ``comp`` (key -> id):
     those with an inner edge (a self-loop for a single state)."""
     taken = edges.join(comp, parts).map(lambda x: (x[1][0][1], (x[1][1], x[1][0][2]))) \
         .join(comp, parts).filter(lambda x: x[1][0][0] == x[1][1]) \
@@ -93,9 +104,7 @@ def _summaries(comp, enabled, edges, parts) -> list:
         .reduceByKey(lambda a, b: a | b, parts)
     en = comp.join(enabled, parts).map(lambda x: (x[1][0], (x[1][1], x[1][1]))) \
         .reduceByKey(lambda a, b: (a[0] & b[0], a[1] | b[1]), parts)
-    rows = taken.join(en, parts) \
-        .map(lambda x: (x[0], x[1][0], x[1][1][0], x[1][1][1])).collect()
-    return sorted(rows)
+    return taken.join(en, parts).map(lambda x: (x[0], x[1][0], x[1][1][0], x[1][1][1]))
 
 
 def finish(sc, core, core_bc, result, max_depth=None):

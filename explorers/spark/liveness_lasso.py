@@ -40,7 +40,7 @@ def spark_lasso(sc, core, fair, graph, target, eventually: bool, parts):
         members = target.fair_of.filter(lambda x: x[1] == cid).mapValues(lambda _c: None)
         csub, ckeys = _subgraph(graph, members, parts, [])
         ids = list(range(len(ckeys)))
-        comp = FairComponent(ids, set(ids), *target.facts[cid])
+        comp = FairComponent(ids, set(ids), *target.facts.lookup(cid)[0])
         loop = _loop(csub, comp, ckeys.index(end_key), fair)
         steps += [(ckeys[v], gr) for v, gr in loop]
     init_index = next(ii for k, ii in graph.inits if k == steps[0][0])
