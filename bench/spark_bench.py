@@ -199,9 +199,8 @@ def measure(label: str, spec: dict, fixed: float, repeat: int) -> None:
               f"(range {min(vals):.2f}-{max(vals):.2f}x)")
     res = sorted(pairs, key=lambda p: p[0])[len(pairs) // 2][2]  # the median pair
     r2 = res[2]
-    print(f"bytes per visited state: {r2['visited_bytes'] / r2['unique']:.1f} (fingerprints, "
-          f"on executors) + {r2['trace_bytes'] / r2['unique']:.1f} (trace rows, on the "
-          "driver)")
+    print(f"bytes per visited state on the executors: {r2['visited_bytes'] / r2['unique']:.1f} "
+          f"(visited keys) + {r2['trace_bytes'] / r2['unique']:.1f} (trace rows)")
     r1, _n = spark_rate(res[1])
     n, levels = res[1]["unique"], res[1]["depth"]
     print(f"estimate (r1 = {r1:,.0f} states/s per executor, F = {fixed:.2f} s, "
