@@ -44,14 +44,8 @@ Busy = Rel("Busy", 1, ("client",))
 b, p, s, i, j, t, v, e, n, b2, f, o, c = variables("b p s i j t v e n b2 f o c")
 
 PLANE = lp.Plane(view=view, up="up")
+#: the properties both planes share (model.kafka.lifecycle_properties), by name
 SHARED = lp.lifecycle_properties(PLANE)
-
-NO_STALE_READ = SHARED["NoStaleRead"]
-NO_STALE_REPLICATION = SHARED["NoStaleReplication"]
-NO_WRITE_TO_DELETED_TOPIC = SHARED["NoWriteToDeletedTopic"]
-STALE_REPLICAS_CLEANED = SHARED["StaleReplicasCleaned"]
-ASSIGNED_REPLICAS_HOSTED = SHARED["AssignedReplicasHosted"]
-STALE_FETCH_ATTEMPTED = SHARED["StaleFetchAttempted"]
 
 TOPIC_ID_UNIQUE = declare(
     "always", "TopicIdUnique",
@@ -140,15 +134,16 @@ RESTART_WITH_STALE_REPLICA = declare(
     exists((b, p, i), And(Restarting(b), Holds(b, p, i), Not(Live(i)))), view,
     "a broker restarts holding a replica of a deleted incarnation")
 
-ALWAYS = (NO_STALE_READ, NO_STALE_REPLICATION, TOPIC_ID_UNIQUE, NO_WRITE_TO_DELETED_TOPIC,
-          CONTROLLER_EPOCH_FENCING, RECREATE_AFTER_DELETE, LEADER_EPOCH_UNIQUE,
-          FOLLOWER_FENCING, NO_ACKNOWLEDGED_LOSS)
-QUIESCENT = (STALE_REPLICAS_CLEANED, DELETION_COMPLETES, ASSIGNED_REPLICAS_HOSTED)
+ALWAYS = (SHARED["NoStaleRead"], SHARED["NoStaleReplication"], TOPIC_ID_UNIQUE,
+          SHARED["NoWriteToDeletedTopic"], CONTROLLER_EPOCH_FENCING, RECREATE_AFTER_DELETE,
+          LEADER_EPOCH_UNIQUE, FOLLOWER_FENCING, NO_ACKNOWLEDGED_LOSS)
+QUIESCENT = (SHARED["StaleReplicasCleaned"], DELETION_COMPLETES,
+             SHARED["AssignedReplicasHosted"])
 
 
 def witnesses_for(bounds) -> tuple:
     """The witnesses a scenario's bounds make reachable in principle."""
-    return lp.witnesses_for(bounds, NAME_RECREATED, STALE_FETCH_ATTEMPTED,
+    return lp.witnesses_for(bounds, NAME_RECREATED, SHARED["StaleFetchAttempted"],
                             FAILOVER_MID_DELETION, RESTART_WITH_STALE_REPLICA)
 
 

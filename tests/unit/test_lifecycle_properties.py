@@ -31,7 +31,8 @@ def _states(model, limit):
 
 def test_both_planes_check_the_shared_properties_from_one_formula():
     zk, kraft = ({p.name: p for p in m.ALWAYS + m.QUIESCENT + (
-        m.STALE_FETCH_ATTEMPTED, m.FAILOVER_MID_DELETION)} for m in (zk_props, kraft_props))
+        m.SHARED["StaleFetchAttempted"], m.FAILOVER_MID_DELETION)}
+        for m in (zk_props, kraft_props))
     for name in SHARED:
         a, b = zk[name], kraft[name]
         assert a.kind == b.kind, name

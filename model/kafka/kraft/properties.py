@@ -40,14 +40,8 @@ Stuck = Rel("Stuck", 2, ("cached_inc", "live_inc"))
 a, b, d, e, g, h, i, n, o, p, s, t, u, x = variables("a b d e g h i n o p s t u x")
 
 PLANE = lp.Plane(view=view, up="running")
+#: the properties both planes share (model.kafka.lifecycle_properties), by name
 SHARED = lp.lifecycle_properties(PLANE)
-
-NO_STALE_READ = SHARED["NoStaleRead"]
-NO_STALE_REPLICATION = SHARED["NoStaleReplication"]
-NO_WRITE_TO_DELETED_TOPIC = SHARED["NoWriteToDeletedTopic"]
-STALE_REPLICAS_CLEANED = SHARED["StaleReplicasCleaned"]
-ASSIGNED_REPLICAS_HOSTED = SHARED["AssignedReplicasHosted"]
-STALE_FETCH_ATTEMPTED = SHARED["StaleFetchAttempted"]
 
 TOPIC_ID_UNIQUE = declare(
     "always", "TopicIdUnique",
@@ -148,15 +142,16 @@ REPLICAS_EVENTUALLY_HOSTED = leads_to(
                 "broker with the right topic ID, unless a broker is not running")
 
 
-ALWAYS = (NO_STALE_READ, NO_STALE_REPLICATION, TOPIC_ID_UNIQUE, NO_WRITE_TO_DELETED_TOPIC,
-          LEADER_EPOCH_FENCING,
-          NO_FENCED_LEADER, METADATA_MONOTONIC, NO_UNCOMMITTED_EFFECT)
-QUIESCENT = (STALE_REPLICAS_CLEANED, DELETION_COMPLETES, ASSIGNED_REPLICAS_HOSTED)
+ALWAYS = (SHARED["NoStaleRead"], SHARED["NoStaleReplication"], TOPIC_ID_UNIQUE,
+          SHARED["NoWriteToDeletedTopic"], LEADER_EPOCH_FENCING, NO_FENCED_LEADER,
+          METADATA_MONOTONIC, NO_UNCOMMITTED_EFFECT)
+QUIESCENT = (SHARED["StaleReplicasCleaned"], DELETION_COMPLETES,
+             SHARED["AssignedReplicasHosted"])
 
 
 def witnesses_for(bounds) -> tuple:
     """The witnesses a scenario's bounds make reachable in principle."""
-    return lp.witnesses_for(bounds, NAME_RECREATED, STALE_FETCH_ATTEMPTED,
+    return lp.witnesses_for(bounds, NAME_RECREATED, SHARED["StaleFetchAttempted"],
                             FAILOVER_MID_DELETION, RESTART_WITH_STRAY_LOG,
                             stale_meta=STALE_METADATA_SERVED)
 
