@@ -188,7 +188,9 @@ def test_each_level_runs_the_job_submitted_ahead_of_it(sc, monkeypatch):
     before = workers()
     got = spark_bfs(TwoPhase(5), driver_level_max=0)
     assert summary(got) == summary(bfs(TwoPhase(5)))
-    assert workers() == before
+    # the workers seen before are still alive: no cancelled job killed them (which ones
+    # serve the next job is the pool's choice when it holds more than two)
+    assert all(os.path.exists(f"/proc/{pid}") for pid in before)
     jobs, ahead, left = ends[-1]
     levels = sum(lv["mode"] == "spark" for lv in got.extra["spark"]["levels"])
     assert ahead and jobs == levels + 3  # placed blocks, levels, the empty one, ahead
