@@ -8,12 +8,14 @@ graph ``explorers.spark.graph`` records on the executors, for each liveness prop
 3. fair stops: reachable region states where no fair class is enabled;
 4. strongly connected components of the reachable region (``liveness_scc.sccs``), each
    summarised with reduceByKey (classes taken by inner edges, enabled in all / in some
-   of its states); the driver judges the summaries (weak and strong fairness) and sends
-   the components that fail only a strong condition back for refinement: their states
-   where an offending class is enabled are removed and the rest split again.
+   of its states); the executors judge the summaries (weak and strong fairness) and the
+   driver receives only the components that fail a strong condition alone, sent back
+   for refinement: their states where an offending class is enabled are removed and the
+   rest split again.
 
-The driver holds per-component summaries and, for a violation, what the lasso needs
-(``explorers.spark.liveness_lasso``). The verdict rule is the local one.
+The driver holds the ids of the components to refine and, for a violation, what the
+lasso needs (``explorers.spark.liveness_lasso``); how many states, edges or fair
+components there are does not reach it. The verdict rule is the local one.
 """
 from __future__ import annotations
 
