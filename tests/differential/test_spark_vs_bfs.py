@@ -106,16 +106,18 @@ def test_every_level_that_can_be_split_runs_on_spark(sc):
 @pytest.mark.parametrize("name,variant", _scenario_cases())
 def test_catalog_scenario(sc, name, variant):
     scenario = catalog.scenarios()[name]
-    model, _v, _p = scenario.make(variant, {})
+    # safety here; liveness on Spark against bfs: test_liveness_spark.py
+    raw = {"liveness": False} if any(p.name == "liveness" for p in scenario.params) else {}
+    model, _v, _p = scenario.make(variant, raw)
     deadlock = scenario.options.get("deadlock", False)
     probe = bfs(model, max_states=BUDGET, deadlock=deadlock)
     max_depth = None if probe.complete else max(1, probe.max_depth - 1)
     want = bfs(model, max_depth=max_depth, deadlock=deadlock)
-    got = spark_bfs(scenario.make(variant, {})[0], max_depth=max_depth, deadlock=deadlock,
+    got = spark_bfs(scenario.make(variant, raw)[0], max_depth=max_depth, deadlock=deadlock,
                     driver_level_max=_widest_level(model, max_depth, deadlock) - 1)
     assert summary(got) == summary(want)
     assert "spark" in {lv["mode"] for lv in got.extra["spark"]["levels"]}
-    core = Core(scenario.make(variant, {})[0])
+    core = Core(scenario.make(variant, raw)[0])
     place_by_partition_key(core)  # by default two owners per core for a partition key
     assert got.extra["spark"]["partitions"] == (4 if core.owner_shift else 2)
 
