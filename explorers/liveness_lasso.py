@@ -187,26 +187,9 @@ def rebuild(core, fair, init_index, keys, groups) -> Lasso:
     """The lasso's states and actions, regenerated through the model: at each step the
     action whose successor has the recorded key and whose fairness class is the recorded
     edge's (so the loop shows the fair action it relies on)."""
-    from kmc.model.trace import ReplayError
-
     model = core.model
-    s = list(model.init_states())[init_index]
-    t = Lasso(init_index, [], [s], [])
-    for step, (want, gr) in enumerate(zip(keys[1:], groups), start=1):
-        for ai, a in enumerate(model.actions(s)):
-            nxt = model.next_state(s, a)
-            if nxt is None or fair.group(a) != gr:
-                continue
-            if core.bounded and not model.within_boundary(nxt):
-                continue
-            if core.key(nxt) == want:
-                t.action_indices.append(ai)
-                t.actions.append(a)
-                t.states.append(nxt)
-                s = nxt
-                break
-        else:
-            raise ReplayError(f"step {step}: no enabled action leads to the state the "
-                              "explorer recorded: the model's actions() or next_state() "
-                              "is not deterministic", step)
-    return t
+
+    def accept(step, action, nxt):
+        return fair.group(action) == groups[step - 1] and \
+            (not core.bounded or model.within_boundary(nxt))
+    return Lasso.from_keys(model, init_index, list(keys), core.key, accept)

@@ -69,16 +69,20 @@ class Trace:
         return t
 
     @classmethod
-    def from_keys(cls, model, init_index: int, keys: list, key: Callable) -> "Trace":
+    def from_keys(cls, model, init_index: int, keys: list, key: Callable,
+                  accept: Callable | None = None) -> "Trace":
         """Rebuild a path known only by state keys (fingerprints) by regenerating
-        successors at each step, as TLC rebuilds its traces."""
+        successors at each step, as TLC rebuilds its traces. ``accept(step, action,
+        successor)``, when given, must also hold for the action taken at ``step``."""
         inits = list(model.init_states())
         s = inits[init_index]
         t = cls(init_index, [], [s], [])
         for step, want in enumerate(keys[1:], start=1):
             for ai, a in enumerate(model.actions(s)):
                 nxt = model.next_state(s, a)
-                if nxt is not None and key(nxt) == want:
+                if nxt is None or (accept is not None and not accept(step, a, nxt)):
+                    continue
+                if key(nxt) == want:
                     t.action_indices.append(ai)
                     t.actions.append(a)
                     t.states.append(nxt)
