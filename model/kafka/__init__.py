@@ -12,6 +12,8 @@ canonical (``model.encoding``) and successors rebuild only what changes.
   topic znodes with topic IDs, partition state (replicas, leader, leader epoch, ISR), the
   legacy ``/admin/delete_topics`` markers, leader election.
 - ``broker``: broker liveness (up / down / restarting) and helpers over a broker tuple.
+- ``scenarios``: the lifecycle scenarios' shared parts (``-p`` parameters from bounds,
+  the replication-factor check).
 - ``symmetry``: canonical representative of a state under renaming of identities
   (brokers), for ``Model.representative``.
 

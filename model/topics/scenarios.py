@@ -5,8 +5,7 @@ few states; ``-p`` overrides any bound.
 """
 from __future__ import annotations
 
-from kmc.model.contract import ModelError
-from kmc.model.scenario import Param, Scenario
+from kmc.model.kafka.scenarios import lifecycle_scenario
 from kmc.model.topics.model import TopicsModel
 from kmc.model.topics.state import Bounds
 from kmc.model.topics.variants import VARIANT_NAMES
@@ -30,27 +29,10 @@ PARAM_HELP = {
 }
 
 
-def _params(b: Bounds) -> tuple:
-    out = []
-    for name, (text, lo, hi) in PARAM_HELP.items():
-        out.append(Param(name, getattr(b, name), text, lo, hi))
-    return tuple(out)
-
-
-def _build(defaults: Bounds):
-    def build(variant, params):
-        bounds = defaults._replace(**params)
-        if bounds.rf > bounds.brokers:  # ModelError: the API reports it as bad input
-            raise ModelError(f"rf={bounds.rf} needs at least {bounds.rf} brokers: "
-                             f"use -p brokers={bounds.rf} or a smaller rf")
-        return TopicsModel(variant, bounds)
-    return build
-
-
 def _scenario(name, description, bounds):
-    return Scenario(name=name, description=description, build=_build(bounds),
-                    params=_params(bounds), variants=VARIANT_NAMES,
-                    default_variant="kip516", family="topics")
+    return lifecycle_scenario(name, description, bounds, model_cls=TopicsModel,
+                              help_table=PARAM_HELP, variants=VARIANT_NAMES,
+                              default_variant="kip516", family="topics")
 
 
 SCENARIOS = [

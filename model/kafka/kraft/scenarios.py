@@ -5,11 +5,10 @@ states; ``-p`` overrides any bound.
 """
 from __future__ import annotations
 
-from kmc.model.contract import ModelError
 from kmc.model.kafka.kraft.model import KRaftModel
 from kmc.model.kafka.kraft.state import Bounds
 from kmc.model.kafka.kraft.variants import VARIANT_NAMES
-from kmc.model.scenario import Param, Scenario
+from kmc.model.kafka.scenarios import lifecycle_scenario
 
 PARAM_HELP = {
     "brokers": ("brokers", 1, 3),
@@ -32,25 +31,10 @@ PARAM_HELP = {
 CHOICES = {"reset": ("earliest", "latest", "none")}
 
 
-def _params(b: Bounds) -> tuple:
-    return tuple(Param(name, getattr(b, name), text, lo, hi, CHOICES.get(name, ()))
-                 for name, (text, lo, hi) in PARAM_HELP.items())
-
-
-def _build(defaults: Bounds):
-    def build(variant, params):
-        bounds = defaults._replace(**params)
-        if bounds.rf > bounds.brokers:
-            raise ModelError(f"rf={bounds.rf} needs at least {bounds.rf} brokers: "
-                             f"use -p brokers={bounds.rf} or a smaller rf")
-        return KRaftModel(variant, bounds)
-    return build
-
-
 def _scenario(name, description, bounds):
-    return Scenario(name=name, description=description, build=_build(bounds),
-                    params=_params(bounds), variants=VARIANT_NAMES,
-                    default_variant="kraft", family="kraft")
+    return lifecycle_scenario(name, description, bounds, model_cls=KRaftModel,
+                              help_table=PARAM_HELP, variants=VARIANT_NAMES,
+                              default_variant="kraft", family="kraft", choices=CHOICES)
 
 
 SCENARIOS = [
