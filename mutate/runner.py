@@ -46,17 +46,19 @@ def make_plan(entries, files=None, only=(), skip=()) -> Plan:
     for e in entries:
         info = catalog.load(e.scenario, e.variant, dict(e.params))
         sc = info["scenario"]
-        modules[e.id] = scenario_module(sc)
-        if not files:
-            model = api.build_model(sc, info["variant"], info["params"])
-            models.add(model_module(sc, model))
+        model = api.build_model(sc, info["variant"], info["params"])
+        # the scenario's builder may live in a shared module: the model's own module
+        # names the rest of what the run uses
+        modules[e.id] = (scenario_module(sc), model_module(sc, model))
+        models.add(model_module(sc, model))
         if sc.family == "user":
             target = sc.name.rpartition(":")[0]
             if target.endswith(".py"):
                 folders.add(os.path.dirname(os.path.abspath(target)))
     graph = Graph(folders)
     paths = chosen_files(graph, files) if files else default_files(graph, models)
-    closures = {eid: graph.closure(m) for eid, m in modules.items()}
+    closures = {eid: set().union(*(graph.closure(m) for m in ms))
+                for eid, ms in modules.items()}
     relevant, mutants, sources = {}, [], {}
     for path in paths:
         module = graph.module_of[os.path.realpath(path)]

@@ -115,8 +115,8 @@ def _imports(name: str, path: str, is_package: bool) -> set[str]:
 
 
 def scenario_module(sc) -> str:
-    """The module that builds a scenario's models: every module the runs use is in its
-    import closure."""
+    """The module of a scenario's builder. With the model's module (``model_module``) its
+    import closure holds every module the runs use."""
     if sc.family == "user":
         return user_module(sc)
     return sc.build.__module__
