@@ -144,10 +144,13 @@ def _records(sc, frontier, nparts):
     """The frontier's blocks as an RDD of (partition, record): what a checkpoint saves."""
     if frontier.mode == "driver":
         return sc.parallelize(frontier.blocks(nparts), nparts)
-    from kmc.explorers.spark import spool
+    from kmc.explorers.spark import spill, spool
     from kmc.explorers.spark.driver import is_block
 
-    return frontier.state.filter(is_block).map(spool.opened_record)
+    # a block's runs and row files are read back into it: a checkpoint keeps the keys
+    # and rows themselves, never the paths of files the run removes (``spill``)
+    return frontier.state.filter(is_block).map(spool.opened_record) \
+        .map(spill.inlined_record)
 
 
 def level_numbers(names) -> list[int]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kmc.explorers.keyarrays import sort_order, sorted_keys
-from kmc.explorers.spark import keycodec, level, spool
+from kmc.explorers.spark import keycodec, level, spill, spool
 
 
 @dataclass
@@ -27,6 +27,9 @@ class LevelOutcome:
     timings: dict = field(default_factory=dict)
     #: the number of new states when the keys stayed on the executors (new_keys None)
     new_count: int = 0
+    #: the blocks' visited keys and trace rows after the level: (bytes in memory, on
+    #: disk), summed over the partitions (Spark levels)
+    memory: tuple = (0, 0)
 
 
 def owner_of(pid):
@@ -61,7 +64,7 @@ def split_blocks(visited, fkeys, fstates, nparts, shift=0, depth=0):
 def join_blocks(records):
     """The inverse of split_blocks: one global (visited, frontier keys, states), from
     blocks and the visited keys passed on between them ("V")."""
-    records = [(p, spool.opened(rec)) for p, rec in records]
+    records = [(p, spill.inlined(spool.opened(rec))) for p, rec in records]
     blocks = [rec for _p, rec in records if rec[0] == "B"]
     passed = [rec[1] for _p, rec in records if rec[0] == "V"]
     mine = [keycodec.unpack(b[1]) for b in blocks]
@@ -74,7 +77,7 @@ def block_rows(records) -> dict:
     parents' keys), joined over the partitions."""
     parts: dict = {}
     for _p, rec in records:
-        rec = spool.opened(rec)
+        rec = spill.inlined(spool.opened(rec))
         if rec[0] == "B":
             for lvl, keys, parents in rec[6]:
                 parts.setdefault(lvl, []).append((keys, parents))

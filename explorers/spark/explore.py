@@ -18,6 +18,7 @@ from kmc.explorers.core import Core
 from kmc.explorers.errors import ExplorerError
 from kmc.explorers.gcpause import without_cyclic_gc
 from kmc.explorers.spark import checkpoint as ckpt
+from kmc.explorers.spark import spill
 from kmc.explorers.spark.driver import DriverFrontier, join_blocks, owner_of
 from kmc.explorers.spark.frontier import LevelCancelled, SparkFrontier
 from kmc.explorers.spark.placement import default_partitions, place_by_partition_key
@@ -91,11 +92,14 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
             limit = split_limit(nparts)
         run = Run(core, limit, stop_on_violation, max_states, max_depth, progress,
                   budget)
+        # a partition's visited keys and trace rows beyond this many bytes go to disk
+        # (``spill``), where every task can read them
+        bound = spill.default_bound(sc) if spill.enabled(sc.master) else None
 
         def to_spark(frontier):
             return SparkFrontier.from_records(sc, core_bc, nparts, frontier.blocks(nparts),
                                               frontier.size, LINEAGE_EVERY, core.owner_shift,
-                                              lineage_bytes=LINEAGE_BYTES)
+                                              lineage_bytes=LINEAGE_BYTES, spill_bound=bound)
         with CtrlC(sc) as ctrl_c:
             try:
                 if start is None:
@@ -103,7 +107,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                     if store is not None and frontier.size:
                         store.save_level(0, frontier, nparts, run.meta(0, frontier.mode))
                 else:
-                    frontier = _restore(sc, core_bc, nparts, store, start, run)
+                    frontier = _restore(sc, core_bc, nparts, store, start, run, bound)
                 result = explore(run, frontier, to_spark, store, nparts, time_limit,
                                  ctrl_c.check)
                 from kmc.explorers.spark import liveness  # fair cycles, on the executors
@@ -219,7 +223,7 @@ def _ahead(run, frontier) -> bool:
     return not _fits_driver(run, guess)
 
 
-def _restore(sc, core_bc, nparts, store, depth, run):
+def _restore(sc, core_bc, nparts, store, depth, run, spill_bound=None):
     """The frontier saved after level ``depth``, and ``run`` as it was then. The bounds
     and the block files are checked against the level's metadata before Spark reads
     anything."""
@@ -238,7 +242,8 @@ def _restore(sc, core_bc, nparts, store, depth, run):
         return DriverFrontier(run.core, visited, fkeys, fstates, depth)
     state = rdd.partitionBy(nparts, owner_of)
     return SparkFrontier(sc, core_bc, nparts, state, run.frontier_size, LINEAGE_EVERY,
-                         run.core.owner_shift, lineage_bytes=LINEAGE_BYTES)
+                         run.core.owner_shift, lineage_bytes=LINEAGE_BYTES,
+                         spill_bound=spill_bound)
 
 
 def _lineage_dir(sc, store):

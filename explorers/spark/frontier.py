@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kmc.explorers.spark import level_tasks, spool
+from kmc.explorers.spark import level_tasks, spill, spool
 from kmc.explorers.spark.jobs import LevelJobs
 from kmc.explorers.spark.driver import (DriverFrontier, LevelOutcome, block_rows,
                                         frontier_of, is_block, join_blocks, join_frontiers)
@@ -73,9 +73,11 @@ class SparkFrontier:
     partition is recomputed from the shuffles before it, back to the last lineage cut.
     """
     mode = "spark"
+    _runs = spill_bound = None  # no spill unless __init__ sets it up
+    _cut_job = 0
 
     def __init__(self, sc, core_bc, nparts, rdd, size, lineage_every=0, shift=0,
-                 shuffled=True, lineage_bytes=0):
+                 shuffled=True, lineage_bytes=0, spill_bound=None):
         self.sc, self.core_bc, self.nparts = sc, core_bc, nparts
         self.shift = shift  # the Core's owner_shift: owners by partition key when set
         self.state = rdd  # records (pid, ("B", ...)) and, once _next is set, (pid, ("C", ...))
@@ -91,6 +93,11 @@ class SparkFrontier:
         # every task in this JVM (see _cut); their records wait in files between levels
         self._embedded = spool.embedded(sc.master)
         self._spool = spool.Spool() if self._embedded else None
+        # visited keys and trace rows beyond spill_bound bytes a partition go to runs
+        # on disk (``spill``; None: all in memory), in a directory removed by release()
+        self.spill_bound = spill_bound
+        self._runs = spill.RunDirectory() if spill_bound is not None else None
+        self._cut_job = 0  # the job whose output the last lineage cut kept
         self._jobs = LevelJobs(sc, nparts)
         if shuffled:  # blocks read back from a checkpoint: their shuffle has not run yet
             self._jobs.java_serialized(rdd)
@@ -105,7 +112,7 @@ class SparkFrontier:
 
     @classmethod
     def from_records(cls, sc, core_bc, nparts, records, size, lineage_every=0, shift=0,
-                     lineage_bytes=0):
+                     lineage_bytes=0, spill_bound=None):
         """Blocks placed from the driver, one per partition in partition order
         (``DriverFrontier.blocks``). ``parallelize`` slices such a list one record per
         partition, so block p is already where partition p's task reads it: no
@@ -115,7 +122,7 @@ class SparkFrontier:
             raise ValueError("from_records needs one block per partition, in order")
         rdd = sc.parallelize(records, nparts)
         f = cls(sc, core_bc, nparts, rdd, size, lineage_every, shift, shuffled=False,
-                lineage_bytes=lineage_bytes)
+                lineage_bytes=lineage_bytes, spill_bound=spill_bound)
         f._visited_bytes = sum(int(rec[1].nbytes) for _p, rec in records)
         return f
 
@@ -179,8 +186,10 @@ class SparkFrontier:
             outcome.settled.append(settled)
             outcome.timings["expand"] = max(outcome.timings.get("expand", 0.0), expand_s)
         keys, parents, visited_bytes, count = [], [], 0, 0
-        for (nk, npar, found, vbytes, cands, (read_s, dedup_s)), _x in parts:
+        for (nk, npar, found, vbytes, cands, (read_s, dedup_s), memory), _x in parts:
             visited_bytes += vbytes
+            if memory is not None:  # the block's bytes in memory and on disk
+                outcome.memory = tuple(a + b for a, b in zip(outcome.memory, memory))
             outcome.candidates += cands
             outcome.timings["read"] = max(outcome.timings.get("read", 0.0), read_s)
             outcome.timings["dedup"] = max(outcome.timings.get("dedup", 0.0), dedup_s)
@@ -238,9 +247,20 @@ class SparkFrontier:
         task = level_tasks.step_task(self.core_bc, decided, self.nparts, window_bcs,
                                      self.summaries, self.jobs, dedup, commit, expand,
                                      table, lagged, self._spool and self._spool.dir,
-                                     self._rows_out)
+                                     self._rows_out, self._spill_settings())
         rdd, handle = self._launch(parent, task)
         return _Job(self.jobs, rdd, handle)
+
+    def _spill_settings(self):
+        """What the next job's tasks need to spill (``spill.Settings``), or None. Its
+        tasks may delete the runs that blocks of jobs up to ``settled`` retired: on an
+        embedded master every job before this one has ended and no task reads its
+        input again; elsewhere a lost partition is recomputed from the last lineage
+        cut."""
+        if self._runs is None:
+            return None
+        settled = self.jobs - 1 if self._embedded else self._cut_job
+        return spill.Settings(self._runs.dir, self.spill_bound, settled)
 
     def _launch(self, parent, task):
         with self._job_group("kmc BFS level") as group:
@@ -350,10 +370,12 @@ class SparkFrontier:
         if self._kept is not None:  # the state the last local cut kept
             self._kept.unpersist()
         self._kept = self.state if self._embedded else None
+        self._cut_job = self.jobs if self._ahead is None else self.jobs - 1
         return True
 
     def save(self, sc, url, nparts):
-        self.state.filter(is_block).map(spool.opened_record).saveAsPickleFile(url)
+        self.state.filter(is_block).map(spool.opened_record) \
+            .map(spill.inlined_record).saveAsPickleFile(url)
 
     def to_driver(self, core, fkeys, depth, visited=None):
         """Bring a small frontier back to the driver (the caller checks that it fits);
@@ -428,3 +450,5 @@ class SparkFrontier:
             self._kept = None
         if self._spool is not None:
             self._spool.close()
+        if self._runs is not None:
+            self._runs.close()

@@ -206,7 +206,7 @@ def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
             if ks.size else np.empty(0, dtype=np.int64)
         idx = order[starts]
         least = group_min(parents[order], starts) if starts.size else parents[:0]
-    fresh = unseen(visited, keys[idx])
+    fresh = _unseen(visited, keys[idx])
     idx = idx[fresh]
     new_keys, new_parents = keys[idx], least[fresh]
     if packed:
@@ -222,4 +222,19 @@ def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
         ints = keyarrays.to_ints(new_keys)
         for s, k in zip(ints if packed else new_states, ints):
             check_new(s, k)
-    return insert_sorted(visited, new_keys), new_keys, new_parents, new_states, found(chk), idx
+    return _inserted(visited, new_keys), new_keys, new_parents, new_states, found(chk), idx
+
+
+def _unseen(visited, keys: np.ndarray) -> np.ndarray:
+    """True where ``keys[i]`` is not visited: ``visited`` a sorted key array, or a
+    partition's visited set partly on disk (``spill.PartitionVisited``)."""
+    if isinstance(visited, np.ndarray):
+        return unseen(visited, keys)
+    return visited.unseen_mask(keys)
+
+
+def _inserted(visited, new_keys: np.ndarray):
+    if isinstance(visited, np.ndarray):
+        return insert_sorted(visited, new_keys)
+    visited.add_new(new_keys)
+    return visited

@@ -17,6 +17,8 @@ import time
 
 from kmc.explorers import keyarrays
 from kmc.explorers.spark import keycodec, level, spool
+from kmc.explorers.spark import spill as spill_mod
+from kmc.explorers.spark.spill import PartitionVisited, Spilled
 from kmc.explorers.visited import insert_sorted
 
 # Loaded Cores per worker process, by broadcast id. Python workers are reused across tasks
@@ -53,7 +55,7 @@ def broadcast_value(bc):
 
 
 def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commit, expand,
-              table=None, lagged=False, spool_dir=None, rows_out=True):
+              table=None, lagged=False, spool_dir=None, rows_out=True, spill=None):
     """The one task of a Spark level on partition ``pid`` (``SparkFrontier`` says why
     one): merge the candidates this partition owns into its visited keys and check the
     new states (``dedup``; nothing is added or checked unless ``commit``), then expand
@@ -75,7 +77,11 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
     where they are (``spool``).
 
     ``rows_out``: the summary carries the level's trace rows (new keys, parents) to the
-    driver; else only their number (the rows stay in the block either way)."""
+    driver; else only their number (the rows stay in the block either way).
+
+    ``spill``: where and beyond how many bytes a partition writes its visited keys and
+    trace rows to disk (``spill.Settings``; None: they stay in memory). The summary
+    reports the block's bytes in memory and on disk either way."""
     def run(pid, records):
         core = core_of(core_bc)
         t0 = time.perf_counter()
@@ -94,9 +100,11 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
                                "candidates are not co-partitioned")
         _tag, visited, fkeys, held, recent, depth, rows = block
         before = fkeys
-        visited = keycodec.unpack(visited)
+        dtype = core.key_dtype
+        visited = PartitionVisited(visited, dtype) if isinstance(visited, Spilled) else \
+            keycodec.unpack(visited)
         for keys in passed:  # disjoint from visited: another owner's keys until now
-            visited = insert_sorted(visited, keys)
+            visited = level._inserted(visited, keys)
         states = deduped = expanded = None
         if dedup:
             t1 = time.perf_counter()
@@ -104,8 +112,8 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
                 core, decided, visited, batches, commit)
             times = (t1 - t0, time.perf_counter() - t1)  # reading the inputs, deduplicating
             head = ("T", fkeys, parents) if rows_out else ("N", int(fkeys.size))
-            deduped = (head, disc, int(visited.nbytes),
-                       sum(int(b[0].size) for b in batches), times)
+            deduped = [head, disc, int(visited.nbytes),
+                       sum(int(b[0].size) for b in batches), times]
             if states is not None:
                 held = level.forwarded(blobs, [b[0].size for b in batches], picked)
             if commit:  # the level's trace rows stay here, with the visited keys
@@ -133,26 +141,54 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             # two levels after it ship a few more stale candidates.
             recent = (shipped, *recent[:1]) if window is None else ()
         out_file = spool.TaskFile(spool_dir, job, pid)
+        memory = None  # the block's (bytes in memory, bytes on disk)
         try:
             if commit:
+                if spill is not None and not isinstance(visited, PartitionVisited):
+                    visited = PartitionVisited(visited, dtype)
+                moved = {}
                 if table is not None:
-                    parts = level.split_by_owner(visited, nparts, core.owner_shift, table)
+                    if isinstance(visited, PartitionVisited):
+                        moved = visited.move_out(pid, nparts, core.owner_shift, table, job,
+                                                 spill.directory)
+                        buffer = visited.buffer
+                    else:
+                        buffer = visited
+                    parts = level.split_by_owner(buffer, nparts, core.owner_shift, table)
                     for dest, idx in enumerate(parts):
-                        if dest != pid and idx.size:
-                            yield dest, out_file.put(("V", visited[idx]))
-                    visited = visited[parts[pid]]
+                        if dest != pid and (idx.size or dest in moved):
+                            keys = buffer[idx]
+                            if dest in moved:
+                                keys = insert_sorted(keys, moved[dest])
+                            yield dest, out_file.put(("V", keys))
+                    if isinstance(visited, PartitionVisited):
+                        visited.buffer = buffer[parts[pid]]
+                    else:
+                        visited = buffer[parts[pid]]
+                if isinstance(visited, PartitionVisited):
+                    if spill is not None:
+                        visited.collect_garbage(spill.settled)
+                        rows = visited.spill(rows, spill.bound, job, pid, spill.directory,
+                                             core.owner_shift)
+                    memory = (int(visited.buffer.nbytes) + spill_mod.rows_bytes(rows),
+                              visited.disk_bytes + spill_mod.rows_disk_bytes(rows))
+                    visited = visited.held()
+                else:
+                    memory = (int(visited.nbytes) + spill_mod.rows_bytes(rows), 0)
+                    visited = keycodec.pack(visited)
                 # the block keeps the frontier (pickled) for a move back to the driver or
                 # a checkpoint; the next level expands its own new states instead
-                yield pid, out_file.put(("B", keycodec.pack(visited), fkeys, held, recent,
-                                         depth, rows))
+                yield pid, out_file.put(("B", visited, fkeys, held, recent, depth, rows))
             if expand:
                 for dest, (k, p, s) in enumerate(out):
                     if k.size:
                         # states as one C-pickled blob: PySpark's own record serializer is
                         # cloudpickle, whose Python-level hooks cost ~3x more per state
                         yield dest, out_file.put(("C", k, p, level.pack_states(s)))
-            if deduped is not None and rows_out:  # the trace rows: the bulk of the summary
-                deduped = (out_file.put(deduped[0]), *deduped[1:])
+            if deduped is not None:
+                if rows_out:  # the trace rows: the bulk of the summary
+                    deduped[0] = out_file.put(deduped[0])
+                deduped = (*deduped, memory)
         finally:
             out_file.close()
         summaries.add({(job, pid): (deduped, expanded)})
@@ -169,8 +205,11 @@ def parents_in(lvl: int, keys):
             return []
         rec = spool.opened(record[1])
         out = []
-        for level_no, rkeys, rparents in rec[6]:
-            if level_no == lvl and rkeys.size:
+        for entry in rec[6]:
+            if entry[0] != lvl:
+                continue
+            _lvl, rkeys, rparents = spill_mod.rows_of(entry)
+            if rkeys.size:
                 hit = level.member(keys, rkeys)
                 out.extend(zip(keyarrays.to_ints(rkeys[hit]),
                                keyarrays.to_ints(rparents[hit])))

@@ -269,7 +269,10 @@ class Run:
                             "candidates": outcome.candidates, "new": new,
                             "total": self.unique, "generated": self.generated,
                             "seconds": round(seconds, 4), "elapsed": round(elapsed, 3),
-                            **{f"{k}_s": round(v, 4) for k, v in outcome.timings.items()}})
+                            **{f"{k}_s": round(v, 4) for k, v in outcome.timings.items()},
+                            **({"memory_bytes": outcome.memory[0],
+                                "disk_bytes": outcome.memory[1]}
+                               if mode == "spark" else {})})
         return elapsed
 
     def _merge(self, parts, lvl) -> None:
