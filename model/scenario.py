@@ -83,6 +83,18 @@ class Param:
 
 
 @dataclass(frozen=True)
+class VariantSet:
+    """What one value of a scenario's selecting parameter (``Scenario.selector``) brings:
+    the variants it runs and their default, the parameters that do not apply with it
+    (an explicit value is refused; the default is left out of the resolved parameters),
+    and parameters whose range differs from the scenario's (same name, own bounds)."""
+    variants: tuple[str, ...]
+    default_variant: str
+    unused: tuple[str, ...] = ()
+    params: tuple[Param, ...] = ()
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     description: str
@@ -100,20 +112,58 @@ class Scenario:
     free_params: bool = False
     #: with free_params: raw values -> the values the factory takes (user_models.coerce)
     convert: Callable[[dict], dict] | None = field(default=None, compare=False)
+    #: a parameter whose value chooses the variants (``variant_sets``); "" for none.
+    #: ``variants`` and ``default_variant`` are then those of the parameter's default.
+    selector: str = ""
+    #: selector value -> VariantSet
+    variant_sets: Mapping[str, VariantSet] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.selector:
+            known = {p.name: p for p in self.params}
+            if self.selector not in known:
+                raise ValueError(f"scenario {self.name!r}: selector {self.selector!r} is "
+                                 "not one of its parameters")
+            first = self.variant_sets[known[self.selector].default]
+            if (self.variants, self.variant_default) != (first.variants,
+                                                         first.default_variant):
+                raise ValueError(f"scenario {self.name!r}: variants and default_variant "
+                                 "must be those of the selector's default value")
 
     @property
     def variant_default(self) -> str:
         return self.default_variant or self.variants[0]
 
+    @property
+    def every_variant(self) -> tuple[str, ...]:
+        """The variants of every selector value (``variants`` without a selector)."""
+        out = list(self.variants)
+        for vs in self.variant_sets.values():
+            out += [v for v in vs.variants if v not in out]
+        return tuple(out)
+
     def resolve(self, variant: str | None, raw_params: Mapping[str, Any]) -> tuple[str, dict]:
-        """Validate a variant name and raw parameter values; fill defaults."""
-        v = self.variant_default if variant is None else variant
-        if v not in self.variants:
-            raise ScenarioError(f"scenario {self.name!r} has no variant {v!r}"
-                                f"{did_you_mean(v, self.variants)}: "
-                                f"use one of {', '.join(self.variants)}")
+        """Validate a variant name and raw parameter values; fill defaults. With a
+        selector, its value (given or default) decides which variants and parameters
+        apply and which variant is the default."""
+        every = self.every_variant
+        if variant is not None and variant not in every:
+            raise ScenarioError(f"scenario {self.name!r} has no variant {variant!r}"
+                                f"{did_you_mean(variant, every)}: "
+                                f"use one of {', '.join(every)}")
         known = {p.name: p for p in self.params}
-        params = {p.name: p.default for p in self.params}
+        chosen = None
+        if self.selector:
+            value = known[self.selector].parse(raw_params.get(
+                self.selector, known[self.selector].default))
+            chosen = self.variant_sets[value]
+            self._check_variant(variant, value, chosen)
+            known.update({p.name: p for p in chosen.params})
+        v = (chosen.default_variant if chosen else self.variant_default) \
+            if variant is None else variant
+        unused = chosen.unused if chosen else ()
+        params = {p.name: known[p.name].default for p in self.params
+                  if p.name not in unused}
         for key, raw in raw_params.items():
             if self.free_params and key not in known:
                 params[key] = raw  # converted below, as the factory wants it
@@ -122,10 +172,32 @@ class Scenario:
                 names = ", ".join(known) or "none"
                 raise ScenarioError(f"scenario {self.name!r} has no parameter {key!r}"
                                     f"{did_you_mean(key, known)}: its parameters are {names}")
-            params[key] = known[key].parse(raw)
+            if key in unused:
+                value = params[self.selector]
+                takers = [k for k, vs in self.variant_sets.items() if key not in vs.unused]
+                raise ScenarioError(f"parameter {key} does not apply with "
+                                    f"{self.selector}={value}: drop -p {key}, or use "
+                                    + " or ".join(f"-p {self.selector}={k}" for k in takers))
+            try:
+                params[key] = known[key].parse(raw)
+            except ScenarioError as e:
+                if chosen is None or all(p.name != key for p in chosen.params):
+                    raise
+                raise ScenarioError(f"{e} with {self.selector}={params[self.selector]}") \
+                    from None
         if self.convert is not None:
             params = self.convert(params)
         return v, params
+
+    def _check_variant(self, variant: str | None, value: str, chosen: VariantSet) -> None:
+        """A variant of another selector value: say which value runs it."""
+        if variant is None or variant in chosen.variants:
+            return
+        owner = next(k for k, vs in self.variant_sets.items() if variant in vs.variants)
+        raise ScenarioError(f"variant {variant!r} of scenario {self.name!r} runs with "
+                            f"{self.selector}={owner}, not {self.selector}={value}: add "
+                            f"-p {self.selector}={owner}, or use one of "
+                            f"{', '.join(chosen.variants)}")
 
     def make(self, variant: str | None = None, params: Mapping[str, Any] | None = None):
         v, p = self.resolve(variant, params or {})

@@ -1,11 +1,21 @@
 """`kmc list`: scenarios, their parameters, variants (the default marked), properties with
 their descriptions, and each variant's expected verdict as kmc's regression suite records
-it (the suite is the one source of expected verdicts)."""
+it (the suite is the one source of expected verdicts).
+
+A Kafka scenario also shows its control plane. In ``--json``: ``plane`` is the plane a
+run takes without ``-p plane`` ("zk" or "kraft"; null for a scenario that is not
+Kafka's), and ``planes`` maps every plane the scenario runs on to its ``variants``,
+``default_variant``, ``expectations``, the parameters not used there (``unused``), the
+ranges that differ from ``params`` (``ranges``: name -> [min, max]) and the
+``properties`` a run there checks (name -> kind). A scenario with
+one plane has one key; ``variants``, ``default_variant`` and ``expectations`` stay
+those of ``plane``."""
 from __future__ import annotations
 
 import json
 
 from kmc import catalog
+from kmc.model.kafka.planes import planes_of
 
 NAME = "list"
 HELP = "list scenarios with their parameters, variants, properties and expected verdicts"
@@ -49,7 +59,21 @@ def describe(sc, table: dict | None = None) -> dict:
         "property_descriptions": {pr.name: pr.description for pr in props},
         "expectations": {v: expected(sc, v, table) for v in sc.variants},
         "source": sc.source,
+        **_planes(sc, model, table),
     }
+
+
+def _planes(sc, model, table: dict) -> dict:
+    plane, sets = planes_of(sc, model)
+    out = {}
+    for name, vs in sets.items():
+        on = model if name == plane else sc.build(*sc.resolve(None, {sc.selector: name}))
+        out[name] = {"variants": list(vs.variants), "default_variant": vs.default_variant,
+                     "expectations": {v: expected(sc, v, table) for v in vs.variants},
+                     "unused": list(vs.unused),
+                     "ranges": {p.name: [p.minimum, p.maximum] for p in vs.params},
+                     "properties": {pr.name: pr.kind for pr in on.properties()}}
+    return {"plane": plane, "planes": out}
 
 
 def run(args) -> int:
@@ -65,13 +89,33 @@ def run(args) -> int:
         origin = "" if d["source"] == "built-in" else f"  [{d['source']}]"
         print(f"{d['name']:<{width}}{d['description']}{origin}")
         print(f"{pad}params: {params}")
-        print(f"{pad}variants (* default):")
-        for v in d["variants"]:
-            mark = "*" if v == d["default_variant"] else " "
-            note = d["expectations"][v]
-            print(f"{pad}  {mark} {v}" + (f": {note}" if note else ""))
+        if d["plane"] is not None:
+            print(f"{pad}{_plane_line(d)}")
+        _variants(pad, "variants (* default):", d)
+        for name, other in d["planes"].items():
+            if name != d["plane"]:
+                _variants(pad, f"variants with -p plane={name} (* default):", other)
         print(f"{pad}properties:")
         for n, k in d["properties"].items():
             desc = d["property_descriptions"][n]
             print(f"{pad}  {n} ({k})" + (f": {desc}" if desc else ""))
     return 0
+
+
+def _plane_line(d: dict) -> str:
+    """``plane: zk`` or ``planes: zk (default), kraft (-p plane=kraft); ...``"""
+    if len(d["planes"]) == 1:
+        return f"plane: {d['plane']}"
+    parts = [f"{d['plane']} (default)"] + [f"{n} (-p plane={n})" for n in d["planes"]
+                                           if n != d["plane"]]
+    unused = [f"{', '.join(info['unused'])} not used with plane={n}"
+              for n, info in d["planes"].items() if info["unused"]]
+    return "planes: " + ", ".join(parts) + ("; " + "; ".join(unused) if unused else "")
+
+
+def _variants(pad: str, title: str, d: dict) -> None:
+    print(f"{pad}{title}")
+    for v in d["variants"]:
+        mark = "*" if v == d["default_variant"] else " "
+        note = d["expectations"][v]
+        print(f"{pad}  {mark} {v}" + (f": {note}" if note else ""))

@@ -15,9 +15,12 @@ def bound_params(bounds, help_table: dict, choices: dict | None = None) -> tuple
                  for name, (text, lo, hi) in help_table.items())
 
 
-def _build(model_cls, defaults):
+def builder(model_cls, defaults):
+    """build(variant, params) for ``model_cls``: ``defaults`` with the parameters that
+    are fields of its bounds replaced (others are not this model's)."""
     def build(variant, params):
-        bounds = defaults._replace(**params)
+        bounds = defaults._replace(**{k: v for k, v in params.items()
+                                      if k in defaults._fields})
         if bounds.rf > bounds.brokers:
             raise ModelError(f"rf={bounds.rf} needs at least {bounds.rf} brokers: "
                              f"use -p brokers={bounds.rf} or a smaller rf")
@@ -28,6 +31,6 @@ def _build(model_cls, defaults):
 def lifecycle_scenario(name, description, bounds, *, model_cls, help_table, variants,
                        default_variant, family, choices=None) -> Scenario:
     """A scenario of a topic-lifecycle model whose bounds are ``bounds``."""
-    return Scenario(name=name, description=description, build=_build(model_cls, bounds),
+    return Scenario(name=name, description=description, build=builder(model_cls, bounds),
                     params=bound_params(bounds, help_table, choices), variants=variants,
                     default_variant=default_variant, family=family)

@@ -1,11 +1,12 @@
 """Named scenarios of the topic-lifecycle model; every one runs with every variant.
 
 Each is a set of bounds (``state.Bounds``) chosen to make one KIP-516 story reachable in
-few states; ``-p`` overrides any bound.
+few states; ``-p`` overrides any bound. ``-p plane=kraft`` runs the same story on the
+KRaft plane with the KRaft variants (``model.kafka.planes``).
 """
 from __future__ import annotations
 
-from kmc.model.kafka.scenarios import lifecycle_scenario
+from kmc.model.kafka.planes import two_plane_scenario
 from kmc.model.topics.model import TopicsModel
 from kmc.model.topics.state import Bounds
 from kmc.model.topics.variants import VARIANT_NAMES
@@ -30,9 +31,8 @@ PARAM_HELP = {
 
 
 def _scenario(name, description, bounds):
-    return lifecycle_scenario(name, description, bounds, model_cls=TopicsModel,
-                              help_table=PARAM_HELP, variants=VARIANT_NAMES,
-                              default_variant="kip516", family="topics")
+    return two_plane_scenario(name, description, bounds, PARAM_HELP, model_cls=TopicsModel,
+                              variants=VARIANT_NAMES)
 
 
 SCENARIOS = [
