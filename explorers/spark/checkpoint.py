@@ -96,9 +96,10 @@ class CheckpointStore:
             if old < depth - 1:
                 self.files.delete(f"blocks/{old}")
 
-    def load_level(self, depth: int) -> dict:
-        """Level ``depth``'s metadata, as ``Run.meta`` made it; its HMAC verified."""
-        files = {rel: self.read(rel) for rel in level_files(depth)}
+    def load_level(self, depth: int, rows: bool = True) -> dict:
+        """Level ``depth``'s metadata, as ``Run.meta`` made it; its HMAC verified. With
+        ``rows`` False its trace rows are not read (``keys`` and ``parents`` None)."""
+        files = {rel: self.read(rel) for rel in level_files(depth)[not rows:]}
         return decode_level(self.key, depth, files, self.path)
 
     def block_files(self, depth: int) -> dict:
@@ -234,13 +235,16 @@ def decode_level(key: bytes, depth: int, files: dict, path: str) -> dict:
     loaded."""
     npy_rel, json_rel = level_files(depth)
     body = level_body(key, depth, files[json_rel], path)
-    if hashlib.sha256(files[npy_rel]).hexdigest() != body["rows_sha256"]:
-        raise tampered(path, npy_rel)
-    rows = np.load(io.BytesIO(files[npy_rel]), allow_pickle=False)
+    keys = parents = None
+    if npy_rel in files:  # else the caller does not need the level's trace rows
+        if hashlib.sha256(files[npy_rel]).hexdigest() != body["rows_sha256"]:
+            raise tampered(path, npy_rel)
+        rows = np.load(io.BytesIO(files[npy_rel]), allow_pickle=False)
+        keys, parents = rows[0].copy(), rows[1].copy()
     objects = pickle.loads(base64.b64decode(body["objects"]))
     init = body["init_index"]
-    return {**{k: body[k] for k in COUNTERS}, "keys": rows[0].copy(),
-            "parents": rows[1].copy(), **objects, "blocks": body["blocks"],
+    return {**{k: body[k] for k in COUNTERS}, "keys": keys,
+            "parents": parents, **objects, "blocks": body["blocks"],
             "init_index": None if init is None else {k: i for k, i in init}}
 
 

@@ -227,10 +227,10 @@ def _restore(sc, core_bc, nparts, store, depth, run, spill_bound=None):
     """The frontier saved after level ``depth``, and ``run`` as it was then. The bounds
     and the block files are checked against the level's metadata before Spark reads
     anything."""
-    last = store.load_level(depth)
+    last = store.load_level(depth, rows=False)
     ckpt.check_bounds(last, run.max_states, run.max_depth, store.path)
     store.check_blocks(depth, last)
-    run.restore([store.load_level(d) for d in range(depth)] + [last])
+    run.restore(depth, lambda d, rows: store.load_level(d, rows))
     rdd = store.load_blocks(depth)
     if last["mode"] == "driver":
         visited, fkeys, fstates = join_blocks(rdd.collect())

@@ -13,7 +13,7 @@ import numpy as np
 from kmc.explorers import keyarrays
 from kmc.explorers.keyarrays import sort_order, sorted_keys
 from kmc.explorers.spark import level
-from kmc.explorers.spark.rows import LevelRows
+from kmc.explorers.spark.rows import KEEP_LEVELS, LevelRows
 from kmc.explorers.spark.tuning import env_number, parse_number
 from kmc.explorers.visited import smallest
 
@@ -68,6 +68,21 @@ def driver_seconds(local: bool, cores: int) -> float | None:
     if local and cores > SPARK_WORK:
         return min(DRIVER_LEVEL_SECONDS, LOCAL_LEVEL_COST / (1 - SPARK_WORK / cores))
     return DRIVER_LEVEL_SECONDS
+
+
+def in_blocks(modes) -> list:
+    """Per level (``modes``: where each level of a checkpoint ran, level 0 first),
+    whether the blocks saved after the last level hold its trace rows: the levels run on
+    Spark since the frontier last went there from the driver. Blocks placed from the
+    driver start without rows (the driver keeps its own levels' rows) and a frontier
+    coming back to the driver hands its rows to it, so those are the trailing "spark"
+    levels."""
+    out = [False] * len(modes)
+    for d in range(len(modes) - 1, 0, -1):
+        if modes[d] != "spark":
+            break
+        out[d] = True
+    return out
 
 
 class Run:
@@ -298,7 +313,15 @@ class Run:
                 "frontier": self.frontier_size, "elapsed": self.elapsed(),
                 "levels": self.levels}
 
-    def restore(self, metas) -> None:
+    def restore(self, depth: int, load) -> None:
+        """The run as it was after level ``depth`` of a checkpoint; ``load(d, rows)``
+        reads level d's metadata, with its trace rows when ``rows``. The rows of the
+        levels the checkpoint's blocks hold (``in_blocks``) stay with the executors, as
+        in the run that wrote them: only the newest KEEP_LEVELS of them are read, so
+        the driver's memory does not follow the number of states. The driver's own
+        levels are read as that run held them (``rows.LevelRows`` spills them to files
+        beyond its memory), one level at a time."""
+        metas = [load(d, False) for d in range(depth + 1)]
         last = metas[-1]
         self.unique, self.generated, self.depth = last["unique"], last["generated"], \
             last["depth"]
@@ -308,10 +331,17 @@ class Run:
                                      if p.name not in self.core.discoveries]
         self.close()
         self.level_keys, self.level_parents = LevelRows(name="keys"), LevelRows(name="parents")
-        for m in metas:
-            self.level_keys.append(m["keys"])
-            self.level_parents.append(m["parents"])
-        self.sizes = [int(m["keys"].size) for m in metas]
+        remote = in_blocks([m["mode"] for m in metas])
+        width = self.core.key_dtype.itemsize
+        for d, m in enumerate(metas):
+            if remote[d] and d <= depth - KEEP_LEVELS:
+                self.level_keys.append_absent(width * m["frontier"])
+                self.level_parents.append_absent(width * m["frontier"])
+                continue
+            m = load(d, True)
+            self.level_keys.append(m["keys"], remote[d])
+            self.level_parents.append(m["parents"], remote[d])
+        self.sizes = [int(m["frontier"]) for m in metas]
         self.init_index = metas[0]["init_index"]
         self.frontier_size = last["frontier"]
         self.prior_elapsed = last["elapsed"]
