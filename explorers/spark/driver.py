@@ -27,9 +27,9 @@ class LevelOutcome:
     timings: dict = field(default_factory=dict)
     #: the number of new states when the keys stayed on the executors (new_keys None)
     new_count: int = 0
-    #: the blocks' visited keys and trace rows after the level: (bytes in memory, on
-    #: disk), summed over the partitions (Spark levels)
-    memory: tuple = (0, 0)
+    #: the blocks' visited keys and trace rows after the level: (bytes in memory, bytes
+    #: on disk, runs of visited keys), summed over the partitions (Spark levels)
+    memory: tuple = (0, 0, 0)
 
 
 def owner_of(pid):

@@ -260,7 +260,7 @@ class SparkFrontier:
         if self._runs is None:
             return None
         settled = self.jobs - 1 if self._embedded else self._cut_job
-        return spill.Settings(self._runs.dir, self.spill_bound, settled)
+        return spill.Settings(self._runs.dir, self.spill_bound, settled, spill.FAN_IN)
 
     def _launch(self, parent, task):
         with self._job_group("kmc BFS level") as group:

@@ -81,7 +81,7 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
 
     ``spill``: where and beyond how many bytes a partition writes its visited keys and
     trace rows to disk (``spill.Settings``; None: they stay in memory). The summary
-    reports the block's bytes in memory and on disk either way."""
+    reports the block's bytes in memory and on disk, and its runs, either way."""
     def run(pid, records):
         core = core_of(core_bc)
         t0 = time.perf_counter()
@@ -141,7 +141,7 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             # two levels after it ship a few more stale candidates.
             recent = (shipped, *recent[:1]) if window is None else ()
         out_file = spool.TaskFile(spool_dir, job, pid)
-        memory = None  # the block's (bytes in memory, bytes on disk)
+        memory = None  # the block's (bytes in memory, bytes on disk, runs)
         try:
             if commit:
                 if spill is not None and not isinstance(visited, PartitionVisited):
@@ -169,12 +169,13 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
                     if spill is not None:
                         visited.collect_garbage(spill.settled)
                         rows = visited.spill(rows, spill.bound, job, pid, spill.directory,
-                                             core.owner_shift)
+                                             core.owner_shift, spill.fan_in)
                     memory = (int(visited.buffer.nbytes) + spill_mod.rows_bytes(rows),
-                              visited.disk_bytes + spill_mod.rows_disk_bytes(rows))
+                              visited.disk_bytes + spill_mod.rows_disk_bytes(rows),
+                              len(visited.runs))
                     visited = visited.held()
                 else:
-                    memory = (int(visited.nbytes) + spill_mod.rows_bytes(rows), 0)
+                    memory = (int(visited.nbytes) + spill_mod.rows_bytes(rows), 0, 0)
                     visited = keycodec.pack(visited)
                 # the block keeps the frontier (pickled) for a move back to the driver or
                 # a checkpoint; the next level expands its own new states instead

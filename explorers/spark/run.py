@@ -285,9 +285,8 @@ class Run:
                             "total": self.unique, "generated": self.generated,
                             "seconds": round(seconds, 4), "elapsed": round(elapsed, 3),
                             **{f"{k}_s": round(v, 4) for k, v in outcome.timings.items()},
-                            **({"memory_bytes": outcome.memory[0],
-                                "disk_bytes": outcome.memory[1]}
-                               if mode == "spark" else {})})
+                            **(dict(zip(("memory_bytes", "disk_bytes", "runs"),
+                                        outcome.memory)) if mode == "spark" else {})})
         return elapsed
 
     def _merge(self, parts, lvl) -> None:

@@ -80,11 +80,12 @@ class Spilled(NamedTuple):
 
 
 class Settings(NamedTuple):
-    """What a level's tasks need to spill: the run's directory, the bound, and the
-    newest job whose input blocks no task reads any more."""
+    """What a level's tasks need to spill: the run's directory, the bound, the newest
+    job whose input blocks no task reads any more, and the merge fan-in."""
     directory: str
     bound: int
     settled: int
+    fan_in: int = FAN_IN
 
 
 def enabled(master: str) -> bool:
@@ -223,11 +224,12 @@ class PartitionVisited:
                 out.setdefault(p, []).append(gone[dest == p])
         return {p: keyarrays.sorted_keys(np.concatenate(a)) for p, a in out.items()}
 
-    def spill(self, rows, bound: int, job: int, pid: int, directory: str, shift: int):
+    def spill(self, rows, bound: int, job: int, pid: int, directory: str, shift: int,
+              fan_in: int = FAN_IN):
         """Keep at most ``bound`` bytes of keys and rows in memory: write the levels'
         rows (``rows``: (level, keys, parents) or (level, RowsRef)) to files, then, if the
-        buffer holds more than half the bound, the buffer as a run; merge runs beyond
-        FAN_IN.
+        buffer holds more than half the bound, the buffer as a run; merge the
+        ``fan_in`` smallest runs while there are more.
         Returns the rows as the block keeps them."""
         if self.buffer.nbytes + rows_bytes(rows) <= bound:
             return rows
@@ -238,13 +240,13 @@ class PartitionVisited:
             self.runs.append(RunRef(path, int(self.buffer.size),
                                     _values(self.buffer, shift)))
             self.buffer = keyarrays.empty(self.dtype)
-        while len(self.runs) > FAN_IN:
-            self._merge_smallest(job, pid, directory)
+        while len(self.runs) > max(2, fan_in):
+            self._merge_smallest(job, pid, directory, max(2, fan_in))
         return rows
 
-    def _merge_smallest(self, job, pid, directory) -> None:
+    def _merge_smallest(self, job, pid, directory, fan_in) -> None:
         order = sorted(range(len(self.runs)), key=lambda i: (self.runs[i].count, -i))
-        pick = sorted(order[:FAN_IN])
+        pick = sorted(order[:fan_in])
         refs = [self.runs[i] for i in pick]
         path = _run_path(directory, job, pid)
         count = visited_runs.merge([r.path for r in refs], path)
