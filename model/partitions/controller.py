@@ -249,7 +249,8 @@ def remove_znode(cfg, w):
         zn = replace_at(zn, p, None)
     w = w._replace(store=st._replace(znodes=zn))
     ghost = w.ghost._replace(removed=set_union(w.ghost.removed, gone))
-    return w._replace(net=_send(w, _um(w)), ctrl=_goto(w, IDLE), ghost=ghost)
+    net = _send(w, _um(w)) if cfg.flags.um_after_removal else w.net
+    return w._replace(net=net, ctrl=_goto(w, IDLE), ghost=ghost)
 
 
 # ---- failover (the KIP's "this procedure is fault tolerant" notes) ------------------------
@@ -293,7 +294,7 @@ def recover(cfg, w):
         return w._replace(ctrl=_goto(w, IDLE))
     if marked(st) and cfg.flags.recovery_rebump:
         return w._replace(ctrl=_goto(w, "shrink-bump"))
-    if orphans(st):
+    if orphans(st) and cfg.flags.recovery_removes_orphans:
         return w._replace(ctrl=_goto(w, "remove-znode"))
     msg = _lair(w, st.undeleted, [p for p in range(st.total) if st.znodes[p] is not None],
                 True)

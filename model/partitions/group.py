@@ -88,8 +88,11 @@ def rebalance(cfg, w):
     # members keep refreshing until the UpdateMetadata that follows the LeaderAndIsr lands
     if not fetch_allowed(cfg, w, u):
         return None
-    live = range_assign(list(range(u)), cfg.members)
-    gone = range_assign(list(range(u, t)), cfg.members)
+    if cfg.flags.separate_lists:
+        live = range_assign(list(range(u)), cfg.members)
+        gone = range_assign(list(range(u, t)), cfg.members)
+    else:
+        live, gone = range_assign(list(range(t)), cfg.members), [[]] * cfg.members
     members = tuple(tuple(blocking(cfg, w, p, u, t) for p in live[m] + gone[m])
                     for m in range(cfg.members))
     return w._replace(group=g._replace(basis=basis, members=members, rejoin=False))

@@ -94,9 +94,10 @@ def initial_world(cfg: Config) -> World:
 class PartitionModel(Model):
     name = "partitions"
 
-    def __init__(self, cfg: Config, liveness: bool = False):
+    def __init__(self, cfg: Config, liveness: bool = False, bookkeeping: bool = False):
         self.cfg = cfg
         self.liveness = liveness  # also the liveness properties (-p liveness=true)
+        self.bookkeeping = bookkeeping  # also bookkeeping_properties (-p bookkeeping=true)
         self._props = None
 
     # ---- the contract ---------------------------------------------------------------------
@@ -105,9 +106,11 @@ class PartitionModel(Model):
 
     def properties(self):
         if self._props is None:
+            from kmc.model.partitions.bookkeeping_properties import bookkeeping_for
             from kmc.model.partitions.liveness import liveness_for
             from kmc.model.partitions.properties import properties_for
             self._props = list(properties_for(self.cfg)) + \
+                (bookkeeping_for(self.cfg) if self.bookkeeping else []) + \
                 (liveness_for(self.cfg) if self.liveness else [])
         return self._props
 

@@ -37,6 +37,8 @@ def _params(producers=1, messages=2, members=2, failovers=0, keys=1):
         Param("failovers", failovers, "controller failovers allowed", 0, 3),
         Param("keys", keys, "key classes the messages cycle through (hash 2, then 3)", 1, 2),
         Param("liveness", False, "also check the liveness properties, under fairness"),
+        Param("bookkeeping", False, "also check the bookkeeping invariants (metadata, "
+              "replicas, epochs, positions, assignment)"),
     )
 
 
@@ -58,7 +60,8 @@ def _builder(N, start, ops, witnesses, legacy_witnesses=None):
                         for i in range(params["producers"]))
         return PartitionModel(Config(flags, N, start, tuple(ops), scripts, params["members"],
                                      params["failovers"], tuple(wit)),
-                              liveness=params["liveness"])
+                              liveness=params["liveness"],
+                              bookkeeping=params["bookkeeping"])
     return build
 
 

@@ -41,6 +41,15 @@ class Flags:
     #: StopReplica(delete=true) also deletes the partition's committed offsets (Kafka's
     #: handleDeletedPartitions), so a partition id created again is read from its start
     reset_offsets_on_delete: bool = True
+    #: the controller sends UpdateMetadata after removing a partition znode (the KIP leaves
+    #: how clients learn of the removal implicit)
+    um_after_removal: bool = True
+    #: a new controller that finds a partition znode beyond the assignment finishes its
+    #: removal (KIP-253 §3's "fault tolerant" note applied to the last step)
+    recovery_removes_orphans: bool = True
+    #: the group leader range-assigns the undeleted and the marked partitions as two
+    #: separate lists (KIP-253 §6), not as one
+    separate_lists: bool = True
 
 
 VARIANTS = {
@@ -59,6 +68,9 @@ VARIANTS = {
 MUTANTS = {
     "kip253-no-retry": "retry_after_refresh",
     "kip253-keeps-offsets": "reset_offsets_on_delete",
+    "kip253-silent-removal": "um_after_removal",
+    "kip253-orphan-znode": "recovery_removes_orphans",
+    "kip253-one-list": "separate_lists",
 }
 VARIANTS.update({name: replace(VARIANTS["kip253"], name=name, **{flag: False})
                  for name, flag in MUTANTS.items()})

@@ -1,0 +1,202 @@
+"""The partition model's bookkeeping invariants: what the procedures leave behind.
+
+properties.py states what the application sees (ordering, completeness). The invariants
+here state what the protocol's own records must say, each from a sentence of KIP-253
+(`../shared/seeds/001_*.txt`) or of the Kafka client it extends; a bug in a procedure step
+usually breaks one of these before it reorders a key:
+
+- quiescent **MetadataPropagated**: once settled, the controller is idle and the broker's
+  undeleted_partition_count (from LeaderAndIsr, §4), its metadata cache (from
+  UpdateMetadata, §2 bullet 5 and §3 bullet 3) and the group's assignment basis all equal
+  the topic znode's counts;
+- quiescent **ReplicasMatchStore**: once settled, no partition is marked for deletion any
+  more (§3 bullet 4: drained, StopReplica, removed from the assignment and the znode), a
+  partition znode exists exactly for the partitions of the assignment, and the broker hosts
+  exactly those, each at its znode's leader epoch (§2 bullet 3, §3 bullet 2);
+- always **LeaderEpochNotAhead**: the broker never knows a leader epoch the partition znode
+  does not have yet (the controller writes an epoch to the znode, then sends it: §2 bullet
+  3, §3 bullet 2);
+- always **PositionWithinLog**: the group's position in a hosted partition lies between the
+  log start and the log end, and the coordinator's copy (§7) never runs ahead of it; a
+  position outside the log is what a consumer that kept a deleted partition's offset sees;
+- always **NoDuplicateDelivery**: the group delivers each acknowledged message at most
+  once (it commits every delivery: with ConsumerReadsAll, exactly once across the old and
+  new layouts of a split or merged partition);
+- always **AssignmentIsRange**: every partition of the group's metadata is assigned to
+  exactly one member, and each member's share of the undeleted and of the marked
+  partitions differs from another member's by at most one (§6: both lists with the range
+  assignor, Kafka's RangeAssignor.assignPartitions);
+- always **BlockedOnlyBeforeStart**: a member holds back a partition under §8 step 4 only
+  if it is a partition >= initial_partition_count that the group has not started reading
+  (its position is the log's earliest offset).
+"""
+from __future__ import annotations
+
+from kmc.invariants.declare import declare
+from kmc.invariants.logic import And, Rel, exists, forall, implies, relations_of, variables
+from kmc.model.partitions.controller import IDLE, marked
+
+Meta = Rel("Meta", 3, ("holder", "undeleted", "total"))
+LeaderCount = Rel("LeaderCount", 1, ("count",))
+Phase = Rel("Phase", 1, ("phase",))
+Assigned = Rel("Assigned", 1, ("partition",))
+HasZnode = Rel("HasZnode", 1, ("partition",))
+Hosted = Rel("Hosted", 1, ("partition",))
+Marked = Rel("Marked", 1, ("partition",))
+Epochs = Rel("Epochs", 3, ("partition", "znode_epoch", "broker_epoch"))
+Position = Rel("Position", 5, ("partition", "start", "committed", "reported", "end"))
+Delivered = Rel("Delivered", 5, ("key", "producer", "seq", "position", "partition"))
+Owns = Rel("Owns", 2, ("member", "partition"))
+InBasis = Rel("InBasis", 1, ("partition",))
+Load = Rel("Load", 3, ("member", "list", "count"))
+NotStarted = Rel("NotStarted", 2, ("member", "partition"))
+Fresh = Rel("Fresh", 1, ("partition",))
+
+x, u, t, n, p, e1, e2, b, cm, r, end = variables("x u t n p e1 e2 b cm r end")
+k, pr, s, i1, i2, q1, q2, c, c1, c2, n1, n2, kind = variables(
+    "k pr s i1 i2 q1 q2 c c1 c2 n1 n2 kind")
+
+METADATA_PROPAGATED = And(
+    forall(x, implies(Phase(x), x == IDLE)),
+    forall((x, u, t), implies(Meta(x, u, t), Meta("store", u, t))),
+    forall(n, implies(LeaderCount(n), exists(t, Meta("store", n, t)))))
+REPLICAS_MATCH_STORE = And(
+    ~exists(p, Marked(p)),
+    forall(p, implies(Assigned(p), HasZnode(p) & Hosted(p))),
+    forall(p, implies(HasZnode(p), Assigned(p))),
+    forall((p, e1, e2), implies(Epochs(p, e1, e2), e1 == e2)))
+EPOCH_NOT_AHEAD = forall((p, e1, e2), implies(Epochs(p, e1, e2), e2 <= e1))
+POSITION_WITHIN_LOG = forall((p, b, cm, r, end), implies(
+    Position(p, b, cm, r, end), (b <= cm) & (cm <= end) & (r <= cm)))
+NO_DUPLICATE = forall((k, pr, s, i1, q1, i2, q2), implies(
+    Delivered(k, pr, s, i1, q1) & Delivered(k, pr, s, i2, q2), i1 == i2))
+ASSIGNMENT_IS_RANGE = And(
+    forall(p, implies(InBasis(p), exists(c, Owns(c, p)))),
+    forall((c1, c2, p), implies(Owns(c1, p) & Owns(c2, p), c1 == c2)),
+    forall((c, p), implies(Owns(c, p), InBasis(p))),
+    forall((c1, c2, kind, n1, n2), implies(Load(c1, kind, n1) & Load(c2, kind, n2),
+                                           n1 <= n2 + 1)))
+BLOCKED_ONLY_BEFORE_START = forall((c, p), implies(NotStarted(c, p), Fresh(p)))
+
+#: name -> (kind, formula, description)
+DECLARATIONS = {
+    "MetadataPropagated": ("quiescent", METADATA_PROPAGATED,
+                           "settled: the controller is idle and the broker, its metadata "
+                           "cache and the group hold the topic znode's counts"),
+    "ReplicasMatchStore": ("quiescent", REPLICAS_MATCH_STORE,
+                           "settled: nothing marked, and the znodes and the broker's "
+                           "replicas are exactly the assignment's, at the znode epochs"),
+    "LeaderEpochNotAhead": ("always", EPOCH_NOT_AHEAD,
+                            "the broker never knows a leader epoch the znode does not have"),
+    "PositionWithinLog": ("always", POSITION_WITHIN_LOG,
+                          "the group's position lies within the partition's log, the "
+                          "coordinator's copy not ahead of it"),
+    "NoDuplicateDelivery": ("always", NO_DUPLICATE,
+                            "the group delivers each message at most once"),
+    "AssignmentIsRange": ("always", ASSIGNMENT_IS_RANGE,
+                          "each partition of the group's metadata has exactly one owner, "
+                          "shares differ by at most one per list"),
+    "BlockedOnlyBeforeStart": ("always", BLOCKED_ONLY_BEFORE_START,
+                               "only a new partition the group has not started reading "
+                               "is held back for its parent"),
+}
+
+SENTENCES = {
+    "MetadataPropagated": lambda o: (
+        "nothing is left to do, yet the controller, the broker or the group does not hold "
+        "the topic znode's partition counts" + (f" ({o['x']})" if "x" in o else "")),
+    "ReplicasMatchStore": lambda o: (
+        f"nothing is left to do, yet partition {o.get('p')} is marked, lacks its znode or "
+        "replica, or its replica's leader epoch differs from the znode's"),
+    "LeaderEpochNotAhead": lambda o: (
+        f"the broker knows leader epoch {o['e2']} of partition {o['p']}, whose znode says "
+        f"{o['e1']}"),
+    "PositionWithinLog": lambda o: (
+        f"the group's position {o['cm']} in partition {o['p']} lies outside its log "
+        f"[{o['b']}, {o['end']}] or behind the coordinator's copy {o['r']}"),
+    "NoDuplicateDelivery": lambda o: (
+        f"the group delivered message {o['s']} of key {o['k']} from producer{o['pr']} "
+        "twice"),
+    "AssignmentIsRange": lambda o: (
+        "the group's assignment leaves a partition unowned, gives one to two members, or "
+        "is not a range assignment"),
+    "BlockedOnlyBeforeStart": lambda o: (
+        f"consumer{o['c']} holds back partition {o['p']}, which the group has already "
+        "started reading (or which is not a new partition)"),
+}
+
+NAMES = tuple(DECLARATIONS)
+
+
+# ---- the view -----------------------------------------------------------------------------
+def _meta(cfg, w):
+    st = w.store
+    return {("store", st.undeleted, st.total), ("cache",) + tuple(w.broker.meta),
+            ("group",) + tuple(w.group.basis)}
+
+
+def _epochs(cfg, w):
+    return {(p, z.epoch, log.epoch) for p, (z, log) in
+            enumerate(zip(w.store.znodes, w.broker.logs)) if z is not None and log is not None}
+
+
+def _position(cfg, w):
+    g = w.group
+    return {(p, log.start, g.committed[p], g.reported[p], len(log.records))
+            for p, log in enumerate(w.broker.logs) if log is not None}
+
+
+def _delivered(cfg, w):
+    keys = cfg.keys
+    return {(keys[ki], prod, seq, pos, part)
+            for prod, per_key in enumerate(w.ghost.delivered)
+            for ki, seqs in enumerate(per_key)
+            for pos, (seq, part) in enumerate(seqs)}
+
+
+def _owns(cfg, w):
+    return {(m, part.p) for m, parts in enumerate(w.group.members) for part in parts}
+
+
+def _load(cfg, w):
+    u = w.group.basis[0]
+    return {(m, lst, sum((part.p < u) == (lst == "undeleted") for part in parts))
+            for m, parts in enumerate(w.group.members) for lst in ("undeleted", "marked")}
+
+
+def _fresh(cfg, w):
+    g = w.group
+    return {(p,) for p, log in enumerate(w.broker.logs)
+            if p >= cfg.N and g.committed[p] == (0 if log is None else log.start)}
+
+
+RELATIONS = {
+    "Meta": _meta,
+    "LeaderCount": lambda cfg, w: {(w.broker.count,)},
+    "Phase": lambda cfg, w: {(w.ctrl.phase,)},
+    "Assigned": lambda cfg, w: {(p,) for p in range(w.store.total)},
+    "HasZnode": lambda cfg, w: {(p,) for p, z in enumerate(w.store.znodes) if z is not None},
+    "Hosted": lambda cfg, w: {(p,) for p, log in enumerate(w.broker.logs) if log is not None},
+    "Marked": lambda cfg, w: {(p,) for p in marked(w.store)},
+    "Epochs": _epochs,
+    "Position": _position,
+    "Delivered": _delivered,
+    "Owns": _owns,
+    "InBasis": lambda cfg, w: {(p,) for p in range(w.group.basis[1])},
+    "Load": _load,
+    "NotStarted": lambda cfg, w: {(m, part.p) for m, parts in enumerate(w.group.members)
+                                  for part in parts if not part.started},
+    "Fresh": _fresh,
+}
+
+
+def bookkeeping_for(cfg) -> list:
+    """The invariants above as Properties (``-p bookkeeping=true``)."""
+    out = []
+    for name in NAMES:
+        kind, formula, text = DECLARATIONS[name]
+        fns = tuple((r, RELATIONS[r]) for r in sorted(relations_of(formula)))
+        out.append(declare(kind, name, formula,
+                           lambda w, _fns=fns: {r: fn(cfg, w) for r, fn in _fns},
+                           text, SENTENCES.get(name)))
+    return out

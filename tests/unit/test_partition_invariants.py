@@ -1,0 +1,137 @@
+"""The partition model's bookkeeping invariants (model/partitions/bookkeeping_properties.py):
+each decides hand-made variations of reachable states, is on only with -p bookkeeping=true,
+and each mutant variant that breaks one guard differs from kip253 in that guard alone."""
+import dataclasses
+
+import pytest
+
+from kmc.api import build
+from kmc.model.partitions import bookkeeping_properties as B
+from kmc.model.partitions.state import Part
+from kmc.model.partitions.variants import MUTANTS, VARIANTS
+
+
+@pytest.fixture(scope="module")
+def shrink():
+    return build("shrink", "kip253", {"bookkeeping": True})
+
+
+def props(m):
+    return {p.name: p for p in m.properties()}
+
+
+def test_on_only_when_asked_and_declared_once():
+    plain = props(build("expand", "kip253"))
+    assert not set(B.NAMES) & set(plain)
+    on = props(build("expand", "kip253", {"bookkeeping": True}))
+    assert set(B.NAMES) <= set(on)
+    assert len(B.NAMES) == len(set(B.NAMES)) == len(B.DECLARATIONS)
+    for name in B.NAMES:
+        assert on[name].formula is B.DECLARATIONS[name][1]
+        assert on[name].kind == B.DECLARATIONS[name][0]
+
+
+def test_every_invariant_holds_in_the_settled_initial_state(shrink):
+    w = shrink.init_states()[0]
+    for name in B.NAMES:
+        assert props(shrink)[name].check(w), name
+
+
+def test_metadata_propagated(shrink):
+    p = props(shrink)["MetadataPropagated"]
+    w = shrink.init_states()[0]
+    assert not p.check(w._replace(broker=w.broker._replace(meta=(2, 3))))  # stale cache
+    assert not p.check(w._replace(broker=w.broker._replace(count=2)))  # LeaderAndIsr's
+    assert not p.check(w._replace(group=w.group._replace(basis=(2, 3))))
+    assert not p.check(w._replace(ctrl=w.ctrl._replace(phase="shrink-um")))
+
+
+def test_replicas_match_store(shrink):
+    p = props(shrink)["ReplicasMatchStore"]
+    w = shrink.init_states()[0]
+    zn = w.store.znodes
+    marked = zn[:2] + (zn[2]._replace(before=((0, 1), (1, 1))),)
+    assert not p.check(w._replace(store=w.store._replace(undeleted=2, znodes=marked)))
+    orphan = w._replace(store=w.store._replace(total=2, undeleted=2))  # znode 2 left over
+    assert not p.check(orphan)
+    logs = w.broker.logs
+    behind = w._replace(broker=w.broker._replace(logs=(logs[0]._replace(epoch=0),)
+                                                 + logs[1:]))
+    assert not p.check(behind)
+    unhosted = w._replace(broker=w.broker._replace(logs=logs[:2] + (None,)))
+    assert not p.check(unhosted)
+
+
+def test_leader_epoch_not_ahead(shrink):
+    p = props(shrink)["LeaderEpochNotAhead"]
+    w = shrink.init_states()[0]
+    logs = w.broker.logs
+    assert not p.check(w._replace(broker=w.broker._replace(
+        logs=(logs[0]._replace(epoch=logs[0].epoch + 1),) + logs[1:])))
+    assert p.explain(w._replace(broker=w.broker._replace(
+        logs=(logs[0]._replace(epoch=5),) + logs[1:])))["e2"] == 5
+
+
+def test_position_within_log(shrink):
+    p = props(shrink)["PositionWithinLog"]
+    w = shrink.init_states()[0]
+    g = w.group
+    assert not p.check(w._replace(group=g._replace(committed=(1, 0, 0))))  # empty log
+    logs = w.broker.logs
+    one = logs[0]._replace(records=((2, 0, 0, 1),))
+    read = w._replace(broker=w.broker._replace(logs=(one,) + logs[1:]),
+                      group=g._replace(committed=(1, 0, 0)))
+    assert p.check(read)
+    assert not p.check(read._replace(group=read.group._replace(reported=(1, 1, 0))))
+    trimmed = read._replace(broker=read.broker._replace(
+        logs=(one._replace(start=1),) + logs[1:]), group=g)
+    assert not p.check(trimmed)  # position 0 below the log start 1
+
+
+def test_no_duplicate_delivery(shrink):
+    p = props(shrink)["NoDuplicateDelivery"]
+    w = shrink.init_states()[0]
+    once = w._replace(ghost=w.ghost._replace(delivered=((((0, 0), (1, 2)),),)))
+    twice = w._replace(ghost=w.ghost._replace(delivered=((((0, 0), (1, 2), (0, 0)),),)))
+    assert p.check(once) and not p.check(twice)
+
+
+def _members(w, *parts):
+    return w._replace(group=w.group._replace(members=tuple(
+        tuple(Part(q, (), (), True) for q in ps) for ps in parts)))
+
+
+def test_assignment_is_range(shrink):
+    p = props(shrink)["AssignmentIsRange"]
+    w = shrink.init_states()[0]  # 3 partitions, 2 members
+    assert p.check(_members(w, (0, 1), (2,)))
+    assert not p.check(_members(w, (0, 1), ()))        # partition 2 unowned
+    assert not p.check(_members(w, (0, 1, 2), (2,)))   # two owners
+    assert not p.check(_members(w, (0, 1, 2), ()))     # shares differ by three
+    marked = w._replace(group=w.group._replace(basis=(2, 3)))
+    assert p.check(_members(marked, (0, 2), (1,)))     # one of each list, one extra
+    assert not p.check(_members(marked, (0, 1), (2,)))  # both undeleted to one member
+
+
+def test_blocked_only_before_start(shrink):
+    p = props(shrink)["BlockedOnlyBeforeStart"]
+    w = shrink.init_states()[0]  # partition 2 (>= N = 2) is consumer0's second
+    waiting = _members(w, (0, 1), (2,))
+    waiting = waiting._replace(group=waiting.group._replace(members=(
+        waiting.group.members[0], (Part(2, ((0, 0),), (), False),))))
+    assert p.check(waiting)  # position 0 = the earliest offset
+    logs = w.broker.logs
+    read = waiting._replace(
+        broker=w.broker._replace(logs=logs[:2] + (logs[2]._replace(records=((2, 0, 0, 0),)),)),
+        group=waiting.group._replace(committed=(0, 0, 1)))
+    assert not p.check(read)  # the group already read partition 2
+    old = waiting._replace(group=waiting.group._replace(members=(
+        (Part(0, ((1, 0),), (), False),), waiting.group.members[1])))
+    assert not p.check(old)  # partition 0 < N is never held back
+
+
+def test_each_bookkeeping_mutant_switches_one_guard_of_kip253():
+    base = dataclasses.asdict(VARIANTS["kip253"])
+    for name in ("kip253-silent-removal", "kip253-orphan-znode", "kip253-one-list"):
+        diff = {k for k, v in dataclasses.asdict(VARIANTS[name]).items() if base[k] != v}
+        assert diff == {"name", MUTANTS[name]}
