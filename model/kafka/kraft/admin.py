@@ -42,8 +42,9 @@ def layouts(first: tuple, partitions: int) -> tuple:
 
 def create(model, w, first: tuple):
     q = w.quorum
+    bd = model.bounds
     recs = ctl.create_topic(model.controller_image(q), TOPIC, w.next_id,
-                            layouts(first, model.bounds.partitions))
+                            layouts(first, bd.recreate_partitions or bd.partitions))
     return w._replace(quorum=model.append(q, recs), next_id=w.next_id + 1)
 
 

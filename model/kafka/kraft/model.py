@@ -16,21 +16,22 @@ from __future__ import annotations
 
 from kmc.model.contract import Model
 from kmc.model.kafka import broker as bk
-from kmc.model.kafka.kraft import admin, clients, heartbeat, publisher, startup
+from kmc.model.kafka.kraft import admin, clients, group, heartbeat, partitions, publisher, startup
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft import quorum as qm
 from kmc.model.kafka.kraft import records as rc
 from kmc.model.kafka.kraft.properties import properties_for
 from kmc.model.kafka.kraft.state import (
-    DOWN, HALTED, RUNNING, TOPIC, Broker, Budget, Consumer, Ghost, Hosted, Log, Producer, World,
-    id_of,
+    DOWN, HALTED, RUNNING, TOPIC, Broker, Budget, Consumer, FeatureWorld, Ghost, Hosted, Log,
+    Producer, World, id_of,
 )
 from kmc.model.kafka.kraft.variants import flags as variant_flags
 from kmc.model.kafka.kraft.views import describe
 
 FAULTS = frozenset({"crash", "restart", "failover", "miss-heartbeats"})
 INPUTS = frozenset({"create", "delete", "consumer-refresh", "consumer-fetch",
-                    "producer-refresh", "produce"})
+                    "producer-refresh", "produce", "send-create-partitions",
+                    "member-refresh", "group-rebalance", "member-fetch"})
 ENVIRONMENT = FAULTS | INPUTS
 
 
@@ -62,7 +63,12 @@ class KRaftModel(Model):
             "consumer-fetch": clients.consumer_fetch,
             "producer-refresh": clients.producer_refresh, "produce": clients.produce,
             "flush-metadata": publisher.flush_metadata,
+            "send-create-partitions": partitions.send, "create-partitions": partitions.handle,
+            "member-refresh": group.refresh, "group-rebalance": group.rebalance,
+            "member-fetch": group.fetch,
         }
+        #: CreatePartitions or a group: states carry them (state.FeatureWorld)
+        self.features = bounds.adds > 0 or bounds.members > 0
 
     # ---- the controller quorum -----------------------------------------------------------
     def append(self, q, records):
@@ -100,9 +106,14 @@ class KRaftModel(Model):
             hosted = tuple(Hosted(p, tid, r[0], bd.leader_epoch) for p, r in parts)
             brs.append(Broker(RUNNING, (1,), img, logs, hosted))
         ghost = Ghost((), (), (), (), (1,) * bd.brokers, (), (), (), (), ())
-        return [World(q, tuple(brs), tid + 1, Consumer((), 0, -1, -1, False, (), -1),
-                      Producer((), 0, -1, bd.records),
-                      Budget(bd.crashes, bd.failovers, bd.fences), ghost)]
+        w = World(q, tuple(brs), tid + 1, Consumer((), 0, -1, -1, False, (), -1),
+                  Producer((), 0, -1, bd.records),
+                  Budget(bd.crashes, bd.failovers, bd.fences), ghost)
+        if self.features:
+            w = FeatureWorld(*w, requests=(), adds_left=bd.adds,
+                             group=group.initial(bd.members) if bd.members else None,
+                             expansions=())
+        return [w]
 
     # ---- actions ------------------------------------------------------------------------
     def actions(self, w):
@@ -126,6 +137,8 @@ class KRaftModel(Model):
             if clients.replica_fetch(self, w, b, p) != w:
                 out.append(("replica-fetch", b, p))
         out.extend(admin.actions(self, w))
+        if self.features:
+            out.extend(partitions.actions(self, w))
         if self.bounds.consumer:
             for b, br in zip(self.broker_ids, w.brokers):
                 if br.status == RUNNING and clients.consumer_refresh(self, w, b) != w:
@@ -138,6 +151,8 @@ class KRaftModel(Model):
                     out.append(("producer-refresh", b))
             if clients.can_produce(self, w):
                 out.append(("produce",))
+        if self.bounds.members:
+            out.extend(group.actions(self, w))
         for b, br in zip(self.broker_ids, w.brokers):
             if br.status == DOWN:
                 if startup.can_restart(self, w, b):
@@ -215,6 +230,10 @@ class KRaftModel(Model):
             names += ["consumer-refresh", "consumer-fetch"]
         if bd.records:
             names += ["producer-refresh", "produce"]
+        if bd.adds:
+            names += ["send-create-partitions", "create-partitions"]
+        if bd.members:
+            names += ["member-refresh", "group-rebalance", "member-fetch"]
         return sorted(set(names))
 
     def format_action(self, action) -> str:
@@ -239,6 +258,10 @@ class KRaftModel(Model):
             return f"producer: Metadata answered by broker-{action[1]}"
         if k == "produce":
             return "producer writes a record to the leader it knows"
+        if k in ("send-create-partitions", "create-partitions"):
+            return partitions.format_action(action)
+        if k in ("member-refresh", "group-rebalance", "member-fetch"):
+            return group.format_action(action)
         return f"{k} broker-{action[1]}"
 
     def format_state(self, w) -> str:
@@ -248,8 +271,12 @@ class KRaftModel(Model):
         k = action[0]
         if k in ("replicate", "failover"):
             return qm.lane(action[1])
-        if k in ("create", "delete"):
+        if k in ("create", "delete", "send-create-partitions"):
             return "admin"
+        if k == "create-partitions":
+            return "controller"
+        if k in ("member-refresh", "group-rebalance", "member-fetch"):
+            return "group"
         if k.startswith("consumer"):
             return "consumer"
         if k.startswith("produce"):
@@ -265,4 +292,6 @@ class KRaftModel(Model):
             out.append("consumer")
         if self.bounds.records:
             out.append("producer")
+        if self.bounds.members:
+            out.append("group")
         return out

@@ -36,8 +36,12 @@ Skipped = Rel("Skipped", 2, ("inc", "offset"))
 Starting = Rel("Starting", 1, ("broker",))
 Crashed = Rel("Crashed", 1, ("broker",))
 Stuck = Rel("Stuck", 2, ("cached_inc", "live_inc"))
+GroupSkipped = Rel("GroupSkipped", 3, ("inc", "partition", "offset"))
+GroupStale = Rel("GroupStale", 3, ("member", "newest_inc", "read_inc"))
+Assignment = Rel("Assignment", 2, ("member", "inc"))
+Expansion = Rel("Expansion", 3, ("sent_inc", "resolved_inc", "error"))
 
-a, b, d, e, g, h, i, n, o, p, s, t, u, x = variables("a b d e g h i n o p s t u x")
+a, b, d, e, g, h, i, m, n, o, p, s, t, u, x = variables("a b d e g h i m n o p s t u x")
 
 PLANE = lp.Plane(view=view, up="running")
 #: the properties both planes share (model.kafka.lifecycle_properties), by name
@@ -112,6 +116,40 @@ NO_RECORD_SKIPPED = declare(
               "without receiving that record")
 
 
+GROUP_NO_RECORD_SKIPPED = declare(
+    "always", "GroupNoRecordSkipped",
+    Not(exists((i, p, o), GroupSkipped(i, p, o))), view,
+    "no member's position passes a record the group did not receive (the first "
+    "incarnation's records written before the group subscribed excepted), whatever "
+    "auto.offset.reset says",
+    lambda m: f"a member's position passed offset {m['o']} of partition {m['p']} of "
+              f"incarnation {m['i']} without the group receiving that record")
+
+GROUP_NO_STALE_INCARNATION = declare(
+    "always", "GroupNoStaleIncarnation",
+    Not(exists((m, n, g), GroupStale(m, n, g))), view,
+    "a member never receives records of an incarnation older than one it was already "
+    "assigned partitions of",
+    lambda v: f"member-{v['m']}, assigned partitions of incarnation {v['n']}, received a "
+              f"record of the older incarnation {v['g']}")
+
+GROUP_ASSIGNED_RECREATED = declare(
+    "sometimes", "GroupAssignedRecreated",
+    exists((m, i), And(Assignment(m, i), 2 <= i)), view,
+    "the group rebalances onto the re-created topic")
+
+EXPANSION_OF_RECREATED = declare(
+    "sometimes", "ExpansionOfRecreated",
+    exists((s, t, e), And(Expansion(s, t, e), 1 <= s, s < t, e == "")), view,
+    "a CreatePartitions sent while one incarnation was live grows a later one")
+
+EXPANSION_AFTER_DELETION = declare(
+    "sometimes", "ExpansionAfterDeletion",
+    exists((s, e), And(Expansion(s, 0, e), 1 <= s)), view,
+    "a CreatePartitions sent while the topic was live reaches the controller after "
+    "its deletion (UNKNOWN_TOPIC_OR_PARTITION)")
+
+
 def client_not_stuck(rule: str, client: str):
     """ConsumerNotStuck / ProducerNotStuck for the clients' metadata rule ``rule``
     (views.stuck_view)."""
@@ -156,6 +194,19 @@ def witnesses_for(bounds) -> tuple:
                             stale_meta=STALE_METADATA_SERVED)
 
 
+def feature_properties(bounds) -> tuple:
+    """``(always, sometimes)`` of the CreatePartitions and consumer group features."""
+    recreate = bounds.incarnations >= 2 and bounds.deletes >= 1
+    always, sometimes = (), ()
+    if bounds.members:
+        always += (GROUP_NO_RECORD_SKIPPED, GROUP_NO_STALE_INCARNATION)
+        if recreate:
+            sometimes += (GROUP_ASSIGNED_RECREATED,)
+    if bounds.adds and recreate:
+        sometimes += (EXPANSION_AFTER_DELETION, EXPANSION_OF_RECREATED)
+    return always, sometimes
+
+
 def properties_for(bounds, flags) -> tuple:
     consumer = (NO_RECORD_SKIPPED, client_not_stuck(flags.client_rule, "consumer")) \
         if bounds.consumer else ()
@@ -165,5 +216,6 @@ def properties_for(bounds, flags) -> tuple:
     if bounds.liveness:
         live = ((BROKER_FINISHES_STARTUP,) if bounds.crashes else ()) + (
             REPLICAS_EVENTUALLY_HOSTED,)
-    return (ALWAYS + consumer[:1] + QUIESCENT + consumer[1:] + witnesses_for(bounds)
-            + live)
+    always, sometimes = feature_properties(bounds)
+    return (ALWAYS + consumer[:1] + always + QUIESCENT + consumer[1:]
+            + witnesses_for(bounds) + sometimes + live)

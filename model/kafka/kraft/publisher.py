@@ -8,6 +8,7 @@ does so at its own pace, so images lag by different amounts.
 """
 from __future__ import annotations
 
+from kmc.model.kafka.kraft import group
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft import logmanager as lm
 from kmc.model.kafka.kraft import replicas
@@ -59,6 +60,10 @@ def fetch_metadata(model, w, b: int):
         new = im.apply_batch(br.image, entry)
         br = replicas.apply_delta(br, br.image, new, b, model.flags.topic_ids,
                                   model.flushed or w.budget.crashes == 0)
+        old = br.image
         br = br._replace(image=new)
         ghost = raise_high(ghost, b, new.offset)
+        w = w._replace(brokers=w.brokers[:b - 1] + (br,) + w.brokers[b:], ghost=ghost)
+        return group.on_partitions_deleted(model, w, b, old, new) \
+            if getattr(w, "group", None) is not None else w
     return w._replace(brokers=w.brokers[:b - 1] + (br,) + w.brokers[b:], ghost=ghost)

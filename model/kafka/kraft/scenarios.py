@@ -27,6 +27,10 @@ PARAM_HELP = {
                      "(leader elections it went through before)", 0, 2),
     "liveness": ("also check the liveness property BrokerFinishesStartup, under fairness",
                  None, None),
+    "adds": ("CreatePartitions requests the admin sends (0: none)", 0, 2),
+    "target": ("the partition count a CreatePartitions request asks for", 1, 3),
+    "members": ("members of a consumer group reading the topic (0: no group)", 0, 2),
+    "recreate_partitions": ("partitions of a re-created topic (0: as partitions)", 0, 2),
 }
 CHOICES = {"reset": ("earliest", "latest", "none")}
 
@@ -65,6 +69,17 @@ SCENARIOS = [
         "new log's directory, before its partition.metadata is flushed, and restarts",
         Bounds(brokers=2, rf=1, incarnations=2, crashes=1, initial_records=0,
                liveness=True)),
+    _scenario(
+        "recreate-during-expansion",
+        "KRaft: a CreatePartitions request is in flight while the topic is deleted and "
+        "re-created; the controller resolves the name when it handles the request",
+        Bounds(brokers=2, rf=2, incarnations=2, adds=1, target=2)),
+    _scenario(
+        "recreate-other-count",
+        "KRaft: a consumer group reads the topic while it is deleted and re-created "
+        "with two partitions instead of one; a producer writes into the new one",
+        Bounds(brokers=2, rf=1, incarnations=2, members=1, recreate_partitions=2,
+               records=1)),
     _scenario(
         "kraft-large",
         "KRaft: kraft-stray on 3 brokers (152,697 states in kraft: worth a Spark run)",

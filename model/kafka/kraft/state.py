@@ -114,6 +114,57 @@ class World(NamedTuple):
     ghost: Ghost
 
 
+class Member(NamedTuple):
+    """A member of the consumer group (``group``): its metadata for the topic (``()``
+    when the name is unknown, else ``(topic_id, ((leader, leader_epoch), ...))`` per
+    partition), its assigned partitions with their positions ``(p, pos, leader,
+    leader_epoch)`` (SubscriptionState; pos -1: none yet, -2: stopped by reset
+    ``none``; leader and epoch the position was last validated against), and the
+    highest incarnation any of its assignments was computed from."""
+    meta: tuple
+    pos: tuple
+    newest: int
+
+
+class Group(NamedTuple):
+    """The consumer group and its coordinator on ``group.COORDINATOR``: whether it
+    has joined (1) or not (0; the generation's number is not kept: nothing here reads
+    it, and it would make the state space infinite), the
+    partition count the leader's assignment was computed from (assignmentSnapshot; -1
+    none yet), the members, the committed offsets per partition name ``(p, offset)``
+    (__consumer_offsets is keyed by group, topic name and partition), and ghosts:
+    ``consumed``/``skipped`` ``(inc, p, offset)`` records the group received / the
+    offsets a position passed unread, ``stale`` ``(member, newest_inc, read_inc)``
+    fetches answered from an incarnation older than one the member was assigned."""
+    gen: int
+    snapshot: int
+    members: tuple
+    committed: tuple
+    consumed: tuple
+    skipped: tuple
+    stale: tuple
+
+
+class FeatureWorld(NamedTuple):
+    """``World`` with the in-flight CreatePartitions requests ``(target, sent_inc)``
+    (``sent_inc``: the incarnation live in the committed metadata when the admin sent
+    it, 0 none), the CreatePartitions requests the admin may still send, the consumer
+    group (None without one) and the outcomes of handled requests ``(sent_inc,
+    resolved_inc or 0, error or "")``. Only scenarios with CreatePartitions or a group
+    use it, so every other scenario's states keep their encoding."""
+    quorum: object
+    brokers: tuple
+    next_id: int
+    consumer: Consumer
+    producer: Producer
+    budget: Budget
+    ghost: Ghost
+    requests: tuple
+    adds_left: int
+    group: object
+    expansions: tuple
+
+
 class Bounds(NamedTuple):
     brokers: int = 2
     rf: int = 2
@@ -129,3 +180,7 @@ class Bounds(NamedTuple):
     reset: str = "earliest"
     leader_epoch: int = 0
     liveness: bool = False
+    adds: int = 0
+    target: int = 2
+    members: int = 0
+    recreate_partitions: int = 0

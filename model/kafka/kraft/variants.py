@@ -63,6 +63,9 @@ class Flags(NamedTuple):
     #: "halt" (the stray check throws in LogManager's startup: fatal), "abort-strays"
     #: (the stray check throws after replicas are created: no stray is deleted)
     missing_id: str = "stray"
+    #: the group coordinator deletes a removed topic's committed offsets
+    #: (BrokerMetadataPublisher.onMetadataUpdate -> groupCoordinator.onPartitionsDeleted)
+    group_offsets_deleted: bool = True
 
 
 KRAFT = Flags(committed_only=True, stray_detection=True, strays_before_replicas=True,

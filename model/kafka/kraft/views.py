@@ -21,6 +21,14 @@
 - ``Skipped(inc, offset)``: records the consumer's position passed unread.
 - ``StaleMeta(broker, topic_id)``, ``Failover(epoch, remove_lost)``,
   ``Stray(broker, topic_id)``: witnesses.
+- With a consumer group (``group``): ``GroupSkipped(inc, partition, offset)``: offsets
+  a member's position passed without the group receiving them;
+  ``GroupStale(member, newest_inc, read_inc)``: records of an older incarnation
+  received after an assignment computed from ``newest_inc``;
+  ``Assignment(member, inc)``: the incarnation the member's assignments were computed
+  from, at their newest.
+- With CreatePartitions (``partitions``): ``Expansion(sent_inc, resolved_inc,
+  error)``: handled requests.
 """
 from __future__ import annotations
 
@@ -85,7 +93,15 @@ def view(w) -> dict:
         "Stray": set(g.strays), "Skipped": set(g.skipped),
         "Starting": {(b,) for b, br in enumerate(w.brokers, 1) if br.status in STARTING},
         "Crashed": {(b,) for b, br in enumerate(w.brokers, 1) if br.status == DOWN},
+        "GroupSkipped": set(), "GroupStale": set(), "Assignment": set(), "Expansion": set(),
     }
+    grp = getattr(w, "group", None)
+    if grp is not None:
+        v["GroupSkipped"] = set(grp.skipped)
+        v["GroupStale"] = set(grp.stale)
+        v["Assignment"] = {(m, mem.newest) for m, mem in enumerate(grp.members)}
+    if hasattr(w, "expansions"):
+        v["Expansion"] = set(w.expansions)
     _Memo.last = (w, v)
     return v
 
@@ -146,4 +162,12 @@ def describe(w) -> str:
                      f"epoch={c.last_epoch} pos={c.pos}" + (" failed" if c.failed else ""))
     if w.producer.meta:
         parts.append(f"producer meta={list(w.producer.meta)} left={w.producer.left}")
+    if getattr(w, "requests", ()):
+        parts.append(f"CreatePartitions in flight {list(w.requests)}")
+    grp = getattr(w, "group", None)
+    if grp is not None:
+        ms = " ".join(f"m{m}(meta={list(x.meta)} pos={list(x.pos)})"
+                      for m, x in enumerate(grp.members))
+        parts.append(f"group gen={grp.gen} snapshot={grp.snapshot} {ms} "
+                     f"committed={list(grp.committed)}")
     return " | ".join(parts)

@@ -1,0 +1,239 @@
+"""A consumer group on the topic: a simplified classic group (JoinGroup / SyncGroup with
+the eager range assignor, the 3.9 default) with one or two members and a group
+coordinator on broker ``COORDINATOR``.
+
+Steps (all inputs: the clients act when the application polls):
+
+- ``member-refresh``: a Metadata request of a member, answered from one broker's image
+  (KafkaApis.handleTopicMetadataRequest -> KRaftMetadataCache; it may lag). The answer
+  replaces the member's view of the topic by the clients' rule (Metadata.java
+  updateLatestMetadata; ``accepts`` below).
+- ``group-rebalance``: the group leader's metadata shows another partition count than
+  the one its last assignment was computed from (ConsumerCoordinator.
+  rejoinNeededOrPending: ``assignmentSnapshot`` against ``metadataSnapshot``; the
+  snapshot is the partitions per topic, MetadataSnapshot.partitionsPerTopic, and only
+  the leader keeps an assignment snapshot: ConsumerCoordinator.onLeaderElected), or the
+  group has never joined. Every member commits its positions first (onJoinPrepare ->
+  maybeAutoCommitOffsetsSync, enable.auto.commit's default), revokes everything
+  (eager), and the leader assigns partitions 0..n-1 of its own metadata with the range
+  assignor (RangeAssignor); positions are dropped and looked up again.
+- ``member-fetch``: a member fetches one assigned partition from the leader its
+  metadata names, with the leader epoch and topic ID (as ``clients.consumer_fetch``).
+  Without a position the member asks the coordinator for the committed offset
+  (OffsetFetch, ConsumerCoordinator.refreshCommittedOffsetsIfNeeded); without one, or
+  with one beyond the log end (OFFSET_OUT_OF_RANGE), ``auto.offset.reset`` decides
+  (SubscriptionState.requestOffsetReset; ``none`` stops the member on that
+  partition). KIP-320 validation after a leader change as in ``clients``.
+
+The coordinator (GroupCoordinator / GroupMetadataManager on the broker leading the
+group's __consumer_offsets partition) keeps committed offsets per topic *name* and
+partition (OffsetCommitRequest has no topic ID in 3.9). It accepts an OffsetCommit
+for a partition its own image knows by name, else UNKNOWN_TOPIC_OR_PARTITION
+(KafkaApis.handleOffsetCommitRequest: ``metadataCache.contains(topic)``,
+``getPartitionInfo``), and deletes the committed offsets of a topic's partitions when
+its image drops the topic (BrokerMetadataPublisher.onMetadataUpdate ->
+groupCoordinator.onPartitionsDeleted with the deleted topic's name and partitions).
+
+Simplifications, each with its reason (docs/model-kraft.md):
+- a rebalance is one step (JoinGroup, SyncGroup and the revocation commit): the
+  stories here hinge on which metadata the leader assigns from and which positions
+  are committed, not on the protocol's round trips;
+- the periodic auto-commit is not a step of its own: a commit between rebalances
+  writes the same positions by name as the rebalance's commit does;
+- the coordinator stays on broker 1 and OffsetFetch is answered even while broker 1
+  is not running (no scenario with a group crashes a broker);
+- a member's metadata is one view of the topic, replaced or kept whole by the
+  answer's topic ID and its partitions' leader epochs (Metadata.java decides per
+  partition; with one topic whose partitions change together the outcome is the same).
+"""
+from __future__ import annotations
+
+from kmc.model.kafka.canon import keyed_get, map_del, map_get, map_put, replace_at, set_add
+from kmc.model.kafka.kraft import clients
+from kmc.model.kafka.kraft import image as im
+from kmc.model.kafka.kraft.state import RUNNING, TOPIC, Group, Member, inc_of
+
+COORDINATOR = 1
+STOPPED = -2
+
+
+def initial(members: int) -> Group:
+    return Group(0, -1, tuple(Member((), (), 0) for _ in range(members)), (), (), (), ())
+
+
+def answer(img):
+    """A Metadata answer for the topic from ``img``: None (UNKNOWN_TOPIC_OR_PARTITION)
+    or ``(topic_id, ((leader, leader_epoch), ...))``."""
+    t = im.topic_by_name(img, TOPIC)
+    if t is None:
+        return None
+    return (t.topic_id, tuple((p.leader, p.leader_epoch) for p in t.parts))
+
+
+def accepts(meta: tuple, ans: tuple, rule: str) -> bool:
+    """Does the answer replace the member's view (Metadata.updateLatestMetadata)? A new
+    topic ID replaces it under the ``ids`` and ``ids-both`` rules (clientmeta); else a
+    lower leader epoch of a partition both know keeps the cached view."""
+    if not meta:
+        return True
+    if ans[0] != meta[0] and rule != "epoch":
+        return True
+    return all(new[1] >= old[1] for old, new in zip(meta[1], ans[1]))
+
+
+def refresh(model, w, m: int, b: int):
+    ans = answer(w.brokers[b - 1].image)
+    g = w.group
+    mem = g.members[m]
+    if ans is None:
+        meta = ()
+    elif accepts(mem.meta, ans, model.flags.client_rule):
+        meta = ans
+    else:
+        return w
+    if meta == mem.meta:
+        return w
+    return w._replace(group=g._replace(members=replace_at(g.members, m, mem._replace(
+        meta=meta))))
+
+
+def _count(mem) -> int:
+    return len(mem.meta[1]) if mem.meta else 0
+
+
+def needs_rebalance(g) -> bool:
+    n = _count(g.members[0])
+    return n > 0 if g.gen == 0 else n != g.snapshot
+
+
+def _commit_ok(w, p: int) -> bool:
+    """KafkaApis.handleOffsetCommitRequest on the coordinator: the partition must be in
+    its image, looked up by name."""
+    br = w.brokers[COORDINATOR - 1]
+    t = None if br.image is None else im.topic_by_name(br.image, TOPIC)
+    return br.status == RUNNING and t is not None and p < len(t.parts)
+
+
+def range_assign(n: int, members: int) -> tuple:
+    """RangeAssignor for one topic: consecutive runs, the first members one extra."""
+    per, extra = divmod(n, members)
+    out, i = [], 0
+    for m in range(members):
+        k = per + (1 if m < extra else 0)
+        out.append(tuple(range(i, i + k)))
+        i += k
+    return tuple(out)
+
+
+def rebalance(model, w):
+    g = w.group
+    committed = g.committed
+    for mem in g.members:
+        for p, pos, _l, _e in mem.pos:
+            if pos >= 0 and _commit_ok(w, p):
+                committed = map_put(committed, p, pos)
+    lead = g.members[0]
+    n = _count(lead)
+    inc = inc_of(lead.meta[0]) if lead.meta else 0
+    parts = range_assign(n, len(g.members))
+    members = tuple(mem._replace(pos=tuple((p, -1, -1, -1) for p in mine),
+                                 newest=max(mem.newest, inc))
+                    for mem, mine in zip(g.members, parts))
+    return w._replace(group=g._replace(gen=1, snapshot=n, members=members,
+                                       committed=committed))
+
+
+def fetch(model, w, m: int, p: int):
+    """Member ``m`` fetches assigned partition ``p`` (see the module docstring)."""
+    g, f, bd = w.group, model.flags, model.bounds
+    mem = g.members[m]
+    entry = keyed_get(mem.pos, p)
+    if entry is None or entry[1] == STOPPED or not mem.meta or p >= len(mem.meta[1]):
+        return w
+    tid = mem.meta[0]
+    leader, le = mem.meta[1][p]
+    log, _reached = clients.serve(model, w, leader, p, tid, le,
+                                  f.topic_ids and f.client_fetch_ids)
+    if log is None:
+        return w
+    lh = keyed_get(w.brokers[leader - 1].hosted, p)
+    end = len(log.records)
+    pos = entry[1]
+    if pos >= 0 and (entry[2], entry[3]) != (leader, le):
+        valid = clients._end_offset_for(entry[3], lh.leader_epoch, end)
+        if valid < 0:
+            pos = -1
+        elif valid < pos:
+            pos = STOPPED if bd.reset == "none" else valid
+    if pos == -1:
+        c = map_get(g.committed, p)
+        pos = -1 if c is None else c
+    if pos == -1 or pos > end:
+        r = clients._reset(bd.reset, end)
+        pos = STOPPED if r is None else r
+    if pos == STOPPED:
+        return _put_entry(w, g, m, (p, STOPPED, leader, le))
+    served = inc_of(log.topic_id)
+    before = bd.initial_records if served == 1 and p < bd.partitions else 0
+    consumed, skipped, stale = g.consumed, g.skipped, g.stale
+    for o in range(before, pos):
+        if (served, p, o) not in consumed:
+            skipped = set_add(skipped, (served, p, o))
+    ghost = w.ghost
+    for o in range(pos, end):
+        rec = log.records[o]
+        consumed = set_add(consumed, (served, p, o))
+        ghost = ghost._replace(reads=set_add(ghost.reads, (0, inc_of(tid), rec)))
+        if rec < mem.newest:
+            stale = set_add(stale, (m, mem.newest, rec))
+    g = g._replace(consumed=consumed, skipped=skipped, stale=stale)
+    return _put_entry(w._replace(ghost=ghost), g, m, (p, end, leader, le))
+
+
+def _put_entry(w, g, m, entry):
+    mem = g.members[m]
+    pos = tuple(entry if x[0] == entry[0] else x for x in mem.pos)
+    return w._replace(group=g._replace(members=replace_at(g.members, m, mem._replace(
+        pos=pos))))
+
+
+def on_partitions_deleted(model, w, b: int, old, new):
+    """BrokerMetadataPublisher.onMetadataUpdate on the coordinator's broker: the
+    committed offsets of a removed topic's partitions (by name) are deleted
+    (groupCoordinator.onPartitionsDeleted)."""
+    g = w.group
+    if g is None or b != COORDINATOR or not model.flags.group_offsets_deleted:
+        return w
+    committed = g.committed
+    for t in old.topics:
+        if im.topic_by_id(new, t.topic_id) is None:
+            for p in range(len(t.parts)):
+                committed = map_del(committed, p)
+    if committed == g.committed:
+        return w
+    return w._replace(group=g._replace(committed=committed))
+
+
+def actions(model, w) -> list:
+    g = w.group
+    out = []
+    for m in range(len(g.members)):
+        for b, br in enumerate(w.brokers, 1):
+            if br.status == RUNNING and refresh(model, w, m, b) is not w:
+                out.append(("member-refresh", m, b))
+    if needs_rebalance(g):
+        out.append(("group-rebalance",))
+    for m, mem in enumerate(g.members):
+        for p, _pos, _l, _e in mem.pos:
+            if fetch(model, w, m, p) != w:
+                out.append(("member-fetch", m, p))
+    return out
+
+
+def format_action(action) -> str:
+    k = action[0]
+    if k == "member-refresh":
+        return f"member-{action[1]}: Metadata answered by broker-{action[2]}"
+    if k == "group-rebalance":
+        return "the group rebalances (commit, join, range assignment)"
+    return f"member-{action[1]} fetches {TOPIC}-{action[2]} from the leader it knows"
