@@ -8,16 +8,14 @@ docstring says how a level runs as a single stage, and how the next one starts e
 """
 from __future__ import annotations
 
-import contextlib
 import threading
-import time
-import uuid
 from dataclasses import dataclass
 
 import numpy as np
 
 from kmc.explorers.spark import level_tasks, spill, spool
-from kmc.explorers.spark.jobs import LevelJobs
+from kmc.explorers.spark.jobs import LevelJobs, cancel_at, job_group
+from kmc.explorers.spark.lineage import LineageCuts
 from kmc.explorers.spark.driver import (DriverFrontier, LevelOutcome, block_rows,
                                         frontier_of, is_block, join_blocks, join_frontiers)
 from kmc.explorers.spark.placement import balanced_owners, predicted_weights, value_links
@@ -41,7 +39,7 @@ class LevelCancelled(Exception):
     """The time limit cancelled a running level."""
 
 
-class SparkFrontier:
+class SparkFrontier(LineageCuts):
     """The visited keys and the frontier on Spark, as the output of one shuffle: each
     partition's block ("B", sent to itself) and, once ``_next`` is set, the candidates of
     the next level it owns ("C"), already expanded from its frontier.
@@ -214,19 +212,6 @@ class SparkFrontier:
                 self._since_cut = (0, 0)
         return outcome
 
-    def _cut_due(self) -> bool:
-        """Whether this level ends with a lineage cut: once the levels since the last
-        cut number ``lineage_every`` (this one included) or held ``lineage_bytes`` of
-        visited keys in all (through the level before: this one's are known at its
-        end). A cut is a pass over the whole state (on a cluster, a write of it), paid to
-        bound what recovering a lost partition replays and the shuffle files kept for
-        it; a run of a few seconds spent more on it than any recovery would replay
-        (TwoPhase rm=8: its one cut, at the 10th of 13 Spark levels, took 35-40 ms on
-        local[2], and no job ran ahead across it)."""
-        levels, held = self._since_cut
-        return bool(self.lineage_every and levels + 1 >= self.lineage_every) \
-            or bool(self.lineage_bytes and held >= self.lineage_bytes)
-
     def _window_bcs(self, window):
         return None if window is None else tuple(self._broadcast(k) for k in window)
 
@@ -263,22 +248,11 @@ class SparkFrontier:
         return spill.Settings(self._runs.dir, self.spill_bound, settled, spill.FAN_IN)
 
     def _launch(self, parent, task):
-        with self._job_group("kmc BFS level") as group:
+        with job_group(self.sc, "kmc BFS level") as group:
             # Spark's map-stage job: a plain action would follow the map side with a
             # stage reading all the shuffled data back
             rdd, future = self._jobs.launch(parent, task)
         return rdd, (future, group)
-
-    @contextlib.contextmanager
-    def _job_group(self, what):
-        """Jobs submitted in the block join a fresh job group (yielded), so they can be
-        cancelled by it: a time limit, a dropped job ahead."""
-        group = f"kmc-{uuid.uuid4().hex}"
-        self.sc.setJobGroup(group, what, interruptOnCancel=True)
-        try:
-            yield group
-        finally:
-            self.sc._jsc.clearJobGroup()
 
     def _await(self, job, deadline, also=None):
         """Wait for ``job``; returns its summaries in partition order. Past the
@@ -287,7 +261,7 @@ class SparkFrontier:
         future, group = job.handle
         fired = threading.Event()
         try:
-            with self._deadline(deadline, group, fired):
+            with cancel_at(self.sc, deadline, group, fired):
                 future.get()
         except Exception:
             if also is not None:
@@ -297,25 +271,6 @@ class SparkFrontier:
                 raise LevelCancelled() from None
             raise
         return self._summaries(job.job)
-
-    @contextlib.contextmanager
-    def _deadline(self, deadline, group, fired):
-        """Cancel the jobs of the job group ``group`` at ``deadline`` (None: never),
-        setting ``fired``, while the block runs."""
-        if deadline is None:
-            yield
-            return
-
-        def cancel():
-            fired.set()
-            self.sc.cancelJobGroup(group)
-        timer = threading.Timer(max(0.0, deadline - time.perf_counter()), cancel)
-        timer.daemon = True
-        timer.start()
-        try:
-            yield
-        finally:
-            timer.cancel()
 
     def _summaries(self, job):
         """The summaries of ``job``'s tasks, in partition order, taken out of the
@@ -335,43 +290,6 @@ class SparkFrontier:
         if self._ahead is not None:
             self._cancel(self._ahead)
             self._ahead = None
-
-    def _cut(self, window, deadline=None) -> bool:
-        """Cut the lineage, so recovering a lost partition starts here and the shuffles
-        before it can go. On a cluster the state is written to the checkpoint directory
-        (a lost executor takes its blocks with it). An embedded master has no executor
-        to lose apart from the driver itself, so the block manager keeps the state (a
-        local checkpoint): one JVM pass instead of two and a write, and the cut took 45-52
-        ms instead of 129-143 ms on TwoPhase rm=8 (local[2], two runs each).
-
-        The time limit (``deadline``) holds here too: a cut it reaches is left undone,
-        since the run stops before another level and nothing will recover through it
-        (writing a large state to a cluster's checkpoint directory can take minutes).
-        Returns whether the lineage was cut."""
-        if deadline is not None and time.perf_counter() >= deadline:
-            return False
-        jrdd = self.state._jrdd
-        if self._embedded:
-            jrdd.rdd().localCheckpoint()
-        else:
-            self.state.checkpoint()
-        fired = threading.Event()
-        try:
-            with self._job_group("kmc lineage cut") as group, \
-                    self._deadline(deadline, group, fired):
-                jrdd.count()  # a JVM pass over the shuffle output that keeps or writes it
-        except Exception:
-            if fired.is_set():
-                return False
-            raise
-        if not self.state.isCheckpointed():
-            return False
-        self._drop_windows(window or ())  # no recovery reaches back past the cut
-        if self._kept is not None:  # the state the last local cut kept
-            self._kept.unpersist()
-        self._kept = self.state if self._embedded else None
-        self._cut_job = self.jobs if self._ahead is None else self.jobs - 1
-        return True
 
     def save(self, sc, url, nparts):
         self.state.filter(is_block).map(spool.opened_record) \

@@ -17,7 +17,11 @@ them, where ``partitionBy`` held them all until the task ended.
 """
 from __future__ import annotations
 
+import contextlib
 import struct
+import threading
+import time
+import uuid
 
 
 def keyed(task, dumps):
@@ -99,3 +103,35 @@ class LevelJobs:
         if shuffled.getClass().getSimpleName() != "ShuffledRDD":
             raise RuntimeError("placed blocks are not a fresh shuffle")
         shuffled.setSerializer(self._serializer)
+
+
+@contextlib.contextmanager
+def job_group(sc, what):
+    """Jobs submitted in the block join a fresh job group (yielded), so they can be
+    cancelled by it: a time limit, a dropped job ahead."""
+    group = f"kmc-{uuid.uuid4().hex}"
+    sc.setJobGroup(group, what, interruptOnCancel=True)
+    try:
+        yield group
+    finally:
+        sc._jsc.clearJobGroup()
+
+
+@contextlib.contextmanager
+def cancel_at(sc, deadline, group, fired):
+    """Cancel the jobs of the job group ``group`` at ``deadline`` (None: never),
+    setting ``fired`` (a threading.Event), while the block runs."""
+    if deadline is None:
+        yield
+        return
+
+    def cancel():
+        fired.set()
+        sc.cancelJobGroup(group)
+    timer = threading.Timer(max(0.0, deadline - time.perf_counter()), cancel)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
