@@ -36,9 +36,12 @@ def _stage(m, deleting, r):
     return set_add(deleting, (r.partition, r.topic_id, r.inc))
 
 
-def fresh_replica(ps, topic_ids) -> Replica:
-    return Replica(ps.partition, ps.topic_id, ps.inc, ps.leader, ps.leader_epoch, (),
-                   not topic_ids, "")
+def fresh_replica(m, ps) -> Replica:
+    """A new, empty log for ``ps``. It holds the request's topic ID when the log is created
+    with it (LogManager.getOrCreateLog(topicId), 3.0 on); 2.8 creates it without one."""
+    tid = ps.topic_id if m.flags.id_at_creation else ZERO_ID
+    return Replica(ps.partition, tid, ps.inc, ps.leader, ps.leader_epoch, (),
+                   not m.flags.topic_ids, "")
 
 
 def on_leader_and_isr(m, w, msg):
@@ -48,7 +51,14 @@ def on_leader_and_isr(m, w, msg):
     INCREMENTAL"; the broker answers INCONSISTENT_TOPIC_ID). A FULL request also stages
     every local partition it does not list. A local partition without an ID (legacy, or
     partition.metadata lost in a crash) takes the request's ID (KIP-516 "Migration").
-    Otherwise the state applies when its leader epoch is not older than the local one."""
+    Otherwise the state applies when its leader epoch is not older than the local one.
+
+    Release lines: ``id_mismatch_stages`` off, a mismatch is answered INCONSISTENT_TOPIC_ID
+    and the partition is left as it is (ReplicaManager.becomeLeaderOrFollower, 2.8-3.9).
+    ``id_check_on_disk`` off (2.8, Partition.checkOrSetTopicId): only a log a LeaderAndIsr
+    attached since the broker started is checked, and one without an ID takes the
+    request's at once, whatever the leader epoch; a log loaded at restart (no role yet)
+    is attached by makeLeader/makeFollower as it is on disk, its own topic ID kept."""
     f = m.flags
     b = msg.dst
     br = w.brokers[b - 1]
@@ -63,20 +73,29 @@ def on_leader_and_isr(m, w, msg):
         listed.add(ps.partition)
         r = reps.get(ps.partition)
         if r is None:
-            reps[ps.partition] = fresh_replica(ps, f.topic_ids)
+            reps[ps.partition] = fresh_replica(m, ps)
             continue
-        mismatch = f.topic_ids and r.topic_id not in (ZERO_ID, ps.topic_id)
+        checked = f.id_check_on_disk or r.leader != NO_ROLE
+        if checked and not f.id_check_on_disk and f.topic_ids and r.topic_id == ZERO_ID:
+            r = r._replace(topic_id=ps.topic_id, durable=True)  # checkOrSetTopicId
+            reps[ps.partition] = r
+        mismatch = f.topic_ids and checked and r.topic_id not in (ZERO_ID, ps.topic_id)
         if mismatch and (full or f.incremental_id_check):
+            if not f.id_mismatch_stages:
+                continue  # INCONSISTENT_TOPIC_ID: nothing changes for this partition
             deleting = _stage(m, deleting, r)
-            reps[ps.partition] = fresh_replica(ps, f.topic_ids)
+            reps[ps.partition] = fresh_replica(m, ps)
         elif not f.lair_keeps_log and ps.leader_epoch > r.leader_epoch:
-            reps[ps.partition] = fresh_replica(ps, f.topic_ids)
+            reps[ps.partition] = fresh_replica(m, ps)
         elif ps.leader_epoch >= r.leader_epoch:
-            same = r.topic_id == ps.topic_id and r.inc == ps.inc
+            if checked:
+                same = r.topic_id == ps.topic_id and r.inc == ps.inc
+                tid, durable = ps.topic_id, r.durable if same else not f.topic_ids
+            else:  # attached unchecked: the log keeps the topic ID it has on disk
+                tid, durable = r.topic_id, r.durable
             reps[ps.partition] = r._replace(
                 leader=ps.leader, leader_epoch=ps.leader_epoch, fetch_error="",
-                topic_id=ps.topic_id, inc=ps.inc,
-                durable=r.durable if same else not f.topic_ids)
+                topic_id=tid, inc=ps.inc, durable=durable)
     if full and f.full_reconcile:
         for p in list(reps):
             if p not in listed:
@@ -89,8 +108,9 @@ def on_leader_and_isr(m, w, msg):
 
 def on_stop_replica(m, w, msg):
     """StopReplica with delete_partitions (KIP-516 "StopReplica" v4: by topic ID). The
-    partition is staged for deletion when it is the one addressed: by name in legacy, by
-    topic ID in kip516 (a partition of another or unknown ID is left alone; a FULL
+    partition is staged for deletion when it is the one addressed: by name in legacy and
+    the release lines (ReplicaManager.stopReplicas takes TopicPartitions), by topic ID in
+    kip516 (a partition of another or unknown ID is left alone; a FULL
     LeaderAndIsr reconciles it). Success is answered either way: nothing of that topic ID
     is left."""
     b = msg.dst
@@ -102,6 +122,7 @@ def on_stop_replica(m, w, msg):
     deleting = br.deleting
     for i, r in enumerate(reps):
         if r.partition == msg.partition and (not m.flags.topic_ids
+                                             or not m.flags.stop_replica_ids
                                              or not m.flags.stop_replica_checks_id
                                              or r.topic_id == msg.topic_id):
             deleting = _stage(m, deleting, r)

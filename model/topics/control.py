@@ -11,6 +11,7 @@ from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
 from kmc.model.kafka.canon import set_add, set_remove, set_union
 from kmc.model.kafka.controller import fail_over
+from kmc.model.kafka.store import ZERO_ID
 from kmc.model.topics.state import (
     FULL, INCREMENTAL, TOPIC, Ghost, Memory, PartState, StopReplicaResponse, lair,
     stop_replica,
@@ -43,6 +44,18 @@ def active_topic(store):
     return rec
 
 
+def typed(m) -> bool:
+    """The controller marks LeaderAndIsr FULL / INCREMENTAL (KIP-516 "LeaderAndIsr" v5);
+    a ZooKeeper controller as shipped leaves the Type field unset."""
+    return m.flags.topic_ids and m.flags.lair_type
+
+
+def stop_id(m, rec) -> int:
+    """The topic ID a StopReplica names: none when StopReplica goes by name (legacy, and
+    StopReplicaRequest as shipped: no topic ID field in any version)."""
+    return rec.topic_id if m.flags.stop_replica_ids else ZERO_ID
+
+
 def parts_for(store, b, only=None) -> tuple:
     """LeaderAndIsr partition states for broker ``b`` (optionally only partitions in
     ``only``)."""
@@ -63,7 +76,7 @@ def notify(m, w, net, store, changed: dict):
             if live(w, b):
                 targets.setdefault(b, set()).add(p)
     src, ep = -w.ctl.active, w.ctl.epoch
-    typ = INCREMENTAL if m.flags.topic_ids else ""
+    typ = INCREMENTAL if typed(m) else ""
     for b in sorted(targets):
         net = post(m, w, net, lair(src, b, ep, typ, parts_for(store, b, targets[b])))
     return net
@@ -127,7 +140,8 @@ def delete(m, w, by):
         return w._replace(admin=_admin_after(a, "delete", "UNKNOWN_TOPIC_ID"))
     if rec is None or zk.marked(w.store, TOPIC):
         return w._replace(admin=_admin_after(a, "delete", "UNKNOWN_TOPIC_OR_PARTITION"))
-    doomed = [(b, i, rec.topic_id, rec.incarnation)
+    tid = stop_id(m, rec)
+    doomed = [(b, i, tid, rec.incarnation)
               for i, p in enumerate(rec.partitions) for b in p.replicas]
     if m.flags.immediate_delete:
         store = zk.remove_topic(w.store, TOPIC)
@@ -254,7 +268,7 @@ def broker_registered(m, w, b):
         store = zk.put_topic(store, rec)
         ghost = record_leaders(ghost, rec)
     net = notify(m, w, net, store, changed)
-    typ = FULL if m.flags.topic_ids else ""
+    typ = FULL if typed(m) else ""
     net = post(m, w, net, lair(-w.ctl.active, b, w.ctl.epoch, typ, parts_for(store, b)))
     return w._replace(store=store, net=net, ghost=ghost)
 
@@ -272,7 +286,7 @@ def failover(m, w, winner):
     pending = ()
     rec = zk.topic(w.store, TOPIC)
     if rec is not None and zk.marked(w.store, TOPIC):
-        pending = tuple(sorted((b, i, rec.topic_id, rec.incarnation)
+        pending = tuple(sorted((b, i, stop_id(m, rec), rec.incarnation)
                                for i, p in enumerate(rec.partitions) for b in p.replicas))
     w = w._replace(ctl=ctl, mem=Memory(pending), net=net,
                    budget=w.budget._replace(failovers=w.budget.failovers - 1),
@@ -280,7 +294,7 @@ def failover(m, w, winner):
                                                             (ctl.epoch, mid))))
     # the initial LeaderAndIsr goes to every live broker, even with no partition: it also
     # stands for the initial UpdateMetadata, which carries the new epoch to every broker
-    typ = "" if not m.flags.topic_ids else FULL if m.flags.failover_sends_full else INCREMENTAL
+    typ = "" if not typed(m) else FULL if m.flags.failover_sends_full else INCREMENTAL
     for b in bk.live_ids(w.brokers):
         net = post(m, w, net, lair(-winner, b, ctl.epoch, typ, parts_for(w.store, b)))
     return w._replace(net=net)

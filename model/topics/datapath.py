@@ -164,14 +164,15 @@ def producer_refresh(m, w):
 
 def produce(m, w, p):
     """Produce to partition ``p`` via the producer's metadata (KIP-516 "Produce" v9: by
-    topic ID; legacy by name). The leader appends after flushing partition.metadata."""
+    topic ID; legacy and the release lines by name). The leader appends after flushing
+    partition.metadata."""
     pr = w.producer
     if pr.left <= 0:
         return None
     lid, lr = _leader(w, pr.meta, p)
     if lr is None or lr.leader != lid:
         return None  # UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER: the producer refreshes
-    if m.flags.topic_ids and lr.topic_id != pr.meta.topic_id:
+    if m.flags.topic_ids and m.flags.produce_topic_id and lr.topic_id != pr.meta.topic_id:
         return None  # UNKNOWN_TOPIC_ID
     br = w.brokers[lid - 1]
     lr2 = lr._replace(log=lr.log + (lr.inc,), durable=True)

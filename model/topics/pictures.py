@@ -91,7 +91,7 @@ def action_message(action, state, flags=None):
     """(from lane, to lane, label) for sends and deliveries, else None. ``flags`` (the
     variant) decides whether Fetch and Produce carry a topic ID."""
     fetch_id = flags is None or flags.fetch_topic_id
-    produce_id = flags is None or flags.topic_ids
+    produce_id = flags is None or (flags.topic_ids and flags.produce_topic_id)
     kind = action[0]
     if kind in ("deliver", "lose"):
         m = action[1]
