@@ -139,4 +139,5 @@ def test_fetch_topic_id_separates_3_0_from_3_9_on_the_consumer():
                             ("consumer-fetch", 0))
     assert fetched("zk-3.0").ghost.reads == ((0, 2, 1),)  # by name: a stale read
     w = fetched("zk-3.9")  # by topic ID: INCONSISTENT_TOPIC_ID, nothing read
-    assert w is None or w.ghost.reads == ()
+    assert w.ghost.attempts == ((2, 1),) and w.ghost.reads == ()
+    assert w.consumer.positions == (0,)
