@@ -149,8 +149,8 @@ class Scenario:
         every = self.every_variant
         if variant is not None and variant not in every:
             raise ScenarioError(f"scenario {self.name!r} has no variant {variant!r}"
-                                f"{did_you_mean(variant, every)}: "
-                                f"use one of {', '.join(every)}")
+                                f"{did_you_mean(variant, every)}: use one of "
+                                f"{self._variant_list()}")
         known = {p.name: p for p in self.params}
         chosen = None
         if self.selector:
@@ -188,6 +188,13 @@ class Scenario:
         if self.convert is not None:
             params = self.convert(params)
         return v, params
+
+    def _variant_list(self) -> str:
+        """The variants, grouped by selector value when there is a selector."""
+        if not self.selector:
+            return ", ".join(self.variants)
+        return "; ".join(f"{', '.join(vs.variants)} (with {self.selector}={k})"
+                         for k, vs in self.variant_sets.items())
 
     def _check_variant(self, variant: str | None, value: str, chosen: VariantSet) -> None:
         """A variant of another selector value: say which value runs it."""

@@ -188,7 +188,8 @@ def test_a_selector_chooses_variants_parameters_and_ranges():
         sc.resolve(None, {"n": "0"})
     with pytest.raises(ScenarioError, match="runs with mode=a, not mode=b"):
         sc.resolve("x", {"mode": "b"})
-    with pytest.raises(ScenarioError, match="has no variant 'w'"):
+    with pytest.raises(ScenarioError, match=r"has no variant 'w': use one of x, y "
+                                            r"\(with mode=a\); z \(with mode=b\)"):
         sc.resolve("w", {})
     with pytest.raises(ValueError, match="selector's default"):
         _toy(variants=("z",), default_variant="z")
