@@ -165,7 +165,7 @@ def missing(suite) -> list[dict]:
     covered = set()
     for e in suite.entries:
         try:
-            variant = e.variant or catalog.get(e.scenario).variant_default
+            variant = e.variant or catalog.load(e.scenario, None, dict(e.params))["variant"]
         except UsageError:
             continue  # validate() reports it with its line
         covered.add((e.scenario, variant))

@@ -193,3 +193,13 @@ def test_a_selector_chooses_variants_parameters_and_ranges():
         sc.resolve("w", {})
     with pytest.raises(ValueError, match="selector's default"):
         _toy(variants=("z",), default_variant="z")
+
+
+def test_a_suite_entry_without_variant_covers_its_plane_default(tmp_path):
+    from kmc.commands.regress import missing
+    from kmc.reports.regress.suite import parse_suite
+
+    path = tmp_path / "suite.toml"
+    text = '[[entry]]\nscenario = "stale-read"\nparams = { plane = "kraft" }\n'
+    todo = {(m["scenario"], m["variant"]) for m in missing(parse_suite(text, str(path)))}
+    assert ("stale-read", "kip516") in todo  # the entry runs kraft, not kip516
