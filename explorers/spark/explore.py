@@ -3,8 +3,9 @@
 The loop mirrors ``explorers.bfs`` (same counts, same stopping rules, same result) and
 owns only the level bookkeeping; a level runs on the driver while the frontier is small
 and on Spark once it is large (``frontier.py``), with the same per-partition code
-(``level.py``). Trace rows (key, parent key) of every level are kept on the driver, as TLC
-keeps its trace file on the master: 32 bytes per state (16 for a packed model).
+(``level.py``). Trace rows (key, parent key) of the levels explored on Spark stay with the
+visited keys in the executors' blocks, on disk beyond ``KMC_SPARK_VISITED_MEM``
+(``spill``); the driver keeps its own levels' rows (``rows.LevelRows``).
 """
 from __future__ import annotations
 

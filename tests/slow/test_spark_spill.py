@@ -3,16 +3,26 @@ local[2] Spark: with a memory bound of one byte per partition every level writes
 merges keep at most the fan-in per partition, and the run gives exactly the counts,
 verdicts and counterexamples (states and actions) of the in-memory run and of BFS — on
 a Kafka scenario (partition-key owners that move between levels) and on a packed model;
-a checkpointed run with spill on resumes to the same answers."""
+a checkpointed run with spill on resumes to the same answers; tasks that die after
+writing their runs and are retried give the same answers too."""
 from __future__ import annotations
+
+import gc
+import os
 
 import pytest
 
 from kmc.api import build
 from kmc.explorers.bfs import bfs
+from kmc.explorers.core import Core
 from kmc.explorers.spark import spark_bfs, spill
+from kmc.explorers.spark.driver import DriverFrontier
+from kmc.explorers.spark.explore import explore
+from kmc.explorers.spark.placement import place_by_partition_key
+from kmc.explorers.spark.run import Run
 from kmc.model.validation.twophase import TwoPhase
 from spark_answers import summary
+from test_spark_level import SimulatedPartitions
 
 pytestmark = pytest.mark.slow
 
@@ -77,3 +87,47 @@ def test_a_spilling_checkpointed_run_resumes_to_the_same_answers(sc, monkeypatch
     after = [lv for lv in _spark_levels(resumed) if lv["level"] > 8]
     assert after and all(lv["memory_bytes"] == 0 and lv["disk_bytes"] for lv in after)
     assert resumed.extra["trace_bytes_driver"] < resumed.extra["trace_bytes"] / 2
+
+
+class _RetriedSpilling(SimulatedPartitions):
+    """The executors' task played in one process (``test_spark_level``), spilling
+    every key at every level, and each task attempted twice: the first attempt dies
+    right after it wrote its runs, merged them and deleted the runs it may delete
+    (once its block is out), and the second one runs from the same input."""
+
+    def __init__(self, core, frontier, nparts):
+        super().__init__(core, frontier, nparts, spooled=True)
+        self._embedded, self.spill_bound = True, 1
+        self._runs = spill.RunDirectory()
+
+    def _launch(self, parent, task):
+        for pid, records in enumerate(parent):
+            for _dest, rec in task(pid, iter(records)):
+                if rec[0] == "B":
+                    break  # the first attempt dies here; its output is lost
+        return super()._launch(parent, task)
+
+
+@pytest.mark.parametrize("make", [lambda: build("stale-read", "kip516", {}),
+                                  lambda: TwoPhase(4, broken=True)],
+                         ids=["stale-read-kip516", "twophase-rm4-broken"])
+def test_retried_tasks_reread_their_runs(monkeypatch, make):
+    """A retried task never sees half a run nor a run its input block names deleted:
+    the answers are BFS's, counterexamples included."""
+    monkeypatch.setattr(spill, "FAN_IN", FAN_IN)
+    core = Core(make())
+    place_by_partition_key(core)
+    run = Run(core, 0, False, None, None, None)
+    frontiers = []
+
+    def to_spark(f):
+        frontiers.append(_RetriedSpilling(core, f, 3))
+        return frontiers[-1]
+    try:
+        got = explore(run, run.start(DriverFrontier), to_spark=to_spark)
+    finally:
+        gc.unfreeze()
+        gc.enable()
+    assert _answers(got) == _answers(bfs(make()))
+    assert max(lv["runs"] for lv in _spark_levels(got)) >= 3
+    assert not os.path.exists(frontiers[0]._runs.dir)  # removed with the frontier
