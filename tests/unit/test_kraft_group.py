@@ -1,0 +1,109 @@
+"""The consumer group on the KRaft plane: rebalances triggered by the leader's partition
+count, committed offsets kept by name and deleted by the coordinator's image,
+auto.offset.reset for partitions without a committed offset, and the
+recreate-other-count scenario's verdicts (recorded by running the model)."""
+import pytest
+
+from kmc import api
+from kmc.model.kafka.kraft import group as gp
+
+
+def _model(**params):
+    model = api.build("recreate-other-count", "kraft", params)
+    (w,) = model.init_states()
+    return model, w
+
+
+def _joined(model, w):
+    """The member learns the topic from broker-1 and the group joins."""
+    w = model.next_state(w, ("member-refresh", 0, 1))
+    assert gp.needs_rebalance(w.group)
+    return model.next_state(w, ("group-rebalance",))
+
+
+def test_range_assignor_gives_consecutive_runs():
+    assert gp.range_assign(2, 1) == ((0, 1),)
+    assert gp.range_assign(1, 2) == ((0,), ())
+    assert gp.range_assign(2, 2) == ((0,), (1,))
+
+
+def test_only_the_leaders_partition_count_triggers_a_rejoin():
+    model, w = _model(members=2)
+    w = model.next_state(w, ("member-refresh", 1, 1))
+    assert not gp.needs_rebalance(w.group)  # a follower's metadata: no assignment snapshot
+    w = _joined(model, w)
+    assert w.group.snapshot == 1 and [m.pos for m in w.group.members] == [
+        ((0, -1, -1, -1),), ()]
+    assert not gp.needs_rebalance(w.group)
+    # the re-created topic has two partitions: the leader's new count forces a rejoin
+    for a in (("delete",), ("create", (2,)), ("fetch-metadata", 2), ("fetch-metadata", 2)):
+        w = model.next_state(w, a)
+    w = model.next_state(w, ("member-refresh", 1, 2))
+    assert not gp.needs_rebalance(w.group)
+    w = model.next_state(w, ("member-refresh", 0, 2))
+    assert gp.needs_rebalance(w.group)
+    w = model.next_state(w, ("group-rebalance",))
+    assert w.group.snapshot == 2 and [m.pos for m in w.group.members] == [
+        ((0, -1, -1, -1),), ((1, -1, -1, -1),)]
+    assert [m.newest for m in w.group.members] == [2, 2]
+
+
+@pytest.mark.parametrize("reset,pos,reads", [
+    ("earliest", 1, 1), ("latest", 1, 0), ("none", gp.STOPPED, 0)])
+def test_a_partition_without_committed_offset_is_positioned_by_reset(reset, pos, reads):
+    model, w = _model(reset=reset)
+    w = model.next_state(_joined(model, w), ("member-fetch", 0, 0))
+    assert w.group.members[0].pos[0][1] == pos
+    assert len(w.group.consumed) == reads and w.group.skipped == ()
+
+
+def test_a_committed_offset_is_where_a_member_starts():
+    model, w = _model(reset="latest")
+    w = _joined(model, w)
+    w = w._replace(group=w.group._replace(committed=((0, 0),)))
+    w = model.next_state(w, ("member-fetch", 0, 0))
+    assert w.group.members[0].pos[0][1] == 1 and w.group.consumed == ((1, 0, 0),)
+
+
+def _consumed_then_deleted(model):
+    (w,) = model.init_states()
+    w = _joined(model, w)
+    w = model.next_state(w, ("member-fetch", 0, 0))
+    w = model.next_state(w, ("delete",))
+    return w
+
+
+def test_the_coordinator_deletes_offsets_when_its_image_drops_the_topic():
+    model, _w = _model()
+    w = _consumed_then_deleted(model)
+    # a rebalance commits the position: broker-1 still knows A-0 by name
+    w = w._replace(group=w.group._replace(snapshot=0))
+    w = model.next_state(w, ("group-rebalance",))
+    assert w.group.committed == ((0, 1),)
+    w = model.next_state(w, ("fetch-metadata", 1))
+    assert w.group.committed == ()
+    # the flag's guard off: the committed offset outlives the topic
+    model.flags = model.flags._replace(group_offsets_deleted=False)
+    w2 = _consumed_then_deleted(model)
+    w2 = model.next_state(w2._replace(group=w2.group._replace(snapshot=0)),
+                          ("group-rebalance",))
+    assert model.next_state(w2, ("fetch-metadata", 1)).group.committed == ((0, 1),)
+
+
+def test_an_offset_commit_needs_the_partition_in_the_coordinators_image():
+    model, _w = _model()
+    w = _consumed_then_deleted(model)
+    w = model.next_state(w, ("fetch-metadata", 1))  # the coordinator drops A
+    w = model.next_state(w._replace(group=w.group._replace(snapshot=0)),
+                         ("group-rebalance",))
+    assert w.group.committed == ()  # UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_recreate_other_count_verdicts_as_recorded():
+    r = api.check("recreate-other-count", "kraft")
+    assert r.complete and r.unique_states == 23446
+    assert {n for n, v in r.verdicts().items() if v == "violated"} == {
+        "NoWriteToDeletedTopic", "GroupNoRecordSkipped", "GroupNoStaleIncarnation"}
+    r.assert_violated("GroupNoStaleIncarnation", 9)
+    r.assert_violated("GroupNoRecordSkipped", 12)
+    assert r.verdict("GroupAssignedRecreated") == "witness_found"
