@@ -188,3 +188,41 @@ def test_blocks_read_back_whole(tmp_path):
     lvl, k, p = out[6][0]
     assert lvl == 3 and _ints(k) == _ints(keys) and _ints(p) == _ints(parents)
     assert spill.inlined(("C", 1, 2)) == ("C", 1, 2)
+
+
+class _Conf(dict):
+    def get(self, key, default=None):
+        return super().get(key, default)
+
+
+class _Context:
+    def __init__(self, master, conf, parallelism=2):
+        self.master, self._conf, self.defaultParallelism = master, _Conf(conf), parallelism
+
+    def getConf(self):
+        return self._conf
+
+
+def test_the_default_bound_is_a_quarter_of_an_executor_core(monkeypatch):
+    monkeypatch.setattr(spill, "VISITED_MEM", None)
+    sc = _Context("spark://127.0.0.1:7077", {"spark.executor.memory": "4g",
+                                             "spark.executor.cores": "2"})
+    assert spill.default_bound(sc) == (4 << 30) // 2 // 4
+    assert spill.default_bound(_Context("spark://127.0.0.1:7077", {})) == (1 << 30) // 4
+    monkeypatch.setattr(spill, "VISITED_MEM", 12345)
+    assert spill.default_bound(sc) == 12345
+    assert spill.enabled("local[2]") and spill.enabled("spark://127.0.0.1:7077")
+    assert not spill.enabled("spark://10.1.2.3:7077") and not spill.enabled("yarn")
+
+
+def test_a_bad_bound_is_one_line_before_spark_starts():
+    import subprocess
+    import sys
+
+    env = {**os.environ, "KMC_SPARK_VISITED_MEM": "lots"}
+    p = subprocess.run([sys.executable, "-m", "kmc", "check", "diehard", "--explorer",
+                        "spark"], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == [
+        "kmc: error: KMC_SPARK_VISITED_MEM='lots' is not a whole number >= 0: fix it or "
+        "unset it"]
