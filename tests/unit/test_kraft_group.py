@@ -107,3 +107,19 @@ def test_recreate_other_count_verdicts_as_recorded():
     r.assert_violated("GroupNoStaleIncarnation", 9)
     r.assert_violated("GroupNoRecordSkipped", 12)
     assert r.verdict("GroupAssignedRecreated") == "witness_found"
+
+
+def test_without_a_lagging_broker_no_member_goes_back_to_the_deleted_topic():
+    r = api.check("recreate-other-count", "kraft", {"brokers": 1})
+    assert r.complete and r.verdict("GroupNoStaleIncarnation") == "holds"
+    assert r.verdict("GroupAssignedRecreated") == "witness_found"
+
+
+def test_latest_skips_what_was_written_before_the_first_fetch_and_earliest_does_not():
+    params = {"members": 1, "records": 1, "deletes": 0, "incarnations": 1}
+    r = api.check("recreate-during-expansion", "kraft", params)
+    assert r.complete and r.ok and r.verdict("GroupOwnsNewPartition") == "witness_found"
+    r = api.check("recreate-during-expansion", "kraft", dict(params, reset="latest"))
+    assert {n for n, v in r.verdicts().items() if v == "violated"} == {
+        "GroupNoRecordSkipped"}
+    r.assert_violated("GroupNoRecordSkipped", 6)

@@ -40,6 +40,7 @@ GroupSkipped = Rel("GroupSkipped", 3, ("inc", "partition", "offset"))
 GroupStale = Rel("GroupStale", 3, ("member", "newest_inc", "read_inc"))
 Assignment = Rel("Assignment", 2, ("member", "inc"))
 Expansion = Rel("Expansion", 3, ("sent_inc", "resolved_inc", "error"))
+Owns = Rel("Owns", 2, ("member", "partition"))
 
 a, b, d, e, g, h, i, m, n, o, p, s, t, u, x = variables("a b d e g h i m n o p s t u x")
 
@@ -138,6 +139,15 @@ GROUP_ASSIGNED_RECREATED = declare(
     exists((m, i), And(Assignment(m, i), 2 <= i)), view,
     "the group rebalances onto the re-created topic")
 
+def group_owns_new_partition(first: int):
+    """GroupOwnsNewPartition: a member is assigned a partition beyond the ``first``
+    ones the topic started with (the group followed a partition count change)."""
+    return declare(
+        "sometimes", "GroupOwnsNewPartition",
+        exists((m, p), And(Owns(m, p), first <= p)), view,
+        "a member is assigned a partition the topic did not have at first")
+
+
 EXPANSION_OF_RECREATED = declare(
     "sometimes", "ExpansionOfRecreated",
     exists((s, t, e), And(Expansion(s, t, e), 1 <= s, s < t, e == "")), view,
@@ -202,6 +212,9 @@ def feature_properties(bounds) -> tuple:
         always += (GROUP_NO_RECORD_SKIPPED, GROUP_NO_STALE_INCARNATION)
         if recreate:
             sometimes += (GROUP_ASSIGNED_RECREATED,)
+        grows = bounds.adds and bounds.target > bounds.partitions
+        if grows or (recreate and bounds.recreate_partitions > bounds.partitions):
+            sometimes += (group_owns_new_partition(bounds.partitions),)
     if bounds.adds and recreate:
         sometimes += (EXPANSION_AFTER_DELETION, EXPANSION_OF_RECREATED)
     return always, sometimes

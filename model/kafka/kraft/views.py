@@ -26,7 +26,7 @@
   ``GroupStale(member, newest_inc, read_inc)``: records of an older incarnation
   received after an assignment computed from ``newest_inc``;
   ``Assignment(member, inc)``: the incarnation the member's assignments were computed
-  from, at their newest.
+  from, at their newest; ``Owns(member, partition)``: its current assignment.
 - With CreatePartitions (``partitions``): ``Expansion(sent_inc, resolved_inc,
   error)``: handled requests.
 """
@@ -94,12 +94,14 @@ def view(w) -> dict:
         "Starting": {(b,) for b, br in enumerate(w.brokers, 1) if br.status in STARTING},
         "Crashed": {(b,) for b, br in enumerate(w.brokers, 1) if br.status == DOWN},
         "GroupSkipped": set(), "GroupStale": set(), "Assignment": set(), "Expansion": set(),
+        "Owns": set(),
     }
     grp = getattr(w, "group", None)
     if grp is not None:
         v["GroupSkipped"] = set(grp.skipped)
         v["GroupStale"] = set(grp.stale)
         v["Assignment"] = {(m, mem.newest) for m, mem in enumerate(grp.members)}
+        v["Owns"] = {(m, x[0]) for m, mem in enumerate(grp.members) for x in mem.pos}
     if hasattr(w, "expansions"):
         v["Expansion"] = set(w.expansions)
     _Memo.last = (w, v)
