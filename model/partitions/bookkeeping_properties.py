@@ -26,6 +26,11 @@ usually breaks one of these before it reorders a key:
   exactly one member, and each member's share of the undeleted and of the marked
   partitions differs from another member's by at most one (§6: both lists with the range
   assignor, Kafka's RangeAssignor.assignPartitions);
+- always **EpochBumpedAtSplit**: a partition created by an expansion names, in its
+  leaderEpochAfterCreation, epochs its parents have left behind: each parent's znode epoch is
+  above the recorded one (§2 bullets 3-4: the controller increments the existing
+  partitions' epochs, then creates the new znodes with the epochs from before the
+  increment), so the split offset OffsetsForLeaderEpoch(parent, recorded) is final;
 - always **BlockedOnlyBeforeStart**: a member holds back a partition under §8 step 4 only
   if it is a partition >= initial_partition_count that the group has not started reading
   (its position is the log's earliest offset).
@@ -51,6 +56,7 @@ InBasis = Rel("InBasis", 1, ("partition",))
 Load = Rel("Load", 3, ("member", "list", "count"))
 NotStarted = Rel("NotStarted", 2, ("member", "partition"))
 Fresh = Rel("Fresh", 1, ("partition",))
+SplitEpoch = Rel("SplitEpoch", 4, ("child", "parent", "recorded", "parent_epoch"))
 
 x, u, t, n, p, e1, e2, b, cm, r, end = variables("x u t n p e1 e2 b cm r end")
 k, pr, s, i1, i2, q1, q2, c, c1, c2, n1, n2, kind = variables(
@@ -76,6 +82,7 @@ ASSIGNMENT_IS_RANGE = And(
     forall((c, p), implies(Owns(c, p), InBasis(p))),
     forall((c1, c2, kind, n1, n2), implies(Load(c1, kind, n1) & Load(c2, kind, n2),
                                            n1 <= n2 + 1)))
+EPOCH_BUMPED_AT_SPLIT = forall((c, p, e1, e2), implies(SplitEpoch(c, p, e1, e2), e1 < e2))
 BLOCKED_ONLY_BEFORE_START = forall((c, p), implies(NotStarted(c, p), Fresh(p)))
 
 #: name -> (kind, formula, description)
@@ -96,6 +103,9 @@ DECLARATIONS = {
     "AssignmentIsRange": ("always", ASSIGNMENT_IS_RANGE,
                           "each partition of the group's metadata has exactly one owner, "
                           "shares differ by at most one per list"),
+    "EpochBumpedAtSplit": ("always", EPOCH_BUMPED_AT_SPLIT,
+                           "a new partition's parents are past the epochs recorded in its "
+                           "leaderEpochAfterCreation"),
     "BlockedOnlyBeforeStart": ("always", BLOCKED_ONLY_BEFORE_START,
                                "only a new partition the group has not started reading "
                                "is held back for its parent"),
@@ -120,6 +130,9 @@ SENTENCES = {
     "AssignmentIsRange": lambda o: (
         "the group's assignment leaves a partition unowned, gives one to two members, or "
         "is not a range assignment"),
+    "EpochBumpedAtSplit": lambda o: (
+        f"partition {o['c']} records leader epoch {o['e1']} of its parent {o['p']} in its "
+        f"leaderEpochAfterCreation, and the parent's znode is still at {o['e2']}"),
     "BlockedOnlyBeforeStart": lambda o: (
         f"consumer{o['c']} holds back partition {o['p']}, which the group has already "
         "started reading (or which is not a new partition)"),
@@ -170,6 +183,19 @@ def _fresh(cfg, w):
             if p >= cfg.N and g.committed[p] == (0 if log is None else log.start)}
 
 
+def _split_epoch(cfg, w):
+    zn, ks = w.store.znodes, cfg.keyspace
+    out = set()
+    for child, z in enumerate(zn):
+        if z is None or not z.after:
+            continue
+        after = dict(z.after)
+        for parent in ks.parents(child, len(after), child + 1):
+            if parent in after and zn[parent] is not None:
+                out.add((child, parent, after[parent], zn[parent].epoch))
+    return out
+
+
 RELATIONS = {
     "Meta": _meta,
     "LeaderCount": lambda cfg, w: {(w.broker.count,)},
@@ -187,6 +213,7 @@ RELATIONS = {
     "NotStarted": lambda cfg, w: {(m, part.p) for m, parts in enumerate(w.group.members)
                                   for part in parts if not part.started},
     "Fresh": _fresh,
+    "SplitEpoch": _split_epoch,
 }
 
 

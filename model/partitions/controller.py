@@ -115,7 +115,7 @@ def expand_bump(cfg, w):
     have = [p for p in range(st.total) if st.znodes[p] is not None]
     recorded = _epochs(st, have)
     zn = st.znodes
-    for p in have:
+    for p in have if cfg.flags.bump_before_split else ():
         zn = replace_at(zn, p, zn[p].bumped())
     return w._replace(store=st._replace(znodes=zn),
                       ctrl=_goto(w, "expand-lair", recorded=recorded))

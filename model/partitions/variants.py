@@ -41,6 +41,9 @@ class Flags:
     #: StopReplica(delete=true) also deletes the partition's committed offsets (Kafka's
     #: handleDeletedPartitions), so a partition id created again is read from its start
     reset_offsets_on_delete: bool = True
+    #: an expansion increments the existing partitions' leader epochs before it creates
+    #: the new partitions (KIP-253 §2 bullet 3)
+    bump_before_split: bool = True
     #: the controller sends UpdateMetadata after removing a partition znode (the KIP leaves
     #: how clients learn of the removal implicit)
     um_after_removal: bool = True
@@ -68,6 +71,7 @@ VARIANTS = {
 MUTANTS = {
     "kip253-no-retry": "retry_after_refresh",
     "kip253-keeps-offsets": "reset_offsets_on_delete",
+    "kip253-no-split-bump": "bump_before_split",
     "kip253-silent-removal": "um_after_removal",
     "kip253-orphan-znode": "recovery_removes_orphans",
     "kip253-one-list": "separate_lists",
