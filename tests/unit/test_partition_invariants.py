@@ -96,6 +96,17 @@ def test_no_duplicate_delivery(shrink):
     assert p.check(once) and not p.check(twice)
 
 
+def test_epoch_bumped_at_split():
+    m = build("shrink-then-expand", "kip253", {"bookkeeping": True})
+    p = props(m)["EpochBumpedAtSplit"]
+    w = m.init_states()[0]  # partition 2 split from 0 at epoch 0; 0 is at epoch 1 now
+    assert w.store.znodes[2].after == ((0, 0), (1, 0)) and p.check(w)
+    zn = w.store.znodes
+    unbumped = w._replace(store=w.store._replace(znodes=(zn[0]._replace(epoch=0),) + zn[1:]))
+    assert not p.check(unbumped)
+    assert p.explain(unbumped) == {"c": 2, "p": 0, "e1": 0, "e2": 0}
+
+
 def _members(w, *parts):
     return w._replace(group=w.group._replace(members=tuple(
         tuple(Part(q, (), (), True) for q in ps) for ps in parts)))
@@ -132,6 +143,29 @@ def test_blocked_only_before_start(shrink):
 
 def test_each_bookkeeping_mutant_switches_one_guard_of_kip253():
     base = dataclasses.asdict(VARIANTS["kip253"])
-    for name in ("kip253-silent-removal", "kip253-orphan-znode", "kip253-one-list"):
+    for name in ("kip253-no-split-bump", "kip253-silent-removal", "kip253-orphan-znode",
+                 "kip253-one-list"):
         diff = {k for k, v in dataclasses.asdict(VARIANTS[name]).items() if base[k] != v}
         assert diff == {"name", MUTANTS[name]}
+
+
+#: shrink, kip253: the drained partition 2's StopReplica is still on the wire when the
+#: controller fails over; the broker rejects it for its old controller epoch
+STRANDED = [("AdminAlter",), ("CtrlShrinkRecord", 1), ("CtrlShrinkBump", 1),
+            ("CtrlShrinkLeaderAndIsr", 1), ("BrokerHandle", -1),
+            ("CtrlShrinkUpdateMetadata", 1), ("CtrlCheckDrained", 1),
+            ("CtrlRemoveAssignment", 1), ("ControllerFailover", 1), ("CtrlRecover", 2),
+            ("CtrlRemoveZnode", 2), ("BrokerHandle", -2), ("RefreshMetadata", 0),
+            ("Produce", 0), ("Rebalance",), ("Produce", 0), ("Deliver", 0, 0),
+            ("Deliver", 0, 0), ("BrokerHandle", -1), ("BrokerHandle", -1)]
+
+
+def test_a_failover_can_strand_a_removed_partitions_replica(shrink):
+    w = shrink.init_states()[0]
+    for a in STRANDED:
+        assert a in shrink.actions(w), a
+        w = shrink.next_state(w, a)
+    assert shrink.actions(w) == []  # settled
+    assert w.store.total == 2 and w.store.znodes[2] is None
+    assert w.broker.logs[2] is not None  # the replica of the removed partition stays
+    assert props(shrink)["ReplicasMatchStore"].check(w)  # which it does not forbid
