@@ -1,12 +1,14 @@
 """The function Spark runs on executors, wrapped around ``level.dedup``/``level.expand``.
 
 Records are (partition id, tagged tuple). A partition of the state holds one block
-("B", visited keys, frontier keys, frontier states held as candidate blobs, keys it shipped
-recently), the visited keys other partitions passed on to it ("V", keys: the owner of a
-partition-key value may change from level to level, ``placement.balanced_owners``) and
-the candidate batches ("C", keys, parents, states) it owns for the next level; a level's
-task turns them into the next block and the candidates after it. On an embedded master a
-record's payload waits in its task's file and the record is (tag, ``spool.Spooled``).
+("B", visited keys (a sorted array, or beyond ``KMC_SPARK_VISITED_MEM`` a buffer and
+sorted runs on disk: ``spill``), frontier keys, frontier states held as candidate blobs,
+keys it shipped recently, the frontier's level, trace rows), the visited keys other
+partitions passed on to it ("V", keys: the owner of a partition-key value may change
+from level to level, ``placement.balanced_owners``) and the candidate batches ("C",
+keys, parents, states) it owns for the next level; a level's task turns them into the
+next block and the candidates after it. On an embedded master a record's payload waits
+in its task's file and the record is (tag, ``spool.Spooled``).
 """
 from __future__ import annotations
 

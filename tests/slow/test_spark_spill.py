@@ -71,10 +71,10 @@ def test_spilled_runs_give_the_in_memory_answers(sc, monkeypatch, make, depth):
 def test_a_spilling_checkpointed_run_resumes_to_the_same_answers(sc, monkeypatch,
                                                                  tmp_path, key_dir):
     """A run stopped at a depth bound with its levels checkpointed, then resumed with
-    spill on (to a larger bound): the checkpoint's blocks hold the keys and rows themselves, the resumed run
-    spills again, and its answers are the uninterrupted run's. The resumed driver reads
-    only the newest levels' trace rows: the counterexamples walk the older levels back
-    through the executors' rows."""
+    spill on (to a larger bound): the checkpoint's blocks hold the keys and rows
+    themselves, the resumed run spills again, and its answers are the uninterrupted
+    run's. The resumed driver reads only the newest levels' trace rows: the
+    counterexamples walk the older levels back through the executors' rows."""
     make = lambda: build("stale-read", "legacy", {})  # noqa: E731
     want = bfs(make(), max_depth=15)
     first = _spark(make, 1, monkeypatch, max_depth=8, checkpoint_dir=str(tmp_path / "c"))
