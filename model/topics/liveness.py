@@ -111,8 +111,10 @@ def strongly_fair(model, never_fair) -> tuple:
 
 def liveness_for(bounds) -> tuple:
     """The liveness properties, when the scenario asks for them (``-p liveness=true``)
-    and its bounds make them meaningful."""
-    if not bounds.liveness or not bounds.deletes:
+    and its bounds make them meaningful: the two about a deletion need one;
+    ReplicasEventuallyInSync is about the live topic and applies with or without."""
+    if not bounds.liveness:
         return ()
-    return (DELETION_EVENTUALLY_COMPLETES, STALE_REPLICAS_EVENTUALLY_CLEANED,
-            REPLICAS_EVENTUALLY_IN_SYNC)
+    deletion = ((DELETION_EVENTUALLY_COMPLETES, STALE_REPLICAS_EVENTUALLY_CLEANED)
+                if bounds.deletes else ())
+    return deletion + (REPLICAS_EVENTUALLY_IN_SYNC,)

@@ -32,6 +32,7 @@ IdOf = Rel("IdOf", 2, ("inc", "topic_id"))
 Restarting = Rel("Restarting", 1, ("broker",))
 Fence = Rel("Fence", 3, ("broker", "highest_epoch", "last_epoch"))
 CreateAfterDelete = Rel("CreateAfterDelete", 1, ("error",))
+Assigned = lp.Assigned
 LeaderOf = Rel("LeaderOf", 4, ("inc", "partition", "leader_epoch", "leader"))
 Appended = Rel("Appended", 4, ("follower", "partition", "fetched_epoch", "follower_epoch"))
 Acked = Rel("Acked", 3, ("inc", "partition", "offset"))
@@ -40,8 +41,15 @@ Consumed = Rel("Consumed", 3, ("inc", "partition", "offset"))
 LeaderLog = Rel("LeaderLog", 3, ("inc", "partition", "offset"))
 ProducerLeft = Rel("ProducerLeft", 1, ("records",))
 Busy = Rel("Busy", 1, ("client",))
+ReplicaState = Rel("ReplicaState", 6,
+                   ("broker", "partition", "inc", "topic_id", "leader_epoch", "leader"))
+Current = Rel("Current", 5, ("inc", "partition", "topic_id", "leader_epoch", "leader"))
+Unflushed = Rel("Unflushed", 3, ("broker", "partition", "records"))
+Awaiting = Rel("Awaiting", 3, ("broker", "partition", "inc"))
+Down = lp.Down
 
-b, p, s, i, j, t, v, e, n, b2, f, o, c = variables("b p s i j t v e n b2 f o c")
+b, p, s, i, j, t, v, e, n, b2, f, o, c, ld, d = variables(
+    "b p s i j t v e n b2 f o c ld d")
 
 PLANE = lp.Plane(view=view, up="up")
 #: the properties both planes share (model.kafka.lifecycle_properties), by name
@@ -96,6 +104,55 @@ NO_ACKNOWLEDGED_LOSS = declare(
     lambda x: f"the record at offset {x['o']} of partition {x['p']} (incarnation {x['i']}, "
               "still live) was acknowledged, yet no replica holds it any more")
 
+REPLICA_LEADER_NAMED = declare(
+    "always", "ReplicaLeaderNamed",
+    forall((b, p, i, t, e, ld), implies(And(ReplicaState(b, p, i, t, e, ld), Live(i),
+                                            ld >= 1),
+                                        LeaderOf(i, p, e, ld))), view,
+    "a replica of the live incarnation follows a leader at a leader epoch that the "
+    "controller named for it: brokers learn leadership from LeaderAndIsr only",
+    lambda x: f"broker-{x['b']}'s replica of partition {x['p']} (incarnation {x['i']}) "
+              f"follows broker-{x['ld']} at leader epoch {x['e']}, which the controller "
+              "never named")
+
+METADATA_FLUSHED = declare(
+    "always", "MetadataFlushedFirst",
+    forall((b, p, n), implies(Unflushed(b, p, n), n == 0)), view,
+    "partition.metadata (the log's topic ID) is flushed before the first record is "
+    "appended to a log (Log.append: maybeFlushMetadataFile)",
+    lambda x: f"broker-{x['b']}'s log of partition {x['p']} holds {x['n']} record(s) but "
+              "its partition.metadata was never flushed")
+
+AWAITING_DELETED = declare(
+    "always", "StopReplicaOfDeletedOnly",
+    forall((b, p, i), implies(Awaiting(b, p, i), Not(Live(i)))), view,
+    "the controller awaits StopReplica answers only for replicas of a deleted (or "
+    "marked) incarnation",
+    lambda x: f"the controller awaits broker-{x['b']}'s StopReplica of partition "
+              f"{x['p']}, yet incarnation {x['i']} is live")
+
+REPLICAS_FOLLOW_CONTROLLER = declare(
+    "quiescent", "ReplicasFollowController",
+    forall((b, p, i), implies(Assigned(b, p, i),
+                              Or(exists(d, Down(d)),
+                                 exists((t, e, ld), And(Current(i, p, t, e, ld),
+                                                        ReplicaState(b, p, i, t, e, ld)))))),
+    view,
+    "settled with every broker up: each replica of the live incarnation's assignment has "
+    "the store's topic ID, leader and leader epoch",
+    lambda x: f"nothing is left to do and every broker is up, yet broker-{x['b']}'s "
+              f"replica of partition {x['p']} (incarnation {x['i']}) disagrees with the "
+              "controller's topic ID, leader or leader epoch")
+
+STOP_REPLICAS_ANSWERED = declare(
+    "quiescent", "StopReplicasAnswered",
+    forall((b, p, i), implies(Awaiting(b, p, i), exists(d, Down(d)))), view,
+    "settled with every broker up: the controller awaits no StopReplica answer (KIP-516 "
+    "\"DeleteTopics\": unsuccessful StopReplica requests are retried)",
+    lambda x: f"nothing is left to do and every broker is up, yet the controller still "
+              f"awaits broker-{x['b']}'s answer to StopReplica of partition {x['p']} "
+              f"(incarnation {x['i']})")
+
 DELETION_COMPLETES = lp.deletion_completes(
     PLANE, "settled: no deletion is pending (no /admin/delete_topics marker)",
     sentence=lambda x: f"nothing is left to do, yet the deletion of topic {x['n']} is "
@@ -136,9 +193,11 @@ RESTART_WITH_STALE_REPLICA = declare(
 
 ALWAYS = (SHARED["NoStaleRead"], SHARED["NoStaleReplication"], TOPIC_ID_UNIQUE,
           SHARED["NoWriteToDeletedTopic"], CONTROLLER_EPOCH_FENCING, RECREATE_AFTER_DELETE,
-          LEADER_EPOCH_UNIQUE, FOLLOWER_FENCING, NO_ACKNOWLEDGED_LOSS)
+          LEADER_EPOCH_UNIQUE, FOLLOWER_FENCING, NO_ACKNOWLEDGED_LOSS,
+          REPLICA_LEADER_NAMED, METADATA_FLUSHED, AWAITING_DELETED)
 QUIESCENT = (SHARED["StaleReplicasCleaned"], DELETION_COMPLETES,
-             SHARED["AssignedReplicasHosted"])
+             SHARED["AssignedReplicasHosted"], REPLICAS_FOLLOW_CONTROLLER,
+             STOP_REPLICAS_ANSWERED)
 
 
 def witnesses_for(bounds) -> tuple:

@@ -32,6 +32,14 @@
   offset)``: a record of the live incarnation in the log of its leader (as the store
   names it), the leader up; ``ProducerLeft(records)``: the producer has records to send.
 - ``Assigned(broker, partition, inc)``: the live incarnation's assignment in the store.
+- ``ReplicaState(broker, partition, inc, topic_id, leader_epoch, leader)``: a replica
+  outside deleting/ as its broker knows it (leader ``NO_ROLE`` and epoch -1 after a
+  restart, until the first LeaderAndIsr); ``Current(inc, partition, topic_id,
+  leader_epoch, leader)``: the store's partition state of every incarnation it holds.
+- ``Unflushed(broker, partition, records)``: a replica whose partition.metadata is not
+  flushed, with the number of records in its log.
+- ``Awaiting(broker, partition, inc)``: a StopReplica the active controller keeps in
+  memory until the broker answers it with success.
 - ``Busy(client)`` ("producer", "consumer"): the client has a step that changes
   something; model-dependent, so added by ``with_clients(model)`` for the properties that
   need it.
@@ -63,7 +71,7 @@ def view(w) -> dict:
     if last[0] is w:
         return last[1]
     rec, hold, ids, down, restarting, fence = set(), set(), set(), set(), set(), set()
-    stored, hosts = set(), set()
+    stored, hosts, rstate, unflushed = set(), set(), set(), set()
     for i, br in enumerate(w.brokers):
         b = i + 1
         up = br.status == bk.UP
@@ -74,6 +82,9 @@ def view(w) -> dict:
         fence.add((b, br.ctl_epoch, br.applied_epoch))
         for r in br.replicas:
             hold.add((b, r.partition, r.inc))
+            rstate.add((b, r.partition, r.inc, r.topic_id, r.leader_epoch, r.leader))
+            if not r.durable:
+                unflushed.add((b, r.partition, len(r.log)))
             if up:
                 hosts.add((b, r.partition, r.inc))
             if r.topic_id:
@@ -84,9 +95,11 @@ def view(w) -> dict:
         for _p, tid, inc in br.deleting:
             if tid:
                 ids.add((inc, tid))
-    live, znode, marker = set(), set(), set()
+    live, znode, marker, current = set(), set(), set(), set()
     for t in w.store.topics:
         znode.add((t.incarnation, t.topic_id, t.version))
+        current.update((t.incarnation, p, t.topic_id, part.leader_epoch, part.leader)
+                       for p, part in enumerate(t.partitions))
         ids.add((t.incarnation, t.topic_id))
         if t.name in w.store.delete_markers:
             marker.add((t.name,))
@@ -113,6 +126,8 @@ def view(w) -> dict:
                      if (t.incarnation,) in live
                      for p, part in enumerate(t.partitions) for b in part.replicas},
         "ProducerLeft": {(w.producer.left,)} if w.producer.left > 0 else set(),
+        "ReplicaState": rstate, "Current": current, "Unflushed": unflushed,
+        "Awaiting": {(x[0], x[1], x[3]) for x in w.mem.pending},
     }
     _Memo.last = (w, v)
     return v
