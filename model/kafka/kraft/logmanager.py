@@ -3,10 +3,25 @@ partition.metadata file (KIP-516 "Persistence of topic ID in logs").
 
 Logs survive a crash. With ``by_id=False`` (the compare-by-name mutant) every check
 below compares topic names only, which with one topic name means "same partition".
+
+Deletion, two steps as LogManager has them (core/src/main/scala/kafka/log/
+LogManager.scala, 3.3.0 to 3.9 and trunk alike):
+
+1. ``rename_for_deletion``: LogManager.asyncDelete takes the log out of currentLogs
+   (removeLogAndMetrics: no longer served), renames its directory to
+   ``<topic>-<partition>.<uniqueId>-delete`` (UnifiedLog.renameDir, which flushes
+   partition.metadata first; LocalLog.renameDir moves the directory atomically) and
+   queues it (addLogToBeDeleted, the ``logsToBeDeleted`` queue);
+2. ``remove_deleted``: the kafka-delete-logs task (LogManager.deleteLogs, run once
+   file.delete.delay.ms has passed) removes the directory (UnifiedLog.delete).
+
+A crash between them leaves the ``-delete`` directory on disk; the next
+LogManager.startup (loadLogs -> loadLog) recognises the suffix (UnifiedLog.
+DeleteDirSuffix) and queues it again instead of loading it, before any stray check.
 """
 from __future__ import annotations
 
-from kmc.model.kafka.canon import keyed_del, keyed_get, keyed_put
+from kmc.model.kafka.canon import keyed_del, keyed_get, keyed_put, set_add, set_remove
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft.state import Log
 
@@ -41,9 +56,23 @@ def get_or_create_log(logs: tuple, partition: int, topic_id: int, by_id: bool = 
 
 
 def delete_log(logs: tuple, partition: int) -> tuple:
-    """LogManager.asyncDelete: rename to -delete and remove (the model removes at once;
-    a log renamed for deletion is no longer served or counted)."""
+    """Rename and removal in one: where no crash can fall between them (nothing reads
+    a ``-delete`` directory but a restart), and for stray logs (``startup``)."""
     return keyed_del(logs, partition)
+
+
+def rename_for_deletion(logs: tuple, deleting: tuple, partition: int):
+    """LogManager.asyncDelete, step 1: the partition's log leaves ``logs`` and its
+    ``-delete`` directory joins ``deleting``. Returns ``(logs, deleting)``."""
+    log = log_of(logs, partition)
+    if log is None:
+        return logs, deleting
+    return keyed_del(logs, partition), set_add(deleting, (partition, log.topic_id))
+
+
+def remove_deleted(deleting: tuple, partition: int, topic_id: int) -> tuple:
+    """LogManager.deleteLogs, step 2: the ``-delete`` directory is removed."""
+    return set_remove(deleting, (partition, topic_id))
 
 
 def flush(logs: tuple, partition: int) -> tuple:

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from kmc.model.contract import Model
 from kmc.model.kafka import broker as bk
-from kmc.model.kafka.kraft import admin, clients, group, heartbeat, partitions, publisher, startup
+from kmc.model.kafka.kraft import (
+    admin, clients, deletion, group, heartbeat, partitions, publisher, startup,
+)
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft import quorum as qm
 from kmc.model.kafka.kraft import records as rc
@@ -52,6 +54,8 @@ class KRaftModel(Model):
         # until the last crash is spent (startup.crash).
         self.window = bounds.crashes > 0 and self.flags.missing_id != "stray"
         self.flushed = not self.window
+        # The deletion window (rename to -delete, later removal): deletion.py
+        self.delete_window = deletion.has_window(bounds)
         self._steps = {
             "replicate": self._replicate, "failover": self._failover,
             "fetch-metadata": publisher.fetch_metadata, "load-logs": startup.load_logs,
@@ -65,7 +69,7 @@ class KRaftModel(Model):
             "flush-metadata": publisher.flush_metadata,
             "send-create-partitions": partitions.send, "create-partitions": partitions.handle,
             "member-refresh": group.refresh, "group-rebalance": group.rebalance,
-            "member-fetch": group.fetch,
+            "member-fetch": group.fetch, "delete-logs": deletion.delete_logs,
         }
         #: CreatePartitions or a group: states carry them (state.FeatureWorld)
         self.features = bounds.adds > 0 or bounds.members > 0
@@ -163,6 +167,9 @@ class KRaftModel(Model):
                 out.append(("miss-heartbeats", b))
         if w.budget.failovers > 0:
             out.extend(("failover", c) for c in qm.electable(q))
+        if self.delete_window:  # last: the other actions keep their indices
+            for b in self.broker_ids:
+                out.extend(deletion.candidates(self, w, b))
         return out
 
     def next_state(self, w, action):
@@ -222,6 +229,8 @@ class KRaftModel(Model):
             names += ["crash", "restart", "fence", "load-logs", "apply-initial", "unfence"]
             if bd.incarnations > 1:
                 names.append("flush-metadata")
+            if bd.deletes:
+                names.append("delete-logs")
         if bd.fences:
             names += ["miss-heartbeats", "unfence"]
         if bd.failovers:
@@ -246,6 +255,9 @@ class KRaftModel(Model):
             return f"CreateTopics {TOPIC} replicas={list(action[1])}"
         if k == "delete":
             return f"DeleteTopics {TOPIC}"
+        if k == "delete-logs":
+            return (f"broker-{action[1]} removes the -delete directory of {TOPIC}-"
+                    f"{action[2]} (topic ID {action[3]})")
         if k == "flush-metadata":
             return f"broker-{action[1]} flushes partition.metadata of {TOPIC}-{action[2]}"
         if k == "replica-fetch":
@@ -266,6 +278,15 @@ class KRaftModel(Model):
 
     def format_state(self, w) -> str:
         return describe(w)
+
+    def state_to_json(self, w):
+        """The generic view, with a broker's ``deleting`` shown only when it holds a
+        ``-delete`` directory (as its encoding: ``state.Broker.__repr__``)."""
+        js = super().state_to_json(w)
+        for br in js["brokers"]:
+            if not br["deleting"]:
+                del br["deleting"]
+        return js
 
     def action_actor(self, action) -> str:
         k = action[0]

@@ -8,7 +8,7 @@ does so at its own pace, so images lag by different amounts.
 """
 from __future__ import annotations
 
-from kmc.model.kafka.kraft import group
+from kmc.model.kafka.kraft import deletion, group
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft import logmanager as lm
 from kmc.model.kafka.kraft import replicas
@@ -59,7 +59,8 @@ def fetch_metadata(model, w, b: int):
     if br.status == RUNNING:
         new = im.apply_batch(br.image, entry)
         br = replicas.apply_delta(br, br.image, new, b, model.flags.topic_ids,
-                                  model.flushed or w.budget.crashes == 0)
+                                  model.flushed or w.budget.crashes == 0,
+                                  deletion.renames(model, w))
         old = br.image
         br = br._replace(image=new)
         ghost = raise_high(ghost, b, new.offset)

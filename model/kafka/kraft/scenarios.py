@@ -82,6 +82,6 @@ SCENARIOS = [
                records=1)),
     _scenario(
         "kraft-large",
-        "KRaft: kraft-stray on 3 brokers (152,697 states in kraft: worth a Spark run)",
+        "KRaft: kraft-stray on 3 brokers (170,139 states in kraft: worth a Spark run)",
         Bounds(brokers=3, rf=2, incarnations=2, crashes=1)),
 ]

@@ -28,6 +28,7 @@ acts concurrently, and a crash can fall between them; the model makes them two s
 from __future__ import annotations
 
 from kmc.model.kafka.kraft import controller as ctl
+from kmc.model.kafka.kraft import deletion
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft import logmanager as lm
 from kmc.model.kafka.kraft import replicas
@@ -49,6 +50,7 @@ def crash(model, w, b: int):
     if w.budget.crashes == 1:  # the last crash: no later one can lose a pending flush
         brokers = tuple(x._replace(logs=tuple(y._replace(flushed=True) for y in x.logs))
                         for x in brokers)
+        brokers = deletion.on_last_crash(brokers, b)
     return w._replace(brokers=brokers,
                       budget=w.budget._replace(crashes=w.budget.crashes - 1))
 
@@ -92,7 +94,8 @@ def load_logs(model, w, b: int):
     if f.stray_detection and f.strays_before_replicas:
         for x in stray:
             logs = lm.delete_log(logs, x.partition)
-    br = br._replace(status=LOGS_LOADED, image=img, logs=logs)
+    br = br._replace(status=LOGS_LOADED, image=img, logs=logs,
+                     deleting=deletion.on_load(model, w, br.deleting))
     return w._replace(brokers=_put(w, b, br), ghost=ghost)
 
 

@@ -57,6 +57,20 @@ class Broker(NamedTuple):
     image: object    # Image once published, None before the first publish
     logs: tuple      # Log, sorted (on disk: survives a crash)
     hosted: tuple    # Hosted, sorted (in memory)
+    #: ``(partition, topic_id)`` of the ``<topic>-<partition>.<uniqueId>-delete``
+    #: directories on disk, sorted: renamed by LogManager.asyncDelete, not yet removed
+    #: by the kafka-delete-logs task (on disk: survives a crash; never served, never
+    #: loaded). Only scenarios with a crash keep them (``logmanager``, "deletion").
+    deleting: tuple = ()
+
+    def __repr__(self):
+        """The canonical encoding (``model.encoding``): the five-field form while no
+        ``-delete`` directory is on disk, so a state without one encodes, and
+        fingerprints, the same in every scenario; the full form otherwise (still
+        one encoding per value)."""
+        head = (f"Broker(status={self.status!r}, fetched={self.fetched!r}, "
+                f"image={self.image!r}, logs={self.logs!r}, hosted={self.hosted!r}")
+        return head + (f", deleting={self.deleting!r})" if self.deleting else ")")
 
 
 class Consumer(NamedTuple):

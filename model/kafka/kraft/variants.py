@@ -35,6 +35,14 @@ replicas). Two kinds of other variants:
     the broker runs on and no stray log is deleted. The window exists since
     partition.metadata is flushed asynchronously (commit 584213ed20d, in 3.1.0).
 
+  Read and found unchanged from 3.3.0 to trunk, so no flag: a deleted replica's log
+  renamed to ``-delete`` and removed later, and a ``-delete`` directory found at
+  startup queued again, never loaded (LogManager.asyncDelete, deleteLogs, loadLog;
+  ``deletion``). Read and left out: 3.3 and 3.4 opened the brokers' ports before the
+  first unfencing, 3.5.0 on after it (commit 5d597b0fc81 moved
+  SocketServer.enableRequestProcessing after setReadyToUnfence); the model lets a
+  running broker answer requests before its first unfencing, which covers both.
+
   KRaft brokers before 3.3 (early access in 2.8, preview in 3.0) are not modelled:
   their startup and delta handling (RaftReplicaManager, BrokerMetadataListener) differ
   from what the model follows, and reading them was not done.

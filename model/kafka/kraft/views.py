@@ -156,8 +156,10 @@ def describe(w) -> str:
                         for x in br.logs)
         hosted = " ".join(f"A-{h.partition}(id={h.topic_id} L={h.leader} "
                           f"le={h.leader_epoch})" for h in br.hosted)
+        disk = " ".join([logs] * bool(logs) + [f"A-{p}.delete(id={t})"
+                                                for p, t in br.deleting])
         parts.append(f"broker-{b} {br.status} image@{off} fetched={len(br.fetched)} "
-                     f"disk[{logs}] hosted[{hosted}]")
+                     f"disk[{disk}] hosted[{hosted}]")
     c = w.consumer
     if c.meta or c.pos >= 0 or c.last_epoch >= 0:
         parts.append(f"consumer meta={list(c.meta)} id={c.known_id} "
