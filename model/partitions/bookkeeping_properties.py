@@ -31,6 +31,13 @@ usually breaks one of these before it reorders a key:
   above the recorded one (§2 bullets 3-4: the controller increments the existing
   partitions' epochs, then creates the new znodes with the epochs from before the
   increment), so the split offset OffsetsForLeaderEpoch(parent, recorded) is final;
+- always **ResponsesAwaited**: a LeaderAndIsrResponse is on the wire only to the active
+  controller, while it waits for one (§2 bullets 3-4 and §3 bullets 2-3: "waits for
+  LeaderAndIsrResponse"), and never more than one: a response nobody waits for would answer
+  the controller's next request before the broker applied it;
+- always **FencedGroupRejoins**: with Fetch fencing (§8.6), once the broker's
+  undeleted_partition_count differs from the one the group's assignment was computed from,
+  the group is rejoining: its parked Fetch came back with InvalidPartitionMetadataException;
 - always **BlockedOnlyBeforeStart**: a member holds back a partition under §8 step 4 only
   if it is a partition >= initial_partition_count that the group has not started reading
   (its position is the log's earliest offset).
@@ -40,6 +47,7 @@ from __future__ import annotations
 from kmc.invariants.declare import declare
 from kmc.invariants.logic import And, Rel, exists, forall, implies, relations_of, variables
 from kmc.model.partitions.controller import IDLE, marked
+from kmc.model.partitions.messages import LAIR_RESP, NET, ctrl_endpoint
 
 Meta = Rel("Meta", 3, ("holder", "undeleted", "total"))
 LeaderCount = Rel("LeaderCount", 1, ("count",))
@@ -56,6 +64,9 @@ InBasis = Rel("InBasis", 1, ("partition",))
 Load = Rel("Load", 3, ("member", "list", "count"))
 NotStarted = Rel("NotStarted", 2, ("member", "partition"))
 Fresh = Rel("Fresh", 1, ("partition",))
+Response = Rel("Response", 3, ("index", "controller", "epoch"))
+Awaiting = Rel("Awaiting", 2, ("controller", "epoch"))
+GroupCount = Rel("GroupCount", 3, ("broker_count", "basis_count", "rejoin"))
 SplitEpoch = Rel("SplitEpoch", 4, ("child", "parent", "recorded", "parent_epoch"))
 
 x, u, t, n, p, e1, e2, b, cm, r, end = variables("x u t n p e1 e2 b cm r end")
@@ -83,6 +94,12 @@ ASSIGNMENT_IS_RANGE = And(
     forall((c1, c2, kind, n1, n2), implies(Load(c1, kind, n1) & Load(c2, kind, n2),
                                            n1 <= n2 + 1)))
 EPOCH_BUMPED_AT_SPLIT = forall((c, p, e1, e2), implies(SplitEpoch(c, p, e1, e2), e1 < e2))
+RESPONSES_AWAITED = And(
+    forall((i1, c, e1), implies(Response(i1, c, e1), Awaiting(c, e1))),
+    forall((i1, i2, c, c1, e1, e2), implies(Response(i1, c, e1) & Response(i2, c1, e2),
+                                            i1 == i2)))
+FENCED_GROUP_REJOINS = forall((n1, n2, r), implies(GroupCount(n1, n2, r),
+                                                  (n1 == n2) | (r == True)))  # noqa: E712
 BLOCKED_ONLY_BEFORE_START = forall((c, p), implies(NotStarted(c, p), Fresh(p)))
 
 #: name -> (kind, formula, description)
@@ -106,6 +123,12 @@ DECLARATIONS = {
     "EpochBumpedAtSplit": ("always", EPOCH_BUMPED_AT_SPLIT,
                            "a new partition's parents are past the epochs recorded in its "
                            "leaderEpochAfterCreation"),
+    "ResponsesAwaited": ("always", RESPONSES_AWAITED,
+                         "a LeaderAndIsrResponse is on the wire only while the active "
+                         "controller waits for it, at most one"),
+    "FencedGroupRejoins": ("always", FENCED_GROUP_REJOINS,
+                           "with Fetch fencing, a group whose count differs from the "
+                           "broker's is rejoining"),
     "BlockedOnlyBeforeStart": ("always", BLOCKED_ONLY_BEFORE_START,
                                "only a new partition the group has not started reading "
                                "is held back for its parent"),
@@ -133,6 +156,12 @@ SENTENCES = {
     "EpochBumpedAtSplit": lambda o: (
         f"partition {o['c']} records leader epoch {o['e1']} of its parent {o['p']} in its "
         f"leaderEpochAfterCreation, and the parent's znode is still at {o['e2']}"),
+    "ResponsesAwaited": lambda o: (
+        "a LeaderAndIsrResponse is on the wire that no controller waits for, or a second "
+        "one"),
+    "FencedGroupRejoins": lambda o: (
+        f"the broker's undeleted_partition_count is {o['n1']}, the group's assignment was "
+        f"computed from {o['n2']}, and the group is not rejoining"),
     "BlockedOnlyBeforeStart": lambda o: (
         f"consumer{o['c']} holds back partition {o['p']}, which the group has already "
         "started reading (or which is not a new partition)"),
@@ -183,6 +212,26 @@ def _fresh(cfg, w):
             if p >= cfg.N and g.committed[p] == (0 if log is None else log.start)}
 
 
+#: controller phases that wait for a LeaderAndIsrResponse (controller.py)
+WAITING = ("expand-create", "shrink-um", "resync-um")
+
+
+def _responses(cfg, w):
+    return {(i, m.dst, m.ctrl_epoch) for i, m in enumerate(
+        m for m in NET.messages(w.net) if m.kind == LAIR_RESP)}
+
+
+def _awaiting(cfg, w):
+    ctl = w.controller
+    return {(ctrl_endpoint(ctl.active), ctl.epoch)} if w.ctrl.phase in WAITING else set()
+
+
+def _group_count(cfg, w):
+    if not cfg.flags.fetch_fencing:
+        return set()
+    return {(w.broker.count, w.group.basis[0], w.group.rejoin)}
+
+
 def _split_epoch(cfg, w):
     zn, ks = w.store.znodes, cfg.keyspace
     out = set()
@@ -214,6 +263,9 @@ RELATIONS = {
                                   for part in parts if not part.started},
     "Fresh": _fresh,
     "SplitEpoch": _split_epoch,
+    "Response": _responses,
+    "Awaiting": _awaiting,
+    "GroupCount": _group_count,
 }
 
 

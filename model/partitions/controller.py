@@ -155,7 +155,7 @@ def expand_online(cfg, w):
     if w.ctrl.phase != "expand-online":
         return None
     st = w.store
-    lair = _lair(w, w.ctrl.count, range(st.total), False)
+    lair = _lair(w, w.ctrl.count, range(st.total), not cfg.flags.ack_only_awaited)
     return w._replace(net=_send(w, lair, _um(w)), ctrl=_goto(w, IDLE))
 
 

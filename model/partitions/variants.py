@@ -44,6 +44,9 @@ class Flags:
     #: an expansion increments the existing partitions' leader epochs before it creates
     #: the new partitions (KIP-253 §2 bullet 3)
     bump_before_split: bool = True
+    #: the controller asks for a LeaderAndIsrResponse only when it waits for one (not for
+    #: the LeaderAndIsr that brings an expansion's new partitions online)
+    ack_only_awaited: bool = True
     #: the controller sends UpdateMetadata after removing a partition znode (the KIP leaves
     #: how clients learn of the removal implicit)
     um_after_removal: bool = True
@@ -75,6 +78,8 @@ MUTANTS = {
     "kip253-silent-removal": "um_after_removal",
     "kip253-orphan-znode": "recovery_removes_orphans",
     "kip253-one-list": "separate_lists",
+    "kip253-unawaited-ack": "ack_only_awaited",
+    "kip253-unfenced-park": "parked_fetch_fenced",
 }
 VARIANTS.update({name: replace(VARIANTS["kip253"], name=name, **{flag: False})
                  for name, flag in MUTANTS.items()})

@@ -39,7 +39,7 @@ def run(results, scenario, variant):
 def test_the_suite_records_every_scenario_and_variant():
     assert {sc for sc, _v in ROWS} == {"expand", "expand-failover", "shrink",
                                        "shrink-then-expand", "shrink-two"}
-    assert len(ROWS) == 50
+    assert len(ROWS) == 60
 
 
 @pytest.mark.parametrize("scenario,variant", sorted(ROWS), ids=[f"{s}-{v}" for s, v in sorted(ROWS)])

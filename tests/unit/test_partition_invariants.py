@@ -107,6 +107,32 @@ def test_epoch_bumped_at_split():
     assert p.explain(unbumped) == {"c": 2, "p": 0, "e1": 0, "e2": 0}
 
 
+def test_responses_awaited():
+    from kmc.model.partitions.messages import NET, LeaderAndIsr, response
+
+    m = build("expand", "kip253", {"bookkeeping": True})
+    p = props(m)["ResponsesAwaited"]
+    w = m.init_states()[0]
+    req = LeaderAndIsr("LeaderAndIsr", -1, 1, 1, 3, ((0, 1),), True)
+    answered = w._replace(net=NET.send(w.net, response(req)))
+    assert not p.check(answered)  # the controller is idle: nobody waits
+    waiting = answered._replace(ctrl=w.ctrl._replace(phase="expand-create"))
+    assert p.check(waiting)
+    stale = req._replace(ctrl_epoch=0)
+    assert not p.check(waiting._replace(net=NET.send(waiting.net, response(stale))))
+
+
+def test_fenced_group_rejoins():
+    m = build("expand", "kip253", {"bookkeeping": True})
+    p = props(m)["FencedGroupRejoins"]
+    w = m.init_states()[0]
+    moved = w._replace(broker=w.broker._replace(count=3))
+    assert not p.check(moved)
+    assert p.check(moved._replace(group=w.group._replace(rejoin=True)))
+    legacy = build("expand", "modulo", {"bookkeeping": True})  # no Fetch fencing
+    assert props(legacy)["FencedGroupRejoins"].check(moved)
+
+
 def _members(w, *parts):
     return w._replace(group=w.group._replace(members=tuple(
         tuple(Part(q, (), (), True) for q in ps) for ps in parts)))
@@ -144,7 +170,7 @@ def test_blocked_only_before_start(shrink):
 def test_each_bookkeeping_mutant_switches_one_guard_of_kip253():
     base = dataclasses.asdict(VARIANTS["kip253"])
     for name in ("kip253-no-split-bump", "kip253-silent-removal", "kip253-orphan-znode",
-                 "kip253-one-list"):
+                 "kip253-one-list", "kip253-unawaited-ack", "kip253-unfenced-park"):
         diff = {k for k, v in dataclasses.asdict(VARIANTS[name]).items() if base[k] != v}
         assert diff == {"name", MUTANTS[name]}
 
