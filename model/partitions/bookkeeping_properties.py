@@ -13,15 +13,9 @@ usually breaks one of these before it reorders a key:
   more (§3 bullet 4: drained, StopReplica, removed from the assignment and the znode), a
   partition znode exists exactly for the partitions of the assignment, and the broker hosts
   exactly those, each at its znode's leader epoch (§2 bullet 3, §3 bullet 2);
-- always **LeaderEpochNotAhead**: the broker never knows a leader epoch the partition znode
-  does not have yet (the controller writes an epoch to the znode, then sends it: §2 bullet
-  3, §3 bullet 2);
 - always **PositionWithinLog**: the group's position in a hosted partition lies between the
   log start and the log end, and the coordinator's copy (§7) never runs ahead of it; a
   position outside the log is what a consumer that kept a deleted partition's offset sees;
-- always **NoDuplicateDelivery**: the group delivers each acknowledged message at most
-  once (it commits every delivery: with ConsumerReadsAll, exactly once across the old and
-  new layouts of a split or merged partition);
 - always **AssignmentIsRange**: every partition of the group's metadata is assigned to
   exactly one member, and each member's share of the undeleted and of the marked
   partitions differs from another member's by at most one (§6: both lists with the range
@@ -58,7 +52,6 @@ Hosted = Rel("Hosted", 1, ("partition",))
 Marked = Rel("Marked", 1, ("partition",))
 Epochs = Rel("Epochs", 3, ("partition", "znode_epoch", "broker_epoch"))
 Position = Rel("Position", 5, ("partition", "start", "committed", "reported", "end"))
-Delivered = Rel("Delivered", 5, ("key", "producer", "seq", "position", "partition"))
 Owns = Rel("Owns", 2, ("member", "partition"))
 InBasis = Rel("InBasis", 1, ("partition",))
 Load = Rel("Load", 3, ("member", "list", "count"))
@@ -70,8 +63,7 @@ GroupCount = Rel("GroupCount", 3, ("broker_count", "basis_count", "rejoin"))
 SplitEpoch = Rel("SplitEpoch", 4, ("child", "parent", "recorded", "parent_epoch"))
 
 x, u, t, n, p, e1, e2, b, cm, r, end = variables("x u t n p e1 e2 b cm r end")
-k, pr, s, i1, i2, q1, q2, c, c1, c2, n1, n2, kind = variables(
-    "k pr s i1 i2 q1 q2 c c1 c2 n1 n2 kind")
+i1, i2, c, c1, c2, n1, n2, kind = variables("i1 i2 c c1 c2 n1 n2 kind")
 
 METADATA_PROPAGATED = And(
     forall(x, implies(Phase(x), x == IDLE)),
@@ -82,11 +74,8 @@ REPLICAS_MATCH_STORE = And(
     forall(p, implies(Assigned(p), HasZnode(p) & Hosted(p))),
     forall(p, implies(HasZnode(p), Assigned(p))),
     forall((p, e1, e2), implies(Epochs(p, e1, e2), e1 == e2)))
-EPOCH_NOT_AHEAD = forall((p, e1, e2), implies(Epochs(p, e1, e2), e2 <= e1))
 POSITION_WITHIN_LOG = forall((p, b, cm, r, end), implies(
     Position(p, b, cm, r, end), (b <= cm) & (cm <= end) & (r <= cm)))
-NO_DUPLICATE = forall((k, pr, s, i1, q1, i2, q2), implies(
-    Delivered(k, pr, s, i1, q1) & Delivered(k, pr, s, i2, q2), i1 == i2))
 ASSIGNMENT_IS_RANGE = And(
     forall(p, implies(InBasis(p), exists(c, Owns(c, p)))),
     forall((c1, c2, p), implies(Owns(c1, p) & Owns(c2, p), c1 == c2)),
@@ -110,13 +99,9 @@ DECLARATIONS = {
     "ReplicasMatchStore": ("quiescent", REPLICAS_MATCH_STORE,
                            "settled: nothing marked, and the znodes and the broker's "
                            "replicas are exactly the assignment's, at the znode epochs"),
-    "LeaderEpochNotAhead": ("always", EPOCH_NOT_AHEAD,
-                            "the broker never knows a leader epoch the znode does not have"),
     "PositionWithinLog": ("always", POSITION_WITHIN_LOG,
                           "the group's position lies within the partition's log, the "
                           "coordinator's copy not ahead of it"),
-    "NoDuplicateDelivery": ("always", NO_DUPLICATE,
-                            "the group delivers each message at most once"),
     "AssignmentIsRange": ("always", ASSIGNMENT_IS_RANGE,
                           "each partition of the group's metadata has exactly one owner, "
                           "shares differ by at most one per list"),
@@ -141,15 +126,9 @@ SENTENCES = {
     "ReplicasMatchStore": lambda o: (
         f"nothing is left to do, yet partition {o.get('p')} is marked, lacks its znode or "
         "replica, or its replica's leader epoch differs from the znode's"),
-    "LeaderEpochNotAhead": lambda o: (
-        f"the broker knows leader epoch {o['e2']} of partition {o['p']}, whose znode says "
-        f"{o['e1']}"),
     "PositionWithinLog": lambda o: (
         f"the group's position {o['cm']} in partition {o['p']} lies outside its log "
         f"[{o['b']}, {o['end']}] or behind the coordinator's copy {o['r']}"),
-    "NoDuplicateDelivery": lambda o: (
-        f"the group delivered message {o['s']} of key {o['k']} from producer{o['pr']} "
-        "twice"),
     "AssignmentIsRange": lambda o: (
         "the group's assignment leaves a partition unowned, gives one to two members, or "
         "is not a range assignment"),
@@ -186,14 +165,6 @@ def _position(cfg, w):
     g = w.group
     return {(p, log.start, g.committed[p], g.reported[p], len(log.records))
             for p, log in enumerate(w.broker.logs) if log is not None}
-
-
-def _delivered(cfg, w):
-    keys = cfg.keys
-    return {(keys[ki], prod, seq, pos, part)
-            for prod, per_key in enumerate(w.ghost.delivered)
-            for ki, seqs in enumerate(per_key)
-            for pos, (seq, part) in enumerate(seqs)}
 
 
 def _owns(cfg, w):
@@ -255,7 +226,6 @@ RELATIONS = {
     "Marked": lambda cfg, w: {(p,) for p in marked(w.store)},
     "Epochs": _epochs,
     "Position": _position,
-    "Delivered": _delivered,
     "Owns": _owns,
     "InBasis": lambda cfg, w: {(p,) for p in range(w.group.basis[1])},
     "Load": _load,

@@ -62,16 +62,6 @@ def test_replicas_match_store(shrink):
     assert not p.check(unhosted)
 
 
-def test_leader_epoch_not_ahead(shrink):
-    p = props(shrink)["LeaderEpochNotAhead"]
-    w = shrink.init_states()[0]
-    logs = w.broker.logs
-    assert not p.check(w._replace(broker=w.broker._replace(
-        logs=(logs[0]._replace(epoch=logs[0].epoch + 1),) + logs[1:])))
-    assert p.explain(w._replace(broker=w.broker._replace(
-        logs=(logs[0]._replace(epoch=5),) + logs[1:])))["e2"] == 5
-
-
 def test_position_within_log(shrink):
     p = props(shrink)["PositionWithinLog"]
     w = shrink.init_states()[0]
@@ -86,14 +76,6 @@ def test_position_within_log(shrink):
     trimmed = read._replace(broker=read.broker._replace(
         logs=(one._replace(start=1),) + logs[1:]), group=g)
     assert not p.check(trimmed)  # position 0 below the log start 1
-
-
-def test_no_duplicate_delivery(shrink):
-    p = props(shrink)["NoDuplicateDelivery"]
-    w = shrink.init_states()[0]
-    once = w._replace(ghost=w.ghost._replace(delivered=((((0, 0), (1, 2)),),)))
-    twice = w._replace(ghost=w.ghost._replace(delivered=((((0, 0), (1, 2), (0, 0)),),)))
-    assert p.check(once) and not p.check(twice)
 
 
 def test_epoch_bumped_at_split():
