@@ -25,8 +25,8 @@ everything plane-related, once for all six:
     (ReplicationControlManager.alterPartitionReassignments), which the KRaft model does
     not have (docs/model-kraft.md, "Simplifications");
   - ``purge_delay``: a KRaft broker also renames a deleted log and removes it later
-    (LogManager.asyncDelete, deleteLogs), but the KRaft model merges the two into one
-    step, as its simplifications explain;
+    (LogManager.asyncDelete, deleteLogs); the KRaft model has the two steps whenever a
+    crash can fall between them (``kraft.deletion``), so there is nothing to choose;
 
 - which variants run: the ZooKeeper model's (default ``kip516``) on ``zk``, the KRaft
   model's (default ``kraft``) on ``kraft``; a variant of the other plane is a usage error
