@@ -15,6 +15,9 @@ never fair: they may happen, and need not.
 - StaleReplicasEventuallyCleaned: a replica, or a record, of a deleted incarnation is
   eventually removed from its broker, unless a broker is down: the liveness form of the
   quiescent StaleReplicasCleaned.
+- DeletingEventuallyPurged (with ``-p purge_delay=true``): a replica staged in deleting/
+  is eventually purged (KIP-516 "Deletion", step 3: delete.topic.delay.ms elapses),
+  unless a broker is down.
 - ReplicasEventuallyInSync: a replica assigned to an up broker, of a live topic whose
   leader is up, is eventually created there and holds the leader's log, unless a broker
   is down (its own view, ``sync_view``: the assignment and the logs).
@@ -47,6 +50,12 @@ STALE_REPLICAS_EVENTUALLY_CLEANED = leads_to(
     description="a replica (or a record) of a deleted incarnation is eventually removed, "
                 "or a broker is down")
 
+
+Staged = Rel("Staged", 3, ("broker", "partition", "inc"))
+STAGED = exists((b, p, i), Staged(b, p, i))
+DELETING_EVENTUALLY_PURGED = leads_to(
+    "DeletingEventuallyPurged", STAGED, Or(Not(STAGED), exists(d, Down(d))), view=view,
+    description="a replica staged in deleting/ is eventually purged, or a broker is down")
 
 OutOfSync = Rel("OutOfSync", 2, ("broker", "partition"))
 
@@ -117,4 +126,5 @@ def liveness_for(bounds) -> tuple:
         return ()
     deletion = ((DELETION_EVENTUALLY_COMPLETES, STALE_REPLICAS_EVENTUALLY_CLEANED)
                 if bounds.deletes else ())
-    return deletion + (REPLICAS_EVENTUALLY_IN_SYNC,)
+    purge = (DELETING_EVENTUALLY_PURGED,) if bounds.purge_delay else ()
+    return deletion + purge + (REPLICAS_EVENTUALLY_IN_SYNC,)

@@ -38,6 +38,7 @@
   leader_epoch, leader)``: the store's partition state of every incarnation it holds.
 - ``Unflushed(broker, partition, records)``: a replica whose partition.metadata is not
   flushed, with the number of records in its log.
+- ``Staged(broker, partition, inc)``: a replica moved to log.dir/deleting/, not purged yet.
 - ``Awaiting(broker, partition, inc)``: a StopReplica the active controller keeps in
   memory until the broker answers it with success.
 - ``Busy(client)`` ("producer", "consumer"): the client has a step that changes
@@ -128,6 +129,7 @@ def view(w) -> dict:
         "ProducerLeft": {(w.producer.left,)} if w.producer.left > 0 else set(),
         "ReplicaState": rstate, "Current": current, "Unflushed": unflushed,
         "Awaiting": {(x[0], x[1], x[3]) for x in w.mem.pending},
+        "Staged": {(i + 1, x[0], x[2]) for i, br in enumerate(w.brokers) for x in br.deleting},
     }
     _Memo.last = (w, v)
     return v

@@ -116,3 +116,31 @@ def test_z3_decides_the_built_states():
     bad = with_replica(w, durable=False, leader_epoch=7)
     for p in z3_properties([props(m)[n] for n in NEW[:2]]):
         assert p.check(w) and not p.check(bad)
+
+
+PURGE = {"purge_delay": True, "liveness": True}
+
+
+def test_deleting_eventually_purged_is_declared_with_the_delayed_purge_only():
+    names = {p.name for p in api.build("offline-delete", "kip516",
+                                       {"liveness": True}).properties()}
+    assert "DeletingEventuallyPurged" not in names
+    assert "ReplicasEventuallyInSync" in names
+    names = {p.name for p in api.build("offline-delete", "kip516", PURGE).properties()}
+    assert "DeletingEventuallyPurged" in names
+
+
+def test_deleting_eventually_purged_holds_on_kip516_and_fails_without_the_purge_step():
+    r = api.check("offline-delete", "kip516", params=PURGE)
+    assert r.complete and r.unique_states == 224
+    assert r.verdict("DeletingEventuallyPurged") == "holds"
+    m = api.build("offline-delete", "kip516", PURGE)
+
+    class NeverPurges(type(m)):
+        def actions(self, w):
+            return [a for a in super().actions(w) if a[0] != "purge"]
+
+    broken = NeverPurges(m.variant, m.bounds)
+    r = api.check(broken)
+    assert r.verdict("DeletingEventuallyPurged") == "violated"
+    assert r.verdict("StaleReplicasCleaned") == "holds"  # staged logs are not stale ones
