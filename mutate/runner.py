@@ -47,6 +47,9 @@ def make_plan(entries, files=None, only=(), skip=()) -> Plan:
         info = catalog.load(e.scenario, e.variant, dict(e.params))
         sc = info["scenario"]
         model = api.build_model(sc, info["variant"], info["params"])
+        # modules a model imports lazily are loaded here, before the workers fork, and
+        # join the import graph
+        model.properties(), model.weakly_fair, model.strongly_fair
         # the scenario's builder may live in a shared module: the model's own module
         # names the rest of what the run uses
         modules[e.id] = (scenario_module(sc), model_module(sc, model))
