@@ -17,7 +17,7 @@ from kmc.explorers.spark.explore import explore
 from kmc.explorers.spark.placement import place_by_partition_key
 from kmc.explorers.spark.run import Run
 from kmc.model.validation.twophase import TwoPhase
-from test_spark_level import MODELS, MutexByServed, SimulatedPartitions, summary
+from spark_partitions import MODELS, MutexByServed, SimulatedPartitions, summary
 
 
 class _Jobs(SimulatedPartitions):

@@ -17,7 +17,7 @@ from kmc.explorers.spark.driver import DriverFrontier
 from kmc.explorers.spark.placement import place_by_partition_key
 from kmc.explorers.spark.run import Run
 from kmc.model.validation.twophase import TwoPhase
-from test_spark_level import MutexByServed, SimulatedPartitions, summary
+from spark_partitions import MutexByServed, SimulatedPartitions, summary
 
 
 class _Checked(SimulatedPartitions):

@@ -22,7 +22,7 @@ from kmc.explorers.spark.placement import place_by_partition_key
 from kmc.explorers.spark.run import Run
 from kmc.model.validation.twophase import TwoPhase
 from spark_answers import summary
-from test_spark_level import SimulatedPartitions
+from spark_partitions import SimulatedPartitions
 
 pytestmark = pytest.mark.slow
 
