@@ -7,12 +7,13 @@ SUITE = read_suite(builtin_suite())
 
 
 def complete_rows(family: str) -> dict:
-    """(scenario, variant) -> Expectation of its plain complete BFS entry."""
+    """(scenario, variant) -> Expectation of its plain complete BFS entry (default
+    parameters: ``-p plane=kraft`` and other parameter entries are not the plain one)."""
     out = {}
     for e in SUITE.entries:
         sc = catalog.get(e.scenario)
-        if sc.family != family or e.bounds or e.options or e.explorer != "bfs" \
-                or e.expect is None:
+        if sc.family != family or e.params or e.bounds or e.options \
+                or e.explorer != "bfs" or e.expect is None:
             continue
         out.setdefault((e.scenario, e.variant or sc.variant_default), e.expect)
     return out
