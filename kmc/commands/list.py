@@ -46,6 +46,14 @@ def expected(sc, variant: str, table: dict) -> str:
     return f"{text} — {e.note}" if e.note else text
 
 
+def _param(p) -> dict:
+    """A parameter for --json: a range only for a whole number, choices for a string."""
+    whole = isinstance(p.default, int) and not isinstance(p.default, bool)
+    return {"default": p.default, "help": p.help,
+            "min": p.minimum if whole else None, "max": p.maximum if whole else None,
+            "choices": list(p.choices)}
+
+
 def describe(sc, table: dict | None = None) -> dict:
     table = _recorded() if table is None else table
     model = sc.build(sc.variant_default, {p.name: p.default for p in sc.params})
@@ -53,8 +61,7 @@ def describe(sc, table: dict | None = None) -> dict:
     return {
         "name": sc.name, "family": sc.family, "description": sc.description,
         "variants": list(sc.variants), "default_variant": sc.variant_default,
-        "params": {p.name: {"default": p.default, "help": p.help, "min": p.minimum,
-                            "max": p.maximum} for p in sc.params},
+        "params": {p.name: _param(p) for p in sc.params},
         "properties": {pr.name: pr.kind for pr in props},
         "property_descriptions": {pr.name: pr.description for pr in props},
         "expectations": {v: expected(sc, v, table) for v in sc.variants},

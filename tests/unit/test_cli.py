@@ -105,6 +105,16 @@ def test_list_json_names_scenarios_params_variants_properties(capsys):
     assert table["diehard"]["properties"] == {"NotSolved": "always"}
 
 
+def test_list_json_gives_ranges_to_whole_numbers_and_choices_to_strings(capsys):
+    _, out, _ = run(["list", "--json"], capsys)
+    table = {s["name"]: s for s in json.loads(out)["scenarios"]}
+    assert table["twophase"]["params"]["rm"]["min"] == 1
+    flag = table["expand"]["params"]["liveness"]
+    assert flag["default"] is False and flag["min"] is None and flag["max"] is None
+    reset = table["kraft-stray"]["params"]["reset"]
+    assert reset["choices"] == ["earliest", "latest", "none"] and reset["min"] is None
+
+
 def test_bounded_run_reports_incomplete_and_unknown(capsys):
     code, out, _ = run(["check", "twophase", "-p", "rm=5", "--max-states", "100", "--json",
                         "--quiet"], capsys)
