@@ -169,12 +169,22 @@ def run_levels(model, nparts=None, limit=0, window=True, spooled=False, **opts):
               opts.get("max_depth"), None)
     if not window:  # each partition's own recent keys, as when the window grows too large
         run.window = lambda: None
-    frontier = run.start(DriverFrontier)
     if nparts is None:
-        return explore(run, frontier)
+        return explore(run, run.start(DriverFrontier))
+    return explore_partitioned(run, lambda f: SimulatedPartitions(core, f, nparts, spooled))
+
+
+def explore_partitioned(run, make, made=None):
+    """``explore`` with the run's Spark levels on ``make(driver_frontier)``; each frontier
+    made is appended to ``made`` (when given), which the caller reads afterwards, also
+    after a run that raised."""
+    def to_spark(f):
+        part = make(f)
+        if made is not None:
+            made.append(part)
+        return part
     try:
-        return explore(run, frontier,
-                       to_spark=lambda f: SimulatedPartitions(core, f, nparts, spooled))
+        return explore(run, run.start(DriverFrontier), to_spark=to_spark)
     finally:  # the executors' task switches the cyclic collector off for its process
         gc.unfreeze()
         gc.enable()

@@ -6,18 +6,16 @@ one after the last level is waited for (it expands nothing; a cancelled task cos
 Python worker). None of it changes an answer."""
 from __future__ import annotations
 
-import gc
 
 import pytest
 
 from kmc.explorers.bfs import bfs
 from kmc.explorers.core import Core
-from kmc.explorers.spark.driver import DriverFrontier
-from kmc.explorers.spark.explore import explore
 from kmc.explorers.spark.placement import place_by_partition_key
 from kmc.explorers.spark.run import Run
 from kmc.model.validation.twophase import TwoPhase
-from spark_partitions import MODELS, MutexByServed, SimulatedPartitions, summary
+from spark_partitions import (MODELS, MutexByServed, SimulatedPartitions, explore_partitioned,
+                              summary)
 
 
 class _Jobs(SimulatedPartitions):
@@ -49,15 +47,7 @@ def _run(model, nparts=2, limit=0, **opts):
     run = Run(core, limit, opts.get("stop_on_violation", False), opts.get("max_states"),
               opts.get("max_depth"), None)
     made = []
-
-    def to_spark(f):
-        made.append(_Jobs(core, f, nparts))
-        return made[-1]
-    try:
-        return explore(run, run.start(DriverFrontier), to_spark=to_spark), made
-    finally:  # the executors' task switches the cyclic collector off for its process
-        gc.unfreeze()
-        gc.enable()
+    return explore_partitioned(run, lambda f: _Jobs(core, f, nparts), made), made
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -120,16 +110,8 @@ def test_a_failed_level_cancels_the_job_ahead_of_it():
     core = Core(TwoPhase(5))
     run = Run(core, 0, False, None, None, None)
     made = []
-
-    def to_spark(f):
-        made.append(_Failing(core, f, 2))
-        return made[-1]
-    try:
-        with pytest.raises(RuntimeError, match="executor lost"):
-            explore(run, run.start(DriverFrontier), to_spark=to_spark)
-    finally:
-        gc.unfreeze()
-        gc.enable()
+    with pytest.raises(RuntimeError, match="executor lost"):
+        explore_partitioned(run, lambda f: _Failing(core, f, 2), made)
     (part,) = made
     assert 5 in part.submitted and part.cancelled == [5] and part._ahead is None
 
@@ -141,10 +123,5 @@ def test_lagged_windows_keep_answers_on_a_partition_key_model():
     core = Core(MutexByServed(), symmetry=True, deadlock=True)
     place_by_partition_key(core)
     run = Run(core, 0, False, None, None, None)
-    try:
-        got = explore(run, run.start(DriverFrontier),
-                      to_spark=lambda f: _Jobs(core, f, 3))
-    finally:
-        gc.unfreeze()
-        gc.enable()
+    got = explore_partitioned(run, lambda f: _Jobs(core, f, 3))
     assert core.owner_shift and summary(got) == summary(want)

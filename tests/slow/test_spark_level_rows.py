@@ -3,22 +3,20 @@ block carries, keys whose high words collide, and trace rows kept by the partiti
 spilled to files, each against BFS's answers."""
 from __future__ import annotations
 
-import gc
 
 import pytest
 import xxhash
 
 from kmc.explorers.bfs import bfs
 from kmc.explorers.core import Core
-from kmc.explorers.spark.explore import explore
-from kmc.explorers.spark.driver import DriverFrontier
 from kmc.explorers.spark.frontier import SparkFrontier
 from kmc.explorers.spark.placement import place_by_partition_key
 from kmc.explorers.spark.run import Run
 from kmc.model.validation.twophase import TwoPhase
 from toymodels import reachable
 
-from spark_partitions import MODELS, SimulatedPartitions, run_levels, summary
+from spark_partitions import (MODELS, SimulatedPartitions, explore_partitioned, run_levels,
+                              summary)
 
 
 class _RecordingPartitions(SimulatedPartitions):
@@ -55,15 +53,7 @@ def test_blocks_carry_recent_keys_only_while_there_is_no_window():
         return real_window() if calls[0] <= 6 else None
     run.window = window
     parts = []
-
-    def to_spark(f):
-        parts.append(_RecordingPartitions(core, f, 3))
-        return parts[-1]
-    try:
-        got = explore(run, run.start(DriverFrontier), to_spark=to_spark)
-    finally:
-        gc.unfreeze()
-        gc.enable()
+    got = explore_partitioned(run, lambda f: _RecordingPartitions(core, f, 3), parts)
     assert summary(got) == summary(want)
     seen = [s for p in parts for s in p.seen]
     assert any(given for given, _c in seen) and not all(given for given, _c in seen)

@@ -5,19 +5,16 @@ moves keys between owners from level to level, or the hash — and blocks may tr
 ``keycodec``'s compact form; the answers stay BFS's."""
 from __future__ import annotations
 
-import gc
 
 import pytest
 
 from kmc.explorers.bfs import bfs
 from kmc.explorers.core import Core
 from kmc.explorers.spark import keycodec, level
-from kmc.explorers.spark.explore import explore
-from kmc.explorers.spark.driver import DriverFrontier
 from kmc.explorers.spark.placement import place_by_partition_key
 from kmc.explorers.spark.run import Run
 from kmc.model.validation.twophase import TwoPhase
-from spark_partitions import MutexByServed, SimulatedPartitions, summary
+from spark_partitions import MutexByServed, SimulatedPartitions, explore_partitioned, summary
 
 
 class _Checked(SimulatedPartitions):
@@ -50,12 +47,7 @@ def _run(model, nparts, opts=None):
     place_by_partition_key(core)
     run = Run(core, 0, False, None, opts.get("max_depth"), None)
     _Checked.moved = _Checked.packed = _Checked.tables = 0
-    try:
-        return explore(run, run.start(DriverFrontier),
-                       to_spark=lambda f: _Checked(core, f, nparts))
-    finally:  # the executors' task switches the cyclic collector off for its process
-        gc.unfreeze()
-        gc.enable()
+    return explore_partitioned(run, lambda f: _Checked(core, f, nparts))
 
 
 @pytest.mark.parametrize("nparts", [2, 3])

@@ -7,7 +7,6 @@ a checkpointed run with spill on resumes to the same answers; tasks that die aft
 writing their runs and are retried give the same answers too."""
 from __future__ import annotations
 
-import gc
 import os
 
 import pytest
@@ -16,13 +15,11 @@ from kmc.api import build
 from kmc.explorers.bfs import bfs
 from kmc.explorers.core import Core
 from kmc.explorers.spark import spark_bfs, spill
-from kmc.explorers.spark.driver import DriverFrontier
-from kmc.explorers.spark.explore import explore
 from kmc.explorers.spark.placement import place_by_partition_key
 from kmc.explorers.spark.run import Run
 from kmc.model.validation.twophase import TwoPhase
 from spark_answers import summary
-from spark_partitions import SimulatedPartitions
+from spark_partitions import SimulatedPartitions, explore_partitioned
 
 pytestmark = pytest.mark.slow
 
@@ -119,15 +116,7 @@ def test_retried_tasks_reread_their_runs(monkeypatch, make):
     place_by_partition_key(core)
     run = Run(core, 0, False, None, None, None)
     frontiers = []
-
-    def to_spark(f):
-        frontiers.append(_RetriedSpilling(core, f, 3))
-        return frontiers[-1]
-    try:
-        got = explore(run, run.start(DriverFrontier), to_spark=to_spark)
-    finally:
-        gc.unfreeze()
-        gc.enable()
+    got = explore_partitioned(run, lambda f: _RetriedSpilling(core, f, 3), frontiers)
     assert _answers(got) == _answers(bfs(make()))
     assert max(lv["runs"] for lv in _spark_levels(got)) >= 3
     assert not os.path.exists(frontiers[0]._runs.dir)  # removed with the frontier
