@@ -172,6 +172,8 @@ def render_text(result: CheckResult, trace_files: dict | None = None,
                          f"{', '.join(z['passed_through'])}")
     if s.get("spark"):
         lines.append(f"  {spark_levels(s['spark'])}")
+        if s["spark"].get("visited_note"):  # visited sets held in memory: how to spill
+            lines.append(f"  {s['spark']['visited_note']}")
     if s["stopped_by"] == "max_memory":
         lines.append(f"  memory: the process reached {_mib(s.get('resident_bytes_at_stop'))} "
                      f"of its {_mib(s.get('max_memory'))} limit: run it on Spark "

@@ -20,6 +20,7 @@ from kmc.explorers.errors import ExplorerError
 from kmc.explorers.gcpause import without_cyclic_gc
 from kmc.explorers.spark import checkpoint as ckpt
 from kmc.explorers.spark import spill
+from kmc.explorers.spark.spill_dir import SpillSpace, local_disks
 from kmc.explorers.spark.driver import DriverFrontier, join_blocks, owner_of
 from kmc.explorers.spark.frontier import LevelCancelled, SparkFrontier
 from kmc.explorers.spark.placement import default_partitions, place_by_partition_key
@@ -68,8 +69,11 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     limit = driver_level_max if driver_level_max is not None else DRIVER_LEVEL_MAX
     if limit is None:
         driver_seconds(False, 1)  # a bad KMC_SPARK_DRIVER_SECONDS fails before Spark starts
-    # Ctrl-C from here on cancels the jobs and is raised between py4j calls (CtrlC)
-    with spark_context(master, executors, app_name) as sc, CtrlC(sc):
+    # Ctrl-C from here on cancels the jobs and is raised between py4j calls (CtrlC); the
+    # spill directory (KMC_SPARK_SPILL_DIR) is checked before Spark starts and goes
+    # after it stopped
+    with SpillSpace() as space, spark_context(master, executors, app_name) as sc, \
+            CtrlC(sc):
         nparts = partitions or default_partitions(sc.defaultParallelism,
                                                   lumpy=bool(core.owner_shift))
         core_bc = sc.broadcast(_cloudpickle(_shippable(core)))
@@ -86,7 +90,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                                         f"{saved} partitions: drop --partitions or pass "
                                         f"--partitions {saved}")
                 nparts = saved
-        lineage_dir = _lineage_dir(sc, store)
+        lineage_dir = _lineage_dir(sc, store, space)
         budget = None if limit is not None else \
             driver_seconds(is_local(sc.master), sc.defaultParallelism)
         if limit is None and budget is None:
@@ -94,13 +98,15 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
         run = Run(core, limit, stop_on_violation, max_states, max_depth, progress,
                   budget)
         # a partition's visited keys and trace rows beyond this many bytes go to disk
-        # (``spill``), where every task can read them
-        bound = spill.default_bound(sc) if spill.enabled(sc.master) else None
+        # (``spill``), in a directory every task can read (None: no such directory)
+        runs_base = space.runs_base(sc.master)
+        bound = spill.default_bound(sc) if runs_base is not None else None
 
         def to_spark(frontier):
             return SparkFrontier.from_records(sc, core_bc, nparts, frontier.blocks(nparts),
                                               frontier.size, LINEAGE_EVERY, core.owner_shift,
-                                              lineage_bytes=LINEAGE_BYTES, spill_bound=bound)
+                                              lineage_bytes=LINEAGE_BYTES, spill_bound=bound,
+                                              spill_dir=runs_base)
         with CtrlC(sc) as ctrl_c:
             try:
                 if start is None:
@@ -108,14 +114,16 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                     if store is not None and frontier.size:
                         store.save_level(0, frontier, nparts, run.meta(0, frontier.mode))
                 else:
-                    frontier = _restore(sc, core_bc, nparts, store, start, run, bound)
+                    frontier = _restore(sc, core_bc, nparts, store, start, run, bound,
+                                        runs_base)
                 result = explore(run, frontier, to_spark, store, nparts, time_limit,
                                  ctrl_c.check)
                 from kmc.explorers.spark import liveness  # fair cycles, on the executors
                 result = liveness.finish(sc, core, core_bc, result, max_depth)
                 result.extra["spark"].update(
                     partitions=nparts, master=sc.master,
-                    driver_seconds=budget, driver_level_max=limit)
+                    driver_seconds=budget, driver_level_max=limit,
+                    **space.summary(runs_base, bound))
                 return result
             except KeyboardInterrupt:
                 _interrupted(store, checkpoint_dir)
@@ -224,7 +232,7 @@ def _ahead(run, frontier) -> bool:
     return not _fits_driver(run, guess)
 
 
-def _restore(sc, core_bc, nparts, store, depth, run, spill_bound=None):
+def _restore(sc, core_bc, nparts, store, depth, run, spill_bound=None, spill_dir=None):
     """The frontier saved after level ``depth``, and ``run`` as it was then. The bounds
     and the block files are checked against the level's metadata before Spark reads
     anything."""
@@ -244,24 +252,26 @@ def _restore(sc, core_bc, nparts, store, depth, run, spill_bound=None):
     state = rdd.partitionBy(nparts, owner_of)
     return SparkFrontier(sc, core_bc, nparts, state, run.frontier_size, LINEAGE_EVERY,
                          run.core.owner_shift, lineage_bytes=LINEAGE_BYTES,
-                         spill_bound=spill_bound)
+                         spill_bound=spill_bound, spill_dir=spill_dir)
 
 
-def _lineage_dir(sc, store):
+def _lineage_dir(sc, store, space=None):
     """Spark's RDD checkpoints need storage every executor can reach: the checkpoint dir
-    when given, else a temporary directory when every executor is on this machine. An
-    embedded master needs none (``SparkFrontier._cut``)."""
-    from kmc.explorers.spark.session import loopback
+    when given, else a temporary directory when every executor is on this machine, else
+    the run's directory in KMC_SPARK_SPILL_DIR (``space``). An embedded master needs
+    none (``SparkFrontier._cut``)."""
     from kmc.explorers.spark.spool import embedded
 
     if embedded(sc.master):
         return None
     if store is not None:
         d = f"{store.url}/lineage"
-    elif loopback(sc.master):
+    elif local_disks(sc.master):
         d = tempfile.mkdtemp(prefix="kmc-lineage-")
+    elif space is not None and space.dir is not None:
+        d = space.lineage_url()  # removed with the space
     else:
-        return None  # a remote cluster without --checkpoint-dir: lineage is not cut
+        return None  # a remote cluster without shared storage: lineage is not cut
     sc.setCheckpointDir(d)
     return d
 

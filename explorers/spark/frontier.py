@@ -75,7 +75,7 @@ class SparkFrontier(LineageCuts):
     _cut_job = 0
 
     def __init__(self, sc, core_bc, nparts, rdd, size, lineage_every=0, shift=0,
-                 shuffled=True, lineage_bytes=0, spill_bound=None):
+                 shuffled=True, lineage_bytes=0, spill_bound=None, spill_dir=None):
         self.sc, self.core_bc, self.nparts = sc, core_bc, nparts
         self.shift = shift  # the Core's owner_shift: owners by partition key when set
         self.state = rdd  # records (pid, ("B", ...)) and, once _next is set, (pid, ("C", ...))
@@ -92,9 +92,11 @@ class SparkFrontier(LineageCuts):
         self._embedded = spool.embedded(sc.master)
         self._spool = spool.Spool() if self._embedded else None
         # visited keys and trace rows beyond spill_bound bytes a partition go to runs
-        # on disk (``spill``; None: all in memory), in a directory removed by release()
+        # on disk (``spill``; None: all in memory), in a directory of ``spill_dir`` (one
+        # every task reads at the same path: ``spill_dir.SpillSpace.runs_base``; None:
+        # the driver's temporary directory) removed by release()
         self.spill_bound = spill_bound
-        self._runs = spill.RunDirectory() if spill_bound is not None else None
+        self._runs = spill.RunDirectory(spill_dir) if spill_bound is not None else None
         self._cut_job = 0  # the job whose output the last lineage cut kept
         self._jobs = LevelJobs(sc, nparts)
         if shuffled:  # blocks read back from a checkpoint: their shuffle has not run yet
@@ -110,7 +112,7 @@ class SparkFrontier(LineageCuts):
 
     @classmethod
     def from_records(cls, sc, core_bc, nparts, records, size, lineage_every=0, shift=0,
-                     lineage_bytes=0, spill_bound=None):
+                     lineage_bytes=0, spill_bound=None, spill_dir=None):
         """Blocks placed from the driver, one per partition in partition order
         (``DriverFrontier.blocks``). ``parallelize`` slices such a list one record per
         partition, so block p is already where partition p's task reads it: no
@@ -120,7 +122,7 @@ class SparkFrontier(LineageCuts):
             raise ValueError("from_records needs one block per partition, in order")
         rdd = sc.parallelize(records, nparts)
         f = cls(sc, core_bc, nparts, rdd, size, lineage_every, shift, shuffled=False,
-                lineage_bytes=lineage_bytes, spill_bound=spill_bound)
+                lineage_bytes=lineage_bytes, spill_bound=spill_bound, spill_dir=spill_dir)
         f._visited_bytes = sum(int(rec[1].nbytes) for _p, rec in records)
         return f
 

@@ -22,11 +22,13 @@ replaced it, and a later task deletes it once no task can read that block any mo
 all ended; on a cluster the job of the last lineage cut, since recovery starts there).
 The whole directory goes with the run.
 
-Where runs live: a directory every task of the run can read. On an embedded master and
-on a cluster whose executors all run on this machine that is a directory of the
-driver's (``ship.private_dir``). A multi-machine cluster gives each executor its own
-disk, and Spark may run a partition's next task on another executor: there visited keys
-stay in memory (``enabled``).
+Where runs live: a directory every task of the run can read and write at the same
+path (``spill_dir``): a private subdirectory of ``KMC_SPARK_SPILL_DIR``, storage the
+driver and every executor share, so a task that Spark runs (or retries after an
+executor loss) on another machine reads the runs its input block names; without it, the
+driver's private temporary directory (``ship.private_dir``) when every executor runs on
+this machine, and on a cluster of several machines no spill: visited keys stay in
+memory.
 
 Checkpoints keep the keys as before: a checkpoint (and a frontier moving back to the
 driver) reads a block's runs and row files back into it (``inlined``), so a checkpoint
@@ -88,13 +90,6 @@ class Settings(NamedTuple):
     fan_in: int = FAN_IN
 
 
-def enabled(master: str) -> bool:
-    """Whether every task can read every run: all executors on this machine."""
-    from kmc.explorers.spark.session import loopback
-
-    return loopback(master)
-
-
 def default_bound(sc) -> int:
     """``KMC_SPARK_VISITED_MEM`` when set, else a quarter of one executor core's memory:
     ``spark.executor.memory`` over ``spark.executor.cores`` (an embedded master: this
@@ -127,12 +122,16 @@ def _bytes(text: str) -> int | None:
 
 
 class RunDirectory:
-    """The driver's side: the directory of one Spark frontier's runs, removed with it."""
+    """The driver's side: the directory of one Spark frontier's runs, made in ``base``
+    (``spill_dir.SpillSpace.runs_base``; default: the driver's private temporary
+    directory) and removed with the frontier."""
 
-    def __init__(self):
-        from kmc.explorers.spark.ship import private_dir
+    def __init__(self, base: str | None = None):
+        if base is None:
+            from kmc.explorers.spark.ship import private_dir
 
-        self.dir = tempfile.mkdtemp(prefix="visited-", dir=private_dir())
+            base = private_dir()
+        self.dir = tempfile.mkdtemp(prefix="visited-", dir=base)
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.dir, True)
 
     def close(self) -> None:

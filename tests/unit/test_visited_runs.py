@@ -211,8 +211,6 @@ def test_the_default_bound_is_a_quarter_of_an_executor_core(monkeypatch):
     assert spill.default_bound(_Context("spark://127.0.0.1:7077", {})) == (1 << 30) // 4
     monkeypatch.setattr(spill, "VISITED_MEM", 12345)
     assert spill.default_bound(sc) == 12345
-    assert spill.enabled("local[2]") and spill.enabled("spark://127.0.0.1:7077")
-    assert not spill.enabled("spark://10.1.2.3:7077") and not spill.enabled("yarn")
 
 
 def test_a_bad_bound_is_one_line_before_spark_starts():

@@ -1,0 +1,127 @@
+"""Spill on a cluster of several machines, played on the loopback standalone cluster
+(``test_spark_cluster``'s fixture: a master and two one-core workers, stopped by PID) with
+its executors treated as being on other machines (``spill_dir.ASSUME_REMOTE``), so only
+``KMC_SPARK_SPILL_DIR`` turns spill on. With one byte of visited keys per partition in
+memory, every level writes its runs and row files into the run's private subdirectory of
+the shared directory, its lineage is cut there, runs that merges replaced are deleted
+after a cut, a worker killed mid-run sends its partitions' tasks to the other executor,
+which reads the runs the dead one wrote — and the answers are BFS's, counterexamples
+included. Without the setting the same run keeps visited sets in memory and says so."""
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from kmc.api import build
+from kmc.explorers.bfs import bfs
+from kmc.explorers.spark import cluster, explore, spark_bfs, spill, spill_dir
+from spark_answers import summary
+from test_spark_cluster import standalone  # noqa: F401  (the module's own cluster)
+
+pytestmark = pytest.mark.slow
+
+
+def _make():
+    return build("stale-read", "legacy", {})
+
+
+def _answers(r) -> tuple:
+    traces = {n: (d.trace.init_index, d.trace.action_indices, d.trace.states)
+              for n, d in r.discoveries.items()}
+    return summary(r), r.coverage, traces
+
+
+def _spark_levels(r) -> list:
+    return [lv for lv in r.extra["spark"]["levels"] if lv["mode"] == "spark" and lv["new"]]
+
+
+def _files(root) -> dict:
+    """Every file under ``root``: relative path -> kind (run, rows, lineage)."""
+    out = {}
+    for d, _dirs, names in os.walk(root):
+        for n in names:
+            rel = os.path.relpath(os.path.join(d, n), root)
+            kind = "lineage" if "/lineage/" in f"/{rel}" else n.split("-", 1)[0]
+            out[rel] = kind
+    return out
+
+
+def _stages_run_again(sc) -> int:
+    """Stages of the application that Spark attempted more than once (the tasks of a
+    lost executor's outputs, run again on another executor)."""
+    tracker, again, misses, sid = sc.statusTracker(), 0, 0, 0
+    while misses < 50:
+        info = tracker.getStageInfo(sid)
+        misses = 0 if info is not None else misses + 1
+        again += info is not None and info.currentAttemptId > 0
+        sid += 1
+    return again
+
+
+@pytest.fixture(scope="module")
+def app(standalone):  # noqa: F811
+    """One application on the cluster for the module's runs (a check reuses the active
+    context), so its executors start once."""
+    from kmc.explorers.spark.session import spark_context
+
+    with spark_context(standalone.master_url, None, "kmc spill on a cluster") as sc:
+        yield sc
+
+
+@pytest.fixture
+def remote(monkeypatch):
+    """Executors treated as on other machines; one byte in memory per partition; merges
+    at nearly every level; a lineage cut every third Spark level."""
+    monkeypatch.setattr(spill_dir, "ASSUME_REMOTE", True)
+    monkeypatch.setattr(spill_dir, "SPILL_DIR", None)
+    monkeypatch.setattr(spill, "VISITED_MEM", 1)
+    monkeypatch.setattr(spill, "FAN_IN", 2)
+    monkeypatch.setattr(explore, "LINEAGE_EVERY", 3)
+
+
+def test_without_a_shared_directory_visited_sets_stay_in_memory(standalone, app,  # noqa: F811
+                                                                remote):
+    got = spark_bfs(_make(), master=standalone.master_url, driver_level_max=0,
+                    max_depth=8)
+    assert summary(got) == summary(bfs(_make(), max_depth=8))
+    spark = got.extra["spark"]
+    assert spark["spill"] is None and spark["visited_note"] == spill_dir.IN_MEMORY_NOTE
+    levels = _spark_levels(got)
+    assert levels and all(lv["disk_bytes"] == 0 and lv["memory_bytes"] for lv in levels)
+
+
+def test_spill_to_a_shared_directory_survives_a_lost_executor(standalone, app,  # noqa: F811
+                                                              remote, tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    monkeypatch.setattr(spill_dir, "SPILL_DIR", str(shared))
+    want = bfs(_make())
+    seen, modes, killed = [], set(), []
+
+    def watch(_u, _g, depth, _q, _e):
+        seen.append(_files(shared))
+        modes.update(stat.S_IMODE(os.stat(shared / d).st_mode) for d in os.listdir(shared))
+        if depth == 9 and not killed:
+            killed.append(cluster.kill_worker(standalone.state_dir, 0))
+    got = spark_bfs(_make(), master=standalone.master_url, driver_level_max=0,
+                    progress=watch)
+    assert killed and "worker-0" not in cluster.alive_pids(standalone.state_dir)
+    assert _stages_run_again(app) >= 1  # the lost executor's outputs were computed anew
+    assert _answers(got) == _answers(want)
+    assert got.extra["spark"]["spill"] == {"dir": str(shared), "bound": 1}
+    assert got.extra["spark"]["visited_note"] is None
+    levels = _spark_levels(got)
+    assert len(levels) == want.max_depth - 1
+    assert all(lv["memory_bytes"] == 0 and lv["disk_bytes"] for lv in levels)
+    # the runs, the row files and the lineage cuts were written in the run's private
+    # subdirectory of the shared directory, which went with the run
+    every = {p: k for files in seen for p, k in files.items()}
+    assert {"run", "rows", "lineage"} <= set(every.values())
+    assert {p.split(os.sep)[0] for p in every} == {p.split(os.sep)[0] for p in seen[-1]}
+    assert len({p.split(os.sep)[0] for p in every}) == 1 and modes == {0o700}
+    assert os.listdir(shared) == []
+    # runs replaced by merges were deleted while the run went on (after a lineage cut)
+    runs = [{p for p, k in files.items() if k == "run"} for files in seen]
+    assert any(runs[i] - runs[j] for i in range(len(runs)) for j in range(i + 1, len(runs)))
