@@ -78,7 +78,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                                                   lumpy=bool(core.owner_shift))
         core_bc = sc.broadcast(_cloudpickle(_shippable(core)))
         if not is_local(sc.master):
-            probe_executors(sc, core_bc, min(nparts, 2))
+            probe_executors(sc, core_bc, min(nparts, 2), space)
         store = start = None
         if checkpoint_dir:
             ident = ckpt.identity(core, nparts)

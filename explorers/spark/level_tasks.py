@@ -250,8 +250,15 @@ class Summaries:  # a pyspark AccumulatorParam (duck-typed: no PySpark import he
         return a
 
 
-def probe(core_bc):
+def probe(core_bc, shared=None):
+    """The probe job's task: load the model (which imports every module it needs) and,
+    given ``shared`` (the run's directory in KMC_SPARK_SPILL_DIR), report whether this
+    executor sees it and can write there (``spill_dir.reach``: None when it can)."""
     def run(_it):
-        core_of(core_bc)  # imports every module the model needs
-        return [True]
+        core_of(core_bc)
+        if shared is None:
+            return [None]
+        from kmc.explorers.spark.spill_dir import reach
+
+        return [reach(shared)]
     return run

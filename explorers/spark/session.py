@@ -390,15 +390,20 @@ def _ship(sc) -> None:
     sc._kmc_shipped = True
 
 
-def probe_executors(sc, core_bc, tasks: int) -> None:
+def probe_executors(sc, core_bc, tasks: int, space=None) -> None:
     """One tiny job: each task imports kmc and loads the shared Core (which imports the
-    model's modules), so a cluster that cannot run the model fails before any work."""
+    model's modules), so a cluster that cannot run the model fails before any work; and
+    sees and writes the run's spill directory, given ``space`` (``spill_dir``)."""
     from kmc.explorers.spark import level_tasks
 
+    shared = space.probe_target() if space is not None else None
     try:
-        sc.parallelize(range(tasks), tasks).mapPartitions(level_tasks.probe(core_bc)).collect()
+        answers = sc.parallelize(range(tasks), tasks) \
+            .mapPartitions(level_tasks.probe(core_bc, shared)).collect()
     except Exception as e:
         raise explain_failure(e) from None
+    if shared is not None:
+        space.check_reached(answers)
 
 
 

@@ -46,6 +46,23 @@ def local_disks(master: str | None) -> bool:
     return loopback(master) and not ASSUME_REMOTE
 
 
+def reach(directory: str) -> str | None:
+    """On an executor: None when it sees ``directory`` (the driver made it) and can
+    write a file there, else what is wrong."""
+    import socket
+
+    host = socket.gethostname()
+    if not os.path.isdir(directory):
+        return f"an executor on {host} does not see {directory}"
+    try:
+        fd, path = tempfile.mkstemp(prefix="probe-", dir=directory)
+        os.close(fd)
+        os.remove(path)
+    except OSError as e:
+        return f"an executor on {host} cannot write in {directory} ({e.strerror or e})"
+    return None
+
+
 def shared_path(raw: str) -> str:
     """``KMC_SPARK_SPILL_DIR``'s value as an absolute path, or an ExplorerError that
     says what to fix."""
@@ -117,6 +134,22 @@ class SpillSpace:
             return {"spill": None, "visited_note": IN_MEMORY_NOTE}
         return {"spill": {"dir": self.base or runs_base, "bound": bound},
                 "visited_note": None}
+
+    def probe_target(self) -> str | None:
+        """The directory the executors must see and write before any work (the probe
+        job, ``reach``): the private subdirectory, whose fresh random name no other
+        machine's own disk holds."""
+        return self.dir
+
+    def check_reached(self, problems) -> None:
+        """Raise the first of the probe's answers (``reach``, one per task) that is a
+        problem as a one-line ExplorerError."""
+        for problem in problems:
+            if problem:
+                raise ExplorerError(f"KMC_SPARK_SPILL_DIR={self.base!r}: {problem}: mount "
+                                    "it at the same path on the driver and every "
+                                    "executor, writable by the user they run as, or "
+                                    "unset the variable")
 
     def close(self) -> None:
         if self._finalizer is not None:

@@ -6,7 +6,8 @@ memory, every level writes its runs and row files into the run's private subdire
 the shared directory, its lineage is cut there, runs that merges replaced are deleted
 after a cut, a worker killed mid-run sends its partitions' tasks to the other executor,
 which reads the runs the dead one wrote — and the answers are BFS's, counterexamples
-included. Without the setting the same run keeps visited sets in memory and says so."""
+included. Without the setting the same run keeps visited sets in memory and says so; an
+executor that does not see the directory stops the check before any level."""
 from __future__ import annotations
 
 import os
@@ -16,6 +17,7 @@ import pytest
 
 from kmc.api import build
 from kmc.explorers.bfs import bfs
+from kmc.explorers.errors import ExplorerError
 from kmc.explorers.spark import cluster, explore, spark_bfs, spill, spill_dir
 from spark_answers import summary
 from test_spark_cluster import standalone  # noqa: F401  (the module's own cluster)
@@ -90,6 +92,21 @@ def test_without_a_shared_directory_visited_sets_stay_in_memory(standalone, app,
     assert spark["spill"] is None and spark["visited_note"] == spill_dir.IN_MEMORY_NOTE
     levels = _spark_levels(got)
     assert levels and all(lv["disk_bytes"] == 0 and lv["memory_bytes"] for lv in levels)
+
+
+def test_executors_that_do_not_see_the_directory_stop_the_check(standalone, app,  # noqa: F811
+                                                                 remote, tmp_path,
+                                                                 monkeypatch):
+    """The probe job, before any level: an executor that does not see the run's
+    directory (as on a machine where the setting's path is a local disk) is one line."""
+    monkeypatch.setattr(spill_dir, "SPILL_DIR", str(tmp_path))
+    elsewhere = str(tmp_path / "kmc-spill-on-another-disk")
+    monkeypatch.setattr(spill_dir.SpillSpace, "probe_target", lambda _self: elsewhere)
+    with pytest.raises(ExplorerError) as e:
+        spark_bfs(_make(), master=standalone.master_url, driver_level_max=0)
+    assert str(e.value).startswith(f"KMC_SPARK_SPILL_DIR={str(tmp_path)!r}: an executor on ")
+    assert f"does not see {elsewhere}: mount it at the same path" in str(e.value)
+    assert os.listdir(tmp_path) == []  # the run's directory went with it
 
 
 def test_spill_to_a_shared_directory_survives_a_lost_executor(standalone, app,  # noqa: F811

@@ -105,6 +105,21 @@ def test_the_summary_says_where_visited_sets_are(tmp_path, clean):
                      "visited_note": None}
 
 
+def test_the_executors_probe_sees_and_writes_the_directory(tmp_path):
+    assert spill_dir.reach(str(tmp_path)) is None and os.listdir(tmp_path) == []
+    problem = spill_dir.reach(str(tmp_path / "kmc-spill-elsewhere"))
+    assert problem.startswith("an executor on ") and problem.endswith(
+        f"does not see {tmp_path / 'kmc-spill-elsewhere'}")
+    assert spill_dir.reach("/sys").startswith("an executor on ")  # no file there
+    with spill_dir.SpillSpace(str(tmp_path)) as space:
+        space.check_reached([None, None])
+        with pytest.raises(ExplorerError) as e:
+            space.check_reached([None, "an executor on h does not see /x"])
+        assert str(e.value).startswith(
+            f"KMC_SPARK_SPILL_DIR={str(tmp_path)!r}: an executor on h does not see /x: "
+            "mount it at the same path")
+
+
 def test_a_bad_setting_stops_the_check_before_spark_starts(tmp_path, monkeypatch):
     from kmc.explorers.spark import spark_bfs
 
