@@ -13,6 +13,8 @@ step left either).
 sometimes (witnesses that make a scenario meaningful): NameRecreated,
 StaleFetchAttempted, FailoverMidDeletion, RestartWithStaleReplica — a scenario carries
 the witnesses its bounds make possible (``properties_for``).
+The protocol's own facts (leader election, connections, the fetch loop, acks=all) are in
+``model.topics.protocol_properties``.
 
 TopicIdUnique stays here: on this plane a topic ID lives in znodes (with their schema
 version), replicas, deleting/ and requests, and the property also covers the znode
@@ -25,6 +27,7 @@ from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, var
 from kmc.model.kafka import lifecycle_properties as lp
 from kmc.model.kafka.lifecycle_properties import Holds, Live
 from kmc.model.kafka.store import SENTINEL_ID, ZERO_ID
+from kmc.model.topics.protocol_properties import protocol_properties
 from kmc.model.topics.views import view, with_clients
 
 Znode = Rel("Znode", 3, ("inc", "topic_id", "version"))
@@ -220,4 +223,5 @@ def clients_for(bounds, model) -> tuple:
 
 def properties_for(bounds, model=None) -> tuple:
     clients = () if model is None else clients_for(bounds, model)
-    return ALWAYS + QUIESCENT + clients + witnesses_for(bounds)
+    return ALWAYS + QUIESCENT + clients + witnesses_for(bounds) + protocol_properties(
+        bounds, True if model is None else model.flags.topic_ids)
