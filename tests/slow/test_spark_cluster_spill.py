@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 
 import pytest
 
@@ -51,15 +52,24 @@ def _files(root) -> dict:
 
 
 def _stages_run_again(sc) -> int:
-    """Stages of the application that Spark attempted more than once (the tasks of a
-    lost executor's outputs, run again on another executor)."""
+    """Stages of the application with a task that failed (on the lost executor) or that
+    Spark attempted again (to recompute the lost executor's outputs): both run tasks
+    again on the other executor."""
     tracker, again, misses, sid = sc.statusTracker(), 0, 0, 0
     while misses < 50:
         info = tracker.getStageInfo(sid)
         misses = 0 if info is not None else misses + 1
-        again += info is not None and info.currentAttemptId > 0
+        again += info is not None and (info.currentAttemptId > 0 or info.numFailedTasks > 0)
         sid += 1
     return again
+
+
+def _wait_for_executors(sc, n, wait_s=30.0) -> None:
+    """Until the driver counts ``n`` executors (its block managers, less its own)."""
+    deadline = time.monotonic() + wait_s
+    while sc._jsc.sc().getExecutorMemoryStatus().size() - 1 != n:
+        assert time.monotonic() < deadline, "the lost executor was never noticed"
+        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +130,9 @@ def test_spill_to_a_shared_directory_survives_a_lost_executor(standalone, app,  
     def watch(_u, _g, depth, _q, _e):
         seen.append(_files(shared))
         modes.update(stat.S_IMODE(os.stat(shared / d).st_mode) for d in os.listdir(shared))
-        if depth == 9 and not killed:
+        if depth == 9 and not killed:  # a level without a lineage cut: its outputs count
             killed.append(cluster.kill_worker(standalone.state_dir, 0))
+            _wait_for_executors(app, 1)  # the next level finds the lost outputs missing
     got = spark_bfs(_make(), master=standalone.master_url, driver_level_max=0,
                     progress=watch)
     assert killed and "worker-0" not in cluster.alive_pids(standalone.state_dir)
