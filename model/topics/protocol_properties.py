@@ -11,7 +11,7 @@ always: LeaderIsReplica, NoTrafficWithCrashedBroker, NoTrafficToFormerController
 DeleteByIdFindsLiveTopic.
 quiescent (settled: no internal step left): LeadersElected, ReplicatedRecordsAcknowledged.
 sometimes (where the bounds make them reachable): StagedBeforePurge, FollowerReplicated,
-TopicIdLostInRestart.
+FollowersFetchTogether, TopicIdLostInRestart.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from kmc.model.kafka import broker as bk
 from kmc.model.kafka import lifecycle_properties as lp
 from kmc.model.kafka.lifecycle_properties import Live
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.topics.views import _messages, view
+from kmc.model.topics.views import view
 
 Current = Rel("Current", 5, ("inc", "partition", "topic_id", "leader_epoch", "leader"))
 Assigned = lp.Assigned
@@ -38,10 +38,21 @@ Acked = Rel("Acked", 3, ("inc", "partition", "offset"))
 Staged = Rel("Staged", 3, ("broker", "partition", "inc"))
 Appended = Rel("Appended", 4, ("follower", "partition", "fetched_epoch", "follower_epoch"))
 Restarting = Rel("Restarting", 1, ("broker",))
+Fetching = Rel("Fetching", 2, ("follower", "partition"))
 ReplicaState = Rel("ReplicaState", 6,
                    ("broker", "partition", "inc", "topic_id", "leader_epoch", "leader"))
 
 b, p, i, t, e, ld, d, k, x, y, c, n, o, v = variables("b p i t e ld d k x y c n o v")
+
+
+def _in_flight(net):
+    """The messages of either network shape: a bag holds messages, FIFO channels hold
+    (channel, messages) pairs."""
+    if net and not hasattr(net[0], "kind"):
+        for _ch, msgs in net:
+            yield from msgs
+    else:
+        yield from net
 
 
 class _Memo:
@@ -58,14 +69,15 @@ def protocol_view(w) -> dict:
       it is a controller).
     - ``ToController(kind, controller)``: a message in flight to a controller.
     - ``Active(controller)``: the active controller.
+    - ``Fetching(follower, partition)``: a FetchResponse in flight to a follower.
     - ``Answered(op, error)``: the admin's last answer; ``KnownId(topic_id)``: the topic
       ID of its last successful CreateTopics (0 before one, or without topic IDs).
     """
     last = _Memo.last
     if last[0] is w:
         return last[1]
-    traffic, to_ctl = set(), set()
-    for msg in _messages(w.net):
+    traffic, to_ctl, fetching = set(), set(), set()
+    for msg in _in_flight(w.net):
         src, dst = msg.src, msg.dst
         if src > 0:
             traffic.add((msg.kind, src, dst if dst > 0 else 0))
@@ -73,11 +85,14 @@ def protocol_view(w) -> dict:
             traffic.add((msg.kind, src if src > 0 else 0, dst))
         else:
             to_ctl.add((msg.kind, -dst))
+        if msg.kind == "FetchResponse":
+            fetching.add((dst, msg.partition))
     out = w.admin.outcome
     v = {
         **view(w),
         "Crashed": {(j + 1,) for j, br in enumerate(w.brokers) if br.status == bk.DOWN},
         "BrokerTraffic": traffic, "ToController": to_ctl, "Active": {(w.ctl.active,)},
+        "Fetching": fetching,
         "Answered": {tuple(out)} if out else set(),
         "KnownId": {(w.admin.known_id,)},
     }
@@ -163,6 +178,12 @@ FOLLOWER_REPLICATED = declare(
     "a follower appends records it fetched from its leader (the history FollowerFencing "
     "is stated over is not empty)")
 
+FOLLOWERS_FETCH_TOGETHER = declare(
+    "sometimes", "FollowersFetchTogether",
+    exists((x, y, p), And(Fetching(x, p), Fetching(y, p), x != y)), protocol_view,
+    "two followers of one partition have fetches in flight at once: each follower broker "
+    "fetches with its own fetcher threads (ReplicaFetcherManager, AbstractFetcherThread)")
+
 TOPIC_ID_LOST = declare(
     "sometimes", "TopicIdLostInRestart",
     exists((b, p, i, e, ld), And(Restarting(b), ReplicaState(b, p, i, ZERO_ID, e, ld))),
@@ -179,7 +200,8 @@ def protocol_properties(bounds, topic_ids: bool = True) -> tuple:
     IDs) make meaningful. ReplicatedRecordsAcknowledged only without a reassignment: the
     model acknowledges on appends only, not when a reassignment shrinks the ISR, where
     Kafka's leader advances its high watermark (docs/invariants.md). The witnesses: the
-    purge one with a delayed purge, FollowerReplicated with a producer and followers,
+    purge one with a delayed purge, FollowerReplicated with a producer and followers
+(FollowersFetchTogether with two followers),
     TopicIdLostInRestart with topic IDs, a crash and a re-created topic (whose logs start
     without records)."""
     acked = (REPLICATED_ACKED,) if not bounds.reassign else ()
@@ -188,6 +210,8 @@ def protocol_properties(bounds, topic_ids: bool = True) -> tuple:
         out += (STAGED_BEFORE_PURGE,)
     if bounds.records and bounds.rf >= 2:
         out += (FOLLOWER_REPLICATED,)
+    if bounds.records and bounds.rf >= 3:
+        out += (FOLLOWERS_FETCH_TOGETHER,)
     if topic_ids and bounds.crashes and bounds.incarnations >= 2 and bounds.deletes:
         out += (TOPIC_ID_LOST,)
     return out

@@ -106,6 +106,7 @@ def test_declared_where_the_bounds_make_them_meaningful():
     assert "TopicIdLostInRestart" not in props(api.build("offline-delete", "legacy"))
     assert "StagedBeforePurge" in props(api.build("offline-delete", "kip516",
                                                   {"purge_delay": True}))
+    assert "FollowersFetchTogether" not in props(api.build("recreate-race", "kip516"))
     reassign = props(api.build("stale-read", "kip516"))
     assert "ReplicatedRecordsAcknowledged" not in reassign and "LeadersElected" in reassign
 
@@ -115,6 +116,8 @@ def test_declared_where_the_bounds_make_them_meaningful():
     ("offline-delete", "kip516", {"purge_delay": True}, "StagedBeforePurge"),
     ("lifecycle-large", "kip516", {"rf": 3, "records": 1, "incarnations": 1, "deletes": 0,
                                    "failovers": 0}, "FollowerReplicated"),
+    ("lifecycle-large", "kip516", {"rf": 3, "records": 1, "incarnations": 1, "deletes": 0,
+                                   "failovers": 0}, "FollowersFetchTogether"),
 ])
 def test_witnesses_found(scenario, variant, params, witness):
     r = api.check(scenario, variant, params)
