@@ -123,3 +123,14 @@ def install(m: Mutant, source: str, snapshot: dict) -> MutantFinder:
     purge(set(snapshot) | {m.module})
     sys.meta_path.insert(0, finder)
     return finder
+
+
+def install_unmutated(served: dict) -> MutantFinder:
+    """Make the next import of each module of ``served`` (name -> (path, text)) load that
+    text afresh, as a mutant's worker loads its modules: the baseline of a run then
+    executes the same import-time code and fills the same caches from cold."""
+    finder = MutantFinder.__new__(MutantFinder)
+    finder.served = {name: (p, _Loader(text, p)) for name, (p, text) in served.items()}
+    purge(served)
+    sys.meta_path.insert(0, finder)
+    return finder

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from kmc.errors import UsageError
 from kmc.mutate.classify import EQUIVALENT, SURVIVED, Verdict, classify, score
 from kmc.mutate.isolation import Mutant, mutants_of, read_source
-from kmc.mutate.pool import NOT_RUN, run_one, run_tasks
+from kmc.mutate.pool import NOT_RUN, run_tasks
 from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path,
                                 model_module, scenario_module)
 from kmc.mutate.worker import baseline_task, mutant_task
@@ -112,19 +112,71 @@ def _warm() -> None:
             pass
 
 
-def run_baseline(plan: Plan) -> dict:
-    """The unmutated model on every entry that some mutant needs, in a worker process;
-    returns {"runs": entry id -> run, "lines": file -> executed lines}."""
+def run_baseline(plan: Plan, jobs: int = 1) -> dict:
+    """The unmutated model on every entry that some mutant needs, each entry in a fresh
+    worker that loads the mutated files and their importers afresh (as a mutant's worker
+    does); returns {"runs": entry id -> run, "lines": file -> executed lines,
+    "entry_lines": entry id -> file -> executed lines}."""
     wanted = {e.id for es in plan.relevant.values() for e in es}
     entries = [e for e in plan.entries if e.id in wanted]
-    base = run_one(baseline_task, (entries, plan.files))
-    if "runs" not in base:
-        raise RuntimeError(f"the baseline worker failed: {base}")
-    for eid, run in base["runs"].items():
-        if run.get("error"):
-            raise UsageError(f"entry {eid}: the unmutated model fails: {run['error']}: "
-                             "fix it before mutating it")
-    return base
+    served = {}
+    for module, snapshot in plan.snapshots.items():
+        served.update(snapshot)
+        path = plan.graph.file_of[module]
+        served[module] = (path, plan.sources[path])
+    tasks = [(baseline_task, (e, plan.files, served), None) for e in entries]
+    runs, lines, entry_lines = {}, {f: set() for f in plan.files}, {}
+    for i, out in run_tasks(tasks, jobs):
+        eid = entries[i].id
+        if "run" not in out:
+            raise RuntimeError(f"the baseline worker failed on entry {eid}: {out}")
+        if out["run"].get("error"):
+            raise UsageError(f"entry {eid}: the unmutated model fails: "
+                             f"{out['run']['error']}: fix it before mutating it")
+        runs[eid] = out["run"]
+        entry_lines[eid] = {f: set(v) for f, v in out["lines"].items()}
+        for f, v in out["lines"].items():
+            lines[f].update(v)
+    return {"runs": runs, "lines": {f: sorted(v) for f, v in lines.items()},
+            "entry_lines": entry_lines}
+
+
+def statement_lines(source: str) -> dict:
+    """(line, column) of every node of ``source`` -> the first line of the innermost
+    statement holding it. A node on a continuation line may have no instruction of its
+    own (a folded constant), but its statement's first line runs whenever it does."""
+    import ast
+
+    spans = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.stmt):
+            spans.append(((node.lineno, node.col_offset),
+                          (node.end_lineno, node.end_col_offset), node.lineno))
+    out = {}
+    for node in ast.walk(ast.parse(source)):
+        if not hasattr(node, "lineno"):
+            continue
+        pos = (node.lineno, node.col_offset)
+        inner = [sp for sp in spans if sp[0] <= pos <= sp[1]]
+        if inner:
+            out[pos] = max(inner, key=lambda sp: sp[0])[2]
+    return out
+
+
+def reaches(m: Mutant, lines: set, stmt_line: dict) -> bool:
+    """Did a run that executed ``lines`` (of ``m``'s file) execute ``m``? A mutant at
+    module level runs at every import, so every run executes it."""
+    return not m.function or m.line in lines \
+        or stmt_line.get((m.line, m.col), m.line) in lines
+
+
+def entries_reaching(plan: Plan, base: dict, m: Mutant, stmt_line: dict) -> list:
+    """The entries of ``m``'s module whose baseline run executed ``m``: on any other
+    entry the mutant runs exactly as the baseline did (a mutant changes the code of one
+    statement only, and the baseline ran each entry in a process as fresh as a
+    mutant's), so it can be neither killed nor told apart there."""
+    return [e for e in plan.relevant[m.module]
+            if reaches(m, base["entry_lines"][e.id].get(m.path, set()), stmt_line)]
 
 
 def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
@@ -133,42 +185,49 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
     mutant stops at its first run that a property or a witness kills, unless
     ``every_run``."""
     stop_at = None if every_run else {e: r for e, r in base["runs"].items()}
-    lines = {f: set(v) for f, v in base["lines"].items()}
-    tasks = []
+    stmt_lines = {path: statement_lines(text) for path, text in plan.sources.items()}
+    tasks, todo, rows, not_run = [], [], [], []
     for m in plan.mutants:
-        entries = plan.relevant[m.module]
+        entries = entries_reaching(plan, base, m, stmt_lines[m.path])
+        if not entries:  # no run executes the mutated line: nothing to run
+            row = _row(m, Verdict(SURVIVED, [], ["never executed by any run"]), False)
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
+            continue
         limit = timeout or TIMEOUT_FACTOR * sum(base["runs"][e.id]["elapsed"]
                                                 for e in entries) + SLACK
+        todo.append(m)
         tasks.append((mutant_task, (m, plan.sources[m.path], plan.snapshots[m.module],
                                     entries, stop_at), limit))
-    rows, not_run = [], []
     for i, result in run_tasks(tasks, jobs, budget):
-        m = plan.mutants[i]
+        m = todo[i]
         if result.get("status") == NOT_RUN:
             not_run.append(m.id)
             continue
-        v = classify(base["runs"], result)
-        reached = not m.function or m.line in lines.get(m.path, ())
-        if v.outcome == EQUIVALENT and not reached:
-            # the runs never execute the code: no verdict could change, but the code is
-            # not shown to be harmless either
-            v = Verdict(SURVIVED, [], ["never executed by any run"])
-        row = {"id": m.id, "file": m.file, "line": m.line, "column": m.col,
-               "operator": m.operator, "n": m.n, "function": m.function,
-               "description": m.description, "outcome": v.outcome,
-               "killed_by": v.killed_by, "evidence": v.evidence, "reached": reached}
+        row = _row(m, classify(base["runs"], result), True)
         rows.append(row)
         if on_row is not None:
             on_row(row)
+    order = {m.id: k for k, m in enumerate(plan.mutants)}
+    rows.sort(key=lambda r: order[r["id"]])
     return rows, not_run
+
+
+def _row(m: Mutant, v: Verdict, reached: bool) -> dict:
+    return {"id": m.id, "file": m.file, "line": m.line, "column": m.col,
+            "operator": m.operator, "n": m.n, "function": m.function,
+            "description": m.description, "outcome": v.outcome,
+            "killed_by": v.killed_by, "evidence": v.evidence, "reached": reached}
 
 
 def unreached(plan: Plan, base: dict) -> dict:
     """file (as shown) -> lines of functions holding a mutant that no run executed."""
     lines = {f: set(v) for f, v in base["lines"].items()}
+    stmt_lines = {path: statement_lines(text) for path, text in plan.sources.items()}
     out: dict = {}
     for m in plan.mutants:
-        if m.function and m.line not in lines.get(m.path, ()):
+        if not reaches(m, lines.get(m.path, set()), stmt_lines[m.path]):
             out.setdefault(m.file, set()).add(m.line)
     return {f: sorted(v) for f, v in sorted(out.items())}
 
@@ -192,6 +251,6 @@ def mutate(plan: Plan, jobs: int = 1, budget=None, timeout=None, on_row=None,
            every_run: bool = False) -> dict:
     """Baseline, mutants, report: the whole run."""
     t0 = time.perf_counter()
-    base = run_baseline(plan)
+    base = run_baseline(plan, jobs)
     rows, not_run = run_mutants(plan, base, jobs, budget, timeout, on_row, every_run)
     return report(plan, base, rows, not_run, time.perf_counter() - t0)

@@ -143,13 +143,18 @@ class LineTracer:
         sys.settrace(None)
 
 
-def baseline_task(entries, files) -> dict:
-    """Every entry on the unmutated model, with the lines of ``files`` that ran."""
-    runs = {}
+def baseline_task(entry, files, served) -> dict:
+    """One entry on the unmutated model, loaded afresh from ``served`` (name -> (path,
+    text): the mutated files and the modules that import them) in this fresh process,
+    with the lines of ``files`` that ran, import-time code included. A mutant's worker
+    runs the entry the same way, so a mutant whose line is not among them runs it exactly
+    as the baseline did: its runs skip that entry."""
+    from kmc.mutate.isolation import install_unmutated
+
+    install_unmutated(served)
     with LineTracer(files) as tracer:
-        for e in entries:
-            runs[e.id] = run_entry(e)
-    return {"runs": runs, "lines": {f: sorted(v) for f, v in tracer.lines.items()}}
+        run = run_entry(entry)
+    return {"run": run, "lines": {f: sorted(v) for f, v in tracer.lines.items()}}
 
 
 def mutant_task(mutant, source, snapshot, entries, baseline=None) -> dict:

@@ -172,3 +172,32 @@ def test_a_mutant_stops_at_its_first_kill_unless_every_run(toy):
 
     assert evidence(False) == ["toy: Bounded violated"]
     assert evidence(True) == ["toy: Bounded violated", "toy.limit=2: Bounded violated"]
+
+
+def test_a_mutant_runs_only_the_entries_that_execute_its_line(toy):
+    """With limit 1 the counter never passes 1, so `out.append("mark")` never runs there:
+    its mutants skip that entry (they would run it exactly as the baseline did); the
+    guard above it runs in both."""
+    from kmc.mutate.runner import entries_reaching, run_baseline, statement_lines
+
+    entries = _entries(toy) + [Entry(id="toy.limit=1", scenario=f"{toy}:make",
+                                     params={"limit": 1})]
+    plan = make_plan(entries)
+    base = run_baseline(plan, jobs=2)
+    stmt = statement_lines(SOURCE)
+
+    def reached(text, operator):
+        (m,) = [m for m in plan.mutants if m.line == line_of(text)
+                and m.operator == operator][:1]
+        return [e.id for e in entries_reaching(plan, base, m, stmt)]
+
+    assert reached('out.append("mark")', "drop-stmt") == ["toy"]
+    assert reached("if s.x < self.limit", "cmp") == ["toy", "toy.limit=1"]
+    assert reached('out.append("never")', "drop-stmt") == []
+
+
+def test_a_node_on_a_continuation_line_belongs_to_its_statement():
+    from kmc.mutate.runner import statement_lines
+
+    lines = statement_lines("def f(a):\n    return (a +\n            2)\n")
+    assert lines[(3, 12)] == 2  # the constant 2 runs with `return` on line 2
