@@ -27,7 +27,7 @@ from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, var
 from kmc.model.kafka import lifecycle_properties as lp
 from kmc.model.kafka.lifecycle_properties import Holds, Live
 from kmc.model.kafka.store import SENTINEL_ID, ZERO_ID
-from kmc.model.topics.protocol_properties import protocol_properties
+from kmc.model.topics.protocol_properties import protocol_liveness, protocol_properties
 from kmc.model.topics.views import view, with_clients
 
 Znode = Rel("Znode", 3, ("inc", "topic_id", "version"))
@@ -223,5 +223,7 @@ def clients_for(bounds, model) -> tuple:
 
 def properties_for(bounds, model=None) -> tuple:
     clients = () if model is None else clients_for(bounds, model)
+    flags = None if model is None else model.flags
     return ALWAYS + QUIESCENT + clients + witnesses_for(bounds) + protocol_properties(
-        bounds, True if model is None else model.flags.topic_ids)
+        bounds, True if flags is None else flags.topic_ids) + protocol_liveness(
+        bounds, flags is not None and flags.epoch_fencing)

@@ -12,10 +12,12 @@ DeleteByIdFindsLiveTopic.
 quiescent (settled: no internal step left): LeadersElected, ReplicatedRecordsAcknowledged.
 sometimes (where the bounds make them reachable): StagedBeforePurge, FollowerReplicated,
 FollowersFetchTogether, TopicIdLostInRestart.
+leads_to (with ``-p liveness=true``): StaleRequestsEventuallyDropped.
 """
 from __future__ import annotations
 
 from kmc.invariants.declare import declare
+from kmc.invariants.liveness import leads_to
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka import lifecycle_properties as lp
@@ -39,6 +41,7 @@ Staged = Rel("Staged", 3, ("broker", "partition", "inc"))
 Appended = Rel("Appended", 4, ("follower", "partition", "fetched_epoch", "follower_epoch"))
 Restarting = Rel("Restarting", 1, ("broker",))
 Fetching = Rel("Fetching", 2, ("follower", "partition"))
+StaleRequest = Rel("StaleRequest", 3, ("kind", "broker", "epoch"))
 ReplicaState = Rel("ReplicaState", 6,
                    ("broker", "partition", "inc", "topic_id", "leader_epoch", "leader"))
 
@@ -70,19 +73,23 @@ def protocol_view(w) -> dict:
     - ``ToController(kind, controller)``: a message in flight to a controller.
     - ``Active(controller)``: the active controller.
     - ``Fetching(follower, partition)``: a FetchResponse in flight to a follower.
+    - ``StaleRequest(kind, broker, epoch)``: a controller request in flight to a broker
+      that has applied a newer controller epoch than the request's.
     - ``Answered(op, error)``: the admin's last answer; ``KnownId(topic_id)``: the topic
       ID of its last successful CreateTopics (0 before one, or without topic IDs).
     """
     last = _Memo.last
     if last[0] is w:
         return last[1]
-    traffic, to_ctl, fetching = set(), set(), set()
+    traffic, to_ctl, fetching, stale = set(), set(), set(), set()
     for msg in _in_flight(w.net):
         src, dst = msg.src, msg.dst
         if src > 0:
             traffic.add((msg.kind, src, dst if dst > 0 else 0))
         if dst > 0:
             traffic.add((msg.kind, src if src > 0 else 0, dst))
+            if src < 0 and msg.epoch < w.brokers[dst - 1].ctl_epoch:
+                stale.add((msg.kind, dst, msg.epoch))
         else:
             to_ctl.add((msg.kind, -dst))
         if msg.kind == "FetchResponse":
@@ -92,7 +99,7 @@ def protocol_view(w) -> dict:
         **view(w),
         "Crashed": {(j + 1,) for j, br in enumerate(w.brokers) if br.status == bk.DOWN},
         "BrokerTraffic": traffic, "ToController": to_ctl, "Active": {(w.ctl.active,)},
-        "Fetching": fetching,
+        "Fetching": fetching, "StaleRequest": stale,
         "Answered": {tuple(out)} if out else set(),
         "KnownId": {(w.admin.known_id,)},
     }
@@ -141,6 +148,14 @@ NO_TRAFFIC_TO_FORMER_CONTROLLER = declare(
     "(KafkaController.onControllerResignation shuts its ControllerChannelManager down)",
     lambda z: f"a {z['k']} is in flight to controller {z['c']}, which is not the active "
               "controller")
+
+STALE = exists((k, x, e), StaleRequest(k, x, e))
+STALE_REQUESTS_DROPPED = leads_to(
+    "StaleRequestsEventuallyDropped", STALE, Not(STALE), view=protocol_view,
+    description="a request of an older controller epoch than its broker applied is "
+                "eventually handled and gone: the broker answers it "
+                "STALE_CONTROLLER_EPOCH once (KafkaApis.handleLeaderAndIsrRequest, "
+                "ReplicaManager.stopReplicas)")
 
 # ---- admin ------------------------------------------------------------------------------------
 DELETE_BY_ID = declare(
@@ -193,6 +208,13 @@ TOPIC_ID_LOST = declare(
 
 ALWAYS = (LEADER_IS_REPLICA, NO_TRAFFIC_WITH_CRASHED, NO_TRAFFIC_TO_FORMER_CONTROLLER,
           DELETE_BY_ID)
+
+
+def protocol_liveness(bounds, fencing: bool) -> tuple:
+    """StaleRequestsEventuallyDropped, with the liveness properties (``-p liveness=true``)
+    of a scenario with a failover whose variant fences requests by controller epoch."""
+    return (STALE_REQUESTS_DROPPED,) if bounds.liveness and bounds.failovers and fencing \
+        else ()
 
 
 def protocol_properties(bounds, topic_ids: bool = True) -> tuple:

@@ -122,3 +122,21 @@ def test_declared_where_the_bounds_make_them_meaningful():
 def test_witnesses_found(scenario, variant, params, witness):
     r = api.check(scenario, variant, params)
     assert r.ok and r.verdict(witness) == "witness_found"
+
+
+def test_stale_request_relation_and_where_the_liveness_property_is_declared():
+    from kmc.model.topics.protocol_properties import protocol_view
+    m, w = start()
+    br = w.brokers[0]._replace(ctl_epoch=2)
+    newer = w._replace(brokers=replace_at(w.brokers, 0, br))
+    old = newer._replace(net=m.net.send(newer.net, lair(-1, 1, 1, "FULL", ())))
+    assert protocol_view(old)["StaleRequest"] == {("LeaderAndIsr", 1, 1)}
+    current = newer._replace(net=m.net.send(newer.net, lair(-1, 1, 2, "FULL", ())))
+    assert not protocol_view(current)["StaleRequest"]
+    name = "StaleRequestsEventuallyDropped"
+    assert name in props(api.build("failover-mid-delete", "kip516", {"liveness": True}))
+    assert name not in props(api.build("failover-mid-delete", "kip516"))
+    assert name not in props(api.build("failover-mid-delete", "kip516-no-epoch-fencing",
+                                       {"liveness": True}))
+    r = api.check("failover-mid-delete", "kip516", {"liveness": True})
+    assert r.ok and r.verdict(name) == "holds"
