@@ -31,10 +31,14 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
+from kmc.invariants.fused import Checker
 from kmc.invariants.properties import ALWAYS, DEADLOCK, QUIESCENT, SOMETIMES
 from kmc.model.contract import Model
 from kmc.explorers import keyarrays
-from kmc.model.encoding import KEY_BITS, collision_probability, fingerprint128
+from kmc.model.encoding import (
+    KEY_BITS, FieldReprs, collision_probability, fieldwise, fields_key, fingerprint128,
+    hash128, join_fields,
+)
 from kmc.model.trace import Trace
 from kmc.model.result import CheckResult, Discovery
 
@@ -61,6 +65,10 @@ class Core:
         self.always = [p for p in props if p.kind == ALWAYS]
         self.quiescent = [p for p in props if p.kind == QUIESCENT]
         self.pending_witness = [p for p in props if p.kind == SOMETIMES]
+        # every property of a kind checked on a state at once (invariants.fused)
+        self._always_check = Checker(self.always)
+        self._quiescent_check = Checker(self.quiescent)
+        self._witness_check = Checker(self.pending_witness)
         self.deadlock = deadlock
         self.discoveries: dict[str, tuple] = {}  # name -> (kind, state, detail, locator)
         # while a level is open: name -> key of the discovery recorded in it (provisional)
@@ -139,6 +147,30 @@ class Core:
             bits = self._pk_high[pk] = fingerprint128(pk) & _HIGH
         return bits
 
+    def field_keys(self):
+        """``(cls, reprs, key)`` when the state keys (``rkey``) of this run can be made
+        from memoised field reprs (``model.encoding.FieldReprs``): ``cls`` the states'
+        ``fieldwise`` type, ``key(reprs.of(s)) == rkey(s)`` for every ``s`` of type
+        ``cls``. None otherwise (packed models, other state types, another key function).
+        Checked on the initial states, both ways."""
+        if self.packed:
+            return None
+        inits = [s for _i, s in self.initial()]
+        cls = type(inits[0]) if inits else None
+        if cls is None or not fieldwise(cls):
+            return None
+        reprs = FieldReprs(len(cls._fields))
+        fields = self.model.partition_fields
+        if self.rkey is fingerprint128:
+            key = fields_key(cls)
+        elif self.owner_shift and fields:  # the Spark explorer's partition-keyed keys
+            key = _partitioned_key(fields, fields_key(cls))
+        else:
+            return None
+        if any(key(reprs.of(s)) != self.rkey(s) for s in inits if type(s) is cls):
+            return None
+        return cls, reprs, key
+
     # ---- initial states -----------------------------------------------------------------
     def initial(self) -> list[tuple[int, object]]:
         """(init index, state) for each distinct in-boundary initial state."""
@@ -172,15 +204,21 @@ class Core:
         explorer rebuild the trace later. Returns True when something was recorded."""
         found = False
         disc, opened = self.discoveries, self._open
-        for p in self.always:
-            if (p.name not in disc or (opened and p.name in opened)) and not p.check(s):
-                found |= self._record(p, ALWAYS, s, locator)
-        if self.pending_witness:
-            for p in list(self.pending_witness):
-                if p.check(s) and self._record(p, SOMETIMES, s, locator):
+        if self.always:
+            always = self.always
+            for i in self._always_check.false_at(s):
+                p = always[i]
+                if p.name not in disc or (opened and p.name in opened):
+                    found |= self._record(p, ALWAYS, s, locator)
+        pending = self.pending_witness
+        if pending:
+            chk = self._witness_check
+            for i in chk.true_at(s):
+                p = chk.props[i]
+                if p in pending and self._record(p, SOMETIMES, s, locator):
                     found = True
                     if opened is None:
-                        self.pending_witness.remove(p)
+                        pending.remove(p)
         return found
 
     def check_settled(self, s, succs, locator) -> bool:
@@ -195,8 +233,10 @@ class Core:
         if self.deadlock and not succs and (DEADLOCK not in disc or
                                             (opened and DEADLOCK in opened)):
             found |= self.offer(DEADLOCK, DEADLOCK, s, "no action is enabled", locator)
-        for p in self.quiescent:
-            if (p.name not in disc or (opened and p.name in opened)) and not p.check(s):
+        quiescent = self.quiescent
+        for i in self._quiescent_check.false_at(s):
+            p = quiescent[i]
+            if p.name not in disc or (opened and p.name in opened):
                 found |= self._record(p, QUIESCENT, s, locator)
         return found
 
@@ -286,6 +326,24 @@ class Core:
 
     def rebuild(self, init_index: int, keys: list) -> Trace:
         return Trace.from_keys(self.model, init_index, keys, self.key)
+
+
+def _partitioned_key(fields, whole):
+    """The partition-keyed order key (module docstring) from a state's field reprs, the
+    partition key being the tuple of the fields ``fields``; ``whole(pieces)`` is the
+    state's own fingerprint."""
+    idx = tuple(fields)
+    cache: dict = {}
+
+    def key(pieces):
+        part = tuple(pieces[i] for i in idx)
+        high = cache.get(part)
+        if high is None:
+            if len(cache) >= _PK_CACHE:
+                cache.clear()
+            high = cache[part] = hash128(join_fields(list(part)).encode()) & _HIGH
+        return (whole(pieces) & _LOW) | high
+    return key
 
 
 def _explain(p, s):

@@ -147,6 +147,7 @@ def compile_python(f):
     exec(compile(src, f"<formula {f!r:.60}>", "exec"), ns)  # noqa: S102
     fn = ns["decide"]
     fn.source = src
+    fn.uses_domain = g.uses_dom
     return fn
 
 

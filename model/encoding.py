@@ -63,6 +63,98 @@ def fingerprint128(state) -> int:
     return hash128(repr(state).encode())
 
 
+class _Memo(dict):
+    """value -> its repr, for the values found at one position of a record state; a
+    value missing is encoded on the spot (``__missing__``), so a hit costs one C-level
+    look-up. ``inner`` (when given) memoises the elements of a value that is itself a
+    tuple printed as the plain tuple of its elements."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner=None):
+        super().__init__()
+        self.inner = inner
+
+    def __missing__(self, value):
+        if len(self) >= MEMO_LIMIT:
+            self.clear()  # a bound on memory; the encoding never depends on the memo
+        inner = self.inner
+        if inner is not None and type(value).__repr__ is _TUPLE_REPR and value:
+            out = join_fields(list(map(inner.__getitem__, value)))
+        else:
+            out = repr(value)
+        self[value] = out
+        return out
+
+
+_TUPLE_REPR = tuple.__repr__
+#: entries per position memo before it starts over
+MEMO_LIMIT = 1 << 13
+
+
+def fieldwise(cls) -> bool:
+    """True for a NamedTuple class whose repr is made of its fields' reprs: the plain
+    tuple repr (``__repr__ = tuple.__repr__``) or the one ``namedtuple`` generates
+    (``Name(field=..., ...)``)."""
+    if cls is tuple or not issubclass(cls, tuple) or not hasattr(cls, "_fields"):
+        return False
+    r = cls.__repr__
+    return r is _TUPLE_REPR or (getattr(r, "__module__", None) == "collections" and
+                                getattr(r, "__name__", None) == "__repr__")
+
+
+def fields_key(cls):
+    """``key(pieces) == fingerprint128(s)`` for the states ``s`` of the ``fieldwise``
+    class ``cls``, ``pieces`` being the reprs of their fields."""
+    if cls.__repr__ is _TUPLE_REPR:
+        return key_of_fields
+    head = cls.__name__ + "("
+    labels = [f + "=" for f in cls._fields]
+
+    def key(pieces):
+        return hash128((head + ", ".join([x + p for x, p in zip(labels, pieces)])
+                        + ")").encode())
+    return key
+
+
+def join_fields(reprs: list) -> str:
+    """The repr of a plain-printing tuple from its elements' reprs."""
+    if len(reprs) == 1:
+        return "(" + reprs[0] + ",)"
+    return "(" + ", ".join(reprs) + ")"
+
+
+class FieldReprs:
+    """The reprs of a record state's fields, memoised per position: the fields of a
+    state's successors are mostly the very objects of the state, or values seen before
+    (the Kafka models' states take a few thousand distinct values per field, against
+    hundreds of thousands of states). ``key(pieces)`` is ``fingerprint128`` of the
+    state, bit for bit, at a third of its cost.
+
+    A memo answers by equality, so it relies on what ``fieldwise`` types promise
+    already: the type of each position is fixed, and values that compare equal print
+    alike there (never ``True`` where ``1`` may occur)."""
+
+    def __init__(self, nfields: int):
+        self.memos = [_Memo(_Memo()) for _ in range(nfields)]
+
+    def of(self, state) -> list:
+        """The reprs of ``state``'s fields."""
+        return list(map(dict.__getitem__, self.memos, state))
+
+    def of_child(self, child, parent, pieces) -> list:
+        """The reprs of ``child``'s fields, given its parent's (``pieces``): a field the
+        child shares with the parent (the same object) is not looked up."""
+        return [p if f is g else m[f]
+                for f, g, p, m in zip(child, parent, pieces, self.memos)]
+
+
+def key_of_fields(pieces: list) -> int:
+    """``fingerprint128`` of a ``fieldwise`` state, from its fields' reprs."""
+    if len(pieces) == 1:
+        return hash128(("(" + pieces[0] + ",)").encode())
+    return hash128(("(" + ", ".join(pieces) + ")").encode())
+
+
 def mix64(x: int) -> int:
     """SplitMix64 finaliser: a bijection on 64-bit integers that spreads bits evenly.
 

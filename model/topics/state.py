@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from kmc.model.kafka.controller import ControllerState
 from kmc.model.kafka.store import Store
+from kmc.model.records import fast_replace_all
 
 TOPIC = "A"
 NO_ROLE = -1  # Replica.leader before the first LeaderAndIsr after a restart
@@ -196,3 +197,6 @@ def lair(src, dst, epoch, lair_type, parts) -> LeaderAndIsr:
 
 def stop_replica(src, dst, epoch, partition, topic_id, inc) -> StopReplica:
     return StopReplica("StopReplica", src, dst, epoch, partition, topic_id, inc)
+
+
+fast_replace_all(globals())  # generated _replace: cheaper successor construction

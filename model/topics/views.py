@@ -45,16 +45,19 @@
   something; model-dependent, so added by ``with_clients(model)`` for the properties that
   need it.
 
-The last state's view is memoised (every property of a state is checked in a row); the
-memo is one (state, view) tuple replaced atomically, so threads never see a torn pair.
+Each relation reads declared fields of the state (``view.sources``, by field name), and
+the relations one set of fields gives are computed together and memoised by those
+fields' values (``invariants.fieldview``): a state's view is mostly parts already built
+for other states, and the property checker (``invariants.fused``) can memoise verdicts
+by the fields a property reads. The last state's view is memoised as well (every
+property of a state is checked in a row); the memo is one (state, view) tuple replaced
+atomically, so threads never see a torn pair.
 """
 from __future__ import annotations
 
+from kmc.invariants.fieldview import FieldView
 from kmc.model.kafka import broker as bk
 from kmc.model.topics import datapath
-
-class _Memo:
-    last: tuple = (None, None)
 
 
 def _messages(net):
@@ -67,12 +70,9 @@ def _messages(net):
         yield from net
 
 
-def view(w) -> dict:
-    last = _Memo.last
-    if last[0] is w:
-        return last[1]
+def _brokers(w) -> dict:
     rec, hold, ids, down, restarting, fence = set(), set(), set(), set(), set(), set()
-    stored, hosts, rstate, unflushed = set(), set(), set(), set()
+    stored, hosts, rstate, unflushed, staged = set(), set(), set(), set(), set()
     for i, br in enumerate(w.brokers):
         b = i + 1
         up = br.status == bk.UP
@@ -93,10 +93,18 @@ def view(w) -> dict:
             for g in set(r.log):
                 rec.add((b, r.partition, r.inc, g))
             stored.update((g, r.partition, o) for o, g in enumerate(r.log))
-        for _p, tid, inc in br.deleting:
-            if tid:
-                ids.add((inc, tid))
-    live, znode, marker, current = set(), set(), set(), set()
+        for x in br.deleting:
+            staged.add((b, x[0], x[2]))
+            if x[1]:
+                ids.add((x[2], x[1]))
+    return {"Record": rec, "Holds": hold, "Hosts": hosts, "Down": down,
+            "Restarting": restarting, "Fence": fence, "Stored": stored,
+            "ReplicaState": rstate, "Unflushed": unflushed, "Staged": staged,
+            "_ids_brokers": ids}
+
+
+def _store(w) -> dict:
+    live, znode, marker, current, ids = set(), set(), set(), set(), set()
     for t in w.store.topics:
         znode.add((t.incarnation, t.topic_id, t.version))
         current.update((t.incarnation, p, t.topic_id, part.leader_epoch, part.leader)
@@ -106,36 +114,62 @@ def view(w) -> dict:
             marker.add((t.name,))
         else:
             live.add((t.incarnation,))
+    assigned = {(b, p, t.incarnation) for t in w.store.topics if (t.incarnation,) in live
+                for p, part in enumerate(t.partitions) for b in part.replicas}
+    return {"Live": live, "Znode": znode, "Marker": marker, "Pending": marker,
+            "Current": current, "Assigned": assigned, "_ids_store": ids}
+
+
+def _ids_in(m) -> frozenset:
+    if m.kind == "LeaderAndIsr":
+        return frozenset((p.inc, p.topic_id) for p in m.parts if p.topic_id)
+    if m.kind in ("StopReplica", "StopReplicaResponse") and m.topic_id:
+        return frozenset(((m.inc, m.topic_id),))
+    return frozenset()
+
+
+_MSG_IDS: dict = {}  # message -> the topic IDs it carries (a message recurs in many states)
+
+
+def _net(w) -> dict:
+    ids = set()
     for m in _messages(w.net):
-        if m.kind == "LeaderAndIsr":
-            ids.update((p.inc, p.topic_id) for p in m.parts if p.topic_id)
-        elif m.kind in ("StopReplica", "StopReplicaResponse") and m.topic_id:
-            ids.add((m.inc, m.topic_id))
+        got = _MSG_IDS.get(m)
+        if got is None:
+            if len(_MSG_IDS) >= 1 << 14:
+                _MSG_IDS.clear()
+            got = _MSG_IDS[m] = _ids_in(m)
+        ids |= got
+    return {"_ids_net": ids}
+
+
+def _ghost(w) -> dict:
+    g = w.ghost
+    return {"Read": set(g.reads), "Wrote": set(g.wrote), "Attempt": set(g.attempts),
+            "Failover": set(g.failovers), "LeaderOf": set(g.leaders),
+            "Appended": set(g.appends), "Acked": set(g.acked), "Consumed": set(g.consumed)}
+
+
+def _admin(w) -> dict:
     out = w.admin.outcome
-    v = {
-        "Read": set(w.ghost.reads), "Wrote": set(w.ghost.wrote),
-        "Attempt": set(w.ghost.attempts), "Record": rec, "Holds": hold, "Hosts": hosts,
-        "Live": live, "Znode": znode, "IdOf": {x for x in ids if x[1]}, "Marker": marker,
-        "Pending": marker,
-        "Down": down, "Restarting": restarting, "Fence": fence,
-        "CreateAfterDelete": {(out[1],)} if out and out[0] == "create" else set(),
-        "Failover": set(w.ghost.failovers),
-        "LeaderOf": set(w.ghost.leaders), "Appended": set(w.ghost.appends),
-        "Acked": set(w.ghost.acked), "Stored": stored, "Consumed": set(w.ghost.consumed),
-        "LeaderLog": _leader_log(w, live),
-        "Assigned": {(b, p, t.incarnation) for t in w.store.topics
-                     if (t.incarnation,) in live
-                     for p, part in enumerate(t.partitions) for b in part.replicas},
-        "ProducerLeft": {(w.producer.left,)} if w.producer.left > 0 else set(),
-        "ReplicaState": rstate, "Current": current, "Unflushed": unflushed,
-        "Awaiting": {(x[0], x[1], x[3]) for x in w.mem.pending},
-        "Staged": {(i + 1, x[0], x[2]) for i, br in enumerate(w.brokers) for x in br.deleting},
-    }
-    _Memo.last = (w, v)
-    return v
+    return {"CreateAfterDelete": {(out[1],)} if out and out[0] == "create" else set()}
 
 
-def _leader_log(w, live) -> set:
+def _producer(w) -> dict:
+    return {"ProducerLeft": {(w.producer.left,)} if w.producer.left > 0 else set()}
+
+
+def _mem(w) -> dict:
+    return {"Awaiting": {(x[0], x[1], x[3]) for x in w.mem.pending}}
+
+
+def _id_of(parts) -> dict:
+    ids = parts["_ids_brokers"] | parts["_ids_store"] | parts["_ids_net"]
+    return {"IdOf": {x for x in ids if x[1]}}
+
+
+def _leader_log(w) -> dict:
+    live = {(t.incarnation,) for t in w.store.topics if t.name not in w.store.delete_markers}
     out = set()
     for t in w.store.topics:
         if (t.incarnation,) not in live:
@@ -146,7 +180,17 @@ def _leader_log(w, live) -> set:
             for r in w.brokers[part.leader - 1].replicas:
                 if r.partition == p and r.inc == t.incarnation:
                     out.update((g, p, o) for o, g in enumerate(r.log) if g == r.inc)
-    return out
+    return {"LeaderLog": out}
+
+
+view = FieldView((
+    (("brokers",), _brokers), (("store",), _store), (("net",), _net),
+    (("ghost",), _ghost), (("admin",), _admin), (("producer",), _producer),
+    (("mem",), _mem),
+    (("store", "brokers"), _leader_log),
+), (
+    (("brokers", "store", "net"), ("_ids_brokers", "_ids_store", "_ids_net"), _id_of),
+))
 
 
 def busy(m, w) -> set:

@@ -1,0 +1,103 @@
+"""Kafka model speed per core: distinct states per second of CPU time, memory per state.
+
+    python bench/kafka_bench.py                 # lifecycle-large kip516 and kraft-stray, BFS
+    python bench/kafka_bench.py --spark         # also lifecycle-large on Spark local[2]
+    python bench/kafka_bench.py --case kraft-stray
+
+Each case runs in a fresh process (one core: a local BFS is single-threaded) and prints
+the state count, CPU seconds (``time.process_time``: other users of the machine do not
+distort it), distinct states per CPU second, and the peak resident size over distinct
+states. The Spark case runs ``spark_bfs`` on ``local[2]`` with every level on Spark and
+counts the CPU time of the whole process tree (driver, JVM, Python workers) once Spark
+has started, so its rate is states per CPU second summed over the executors: the
+per-executor speed. Figures, never assertions.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+CASES = {
+    "lifecycle-large": ("lifecycle-large", "kip516", {}),
+    "kraft-stray": ("kraft-stray", None, {}),
+}
+
+_BFS = """
+import json, resource, sys, time
+from kmc.api import build
+from kmc.explorers.bfs import bfs
+
+scenario, variant, params = json.loads(sys.argv[1])
+model = build(scenario, variant, params)
+t0 = time.process_time()
+r = bfs(model)
+cpu = time.process_time() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+print(json.dumps({"states": r.unique_states, "generated": r.generated_states,
+                  "depth": r.max_depth, "cpu": cpu, "peak": peak,
+                  "verdicts": {p: r.verdict(p) for p in r.properties}}))
+"""
+
+_SPARK = """
+import json, os, sys, time
+sys.path.insert(0, os.path.join(sys.argv[2], "bench"))
+from spark_bench import tree_cpu
+from kmc.api import build
+from kmc.explorers.spark import spark_bfs
+from kmc.explorers.spark.session import spark_context
+
+scenario, variant, params = json.loads(sys.argv[1])
+model = build(scenario, variant, params)
+with spark_context(None, 2) as sc:
+    sc.parallelize(range(2), 2).collect()  # the JVM and the Python workers are up
+    spark_bfs(build("twophase", None, {"rm": 4}), driver_level_max=0)  # warm-up
+    cpu0 = tree_cpu()
+    r = spark_bfs(model, driver_level_max=0)
+    cpu = tree_cpu() - cpu0
+print(json.dumps({"states": r.unique_states, "generated": r.generated_states,
+                  "depth": r.max_depth, "cpu": cpu, "elapsed": r.elapsed_s,
+                  "verdicts": {p: r.verdict(p) for p in r.properties}}))
+"""
+
+
+def run(child: str, case: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", child, json.dumps(CASES[case]), ROOT],
+                         capture_output=True, text=True, cwd=os.sep)  # kmc as installed
+    if out.returncode != 0:
+        raise SystemExit(f"{case} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--case", choices=sorted(CASES), action="append")
+    ap.add_argument("--spark", action="store_true",
+                    help="also lifecycle-large kip516 on Spark local[2]")
+    ap.add_argument("--json", action="store_true", help="one JSON object per line")
+    a = ap.parse_args(argv)
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load "
+          f"{os.getloadavg()[0]:.2f}")
+    runs = [("bfs", c) for c in (a.case or list(CASES))]
+    if a.spark:
+        runs.append(("spark local[2]", "lifecycle-large"))
+    for engine, case in runs:
+        m = run(_BFS if engine == "bfs" else _SPARK, case)
+        if a.json:
+            print(json.dumps({"case": case, "engine": engine, **m}))
+            continue
+        line = (f"{case} ({engine}): {m['states']:,} states, {m['generated']:,} generated, "
+                f"depth {m['depth']}, {m['cpu']:.1f} CPU s = "
+                f"{m['states'] / m['cpu']:,.0f} distinct states/s of CPU")
+        if "peak" in m:
+            line += f", peak {m['peak'] / 2 ** 20:.0f} MiB = {m['peak'] / m['states']:,.0f} B/state"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""A relational view built from parts, each reading declared fields of a record state.
+
+    view = FieldView(((("brokers",), from_brokers), (("ghost",), from_ghost)),
+                     ((("brokers", "store"), derived),))
+
+A part is ``(field names, fn)``: ``fn(state)`` returns a dict of relations (name -> set of
+tuples) computed from those fields only. A derived part is ``(field names, inputs, fn)``:
+``fn(parts)`` computes its relations from the relations ``inputs`` of the plain parts
+(``parts``: every relation they gave), which read only those fields. Relation names
+starting with ``_`` are intermediate results for derived parts, never in the view.
+
+Each plain part's relations are memoised by the values of its fields, a derived part's
+by the values of its inputs, so a state's view is mostly parts already built for states
+that share those fields (the Kafka models' states share most fields with their
+parents). ``view.sources(state)`` tells which fields each
+relation reads, which lets ``invariants.fused`` memoise a property's verdict by the
+fields its relations read. A part must read no other field: a test compares every
+memoised answer with a fresh computation.
+"""
+from __future__ import annotations
+
+from operator import attrgetter
+
+#: entries per part's memo before it starts over (a bound on memory, not on meaning)
+MEMO_LIMIT = 1 << 13
+
+
+class _Part:
+    __slots__ = ("fields", "get", "fn", "memo", "inputs")
+
+    def __init__(self, fields, fn, inputs=None):
+        self.fields = tuple(fields)
+        self.get = attrgetter(*self.fields)
+        self.fn, self.memo, self.inputs = fn, {}, inputs
+
+    def __getstate__(self):  # the memo stays in the process that built it
+        return (self.fields, self.fn, self.inputs)
+
+    def __setstate__(self, st):
+        self.__init__(*st)
+
+    def compute(self, state, base):
+        rels = self.fn(base) if self.inputs is not None else self.fn(state)
+        every = {k: frozenset(v) for k, v in rels.items()}
+        return {k: v for k, v in every.items() if not k.startswith("_")}, every
+
+
+class FieldView:
+    """``view(state) -> dict`` of relations, from memoised parts (module docstring)."""
+
+    def __init__(self, parts, derived=()):
+        self._parts = [_Part(f, fn) for f, fn in parts]
+        self._derived = [_Part(f, fn, tuple(inputs)) for f, inputs, fn in derived]
+        self._last = (None, None)
+
+    def __getstate__(self):  # memos stay in the process that built them
+        return {**self.__dict__, "_last": (None, None)}
+
+    def extended(self, parts=(), derived=()) -> "FieldView":
+        """A view with this one's relations and more (same forms as the constructor):
+        how a module adds relations to a view and keeps them memoised."""
+        return FieldView([(p.fields, p.fn) for p in self._parts] + list(parts),
+                         [(p.fields, p.inputs, p.fn) for p in self._derived] + list(derived))
+
+    def __call__(self, state) -> dict:
+        last = self._last
+        if last[0] is state:
+            return last[1]
+        view: dict = {}
+        entries = []
+        for part in self._parts:
+            key = part.get(state)
+            e = part.memo.get(key)
+            if e is None:
+                e = self._store(part, key, part.compute(state, None))
+            entries.append(e)
+            view.update(e[0])
+        if self._derived:
+            base: dict = {}
+            for x in entries:
+                base.update(x[1])
+            for part in self._derived:
+                key = tuple([base[r] for r in part.inputs])
+                e = part.memo.get(key)
+                if e is None:
+                    e = self._store(part, key, part.compute(state, base))
+                view.update(e[0])
+        self._last = (state, view)
+        return view
+
+    @staticmethod
+    def _store(part, key, entry):
+        if len(part.memo) >= MEMO_LIMIT:
+            part.memo.clear()
+        part.memo[key] = entry
+        return entry
+
+    def sources(self, state) -> dict:
+        """relation name -> the field names it reads (its part's fields)."""
+        self(state)
+        out = {}
+        for part in self._parts + self._derived:
+            for e in part.memo.values():
+                for name in e[0]:
+                    out[name] = part.fields
+                break
+        return out

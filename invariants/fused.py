@@ -1,0 +1,89 @@
+"""Checking a list of properties on a state at once: ``Checker(props).false_at(state)``.
+
+Properties declared as formulas over a view (``invariants.declare``) share that view:
+it is computed once per state for all of them, not once per property. When the view
+names the fields each relation reads (``invariants.fieldview.FieldView.sources``), a
+property's verdict is a function of the values of the fields its relations read, and
+is memoised by them: the properties reading the same fields form one group with one
+memo, whose entry is the tuple of the group's properties that fail. A state of the
+Kafka models shares most fields with states checked before, so most checks are one
+look-up per group.
+
+A formula that quantifies over the view's active domain (a variable no relation binds)
+reads every relation, and so does a view without ``sources``: such properties are
+evaluated on each state's view. Any other property (z3 mode's, a hand-written check) is
+called as it is. Every answer equals ``p.check(state)``.
+"""
+from __future__ import annotations
+
+from operator import attrgetter
+
+#: entries per group's memo before it starts over
+MEMO_LIMIT = 1 << 14
+
+
+class Checker:
+    def __init__(self, props):
+        self.props = list(props)
+        self._plan = None
+
+    def __getstate__(self):  # the plan holds memos: rebuilt where the checker lands
+        return {"props": self.props, "_plan": None}
+
+    def false_at(self, state) -> list:
+        """Indices (into ``props``, ascending) of the properties false in ``state``."""
+        plan = self._plan
+        if plan is None:
+            plan = self._plan = _plan(self.props, state)
+        groups, by_view, singles = plan
+        out = []
+        for get, memo, view, members in groups:
+            key = get(state)
+            bad = memo.get(key)
+            if bad is None:
+                v = view(state)
+                bad = tuple(i for i, fast in members if not fast(v))
+                if len(memo) >= MEMO_LIMIT:
+                    memo.clear()
+                memo[key] = bad
+            if bad:
+                out.extend(bad)
+        for view, members in by_view:
+            v = view(state)
+            out.extend(i for i, fast in members if not fast(v))
+        if singles:
+            out.extend(i for i, p in singles if not p.check(state))
+        if len(out) > 1:
+            out.sort()
+        return out
+
+    def true_at(self, state) -> list:
+        """Indices of the properties true in ``state``."""
+        bad = set(self.false_at(state))
+        return [i for i in range(len(self.props)) if i not in bad]
+
+
+def _plan(props, state):
+    sources: dict = {}  # id(view) -> relation -> fields, or None
+    groups: dict = {}
+    by_view: dict = {}
+    singles = []
+    for i, p in enumerate(props):
+        d = getattr(p.check, "declared", None)
+        if d is None:
+            singles.append((i, p))
+            continue
+        fast, view, relations, uses_domain = d
+        if id(view) not in sources:
+            src = getattr(view, "sources", None)
+            sources[id(view)] = src(state) if callable(src) else None
+        src = sources[id(view)]
+        if src is None or uses_domain or not relations or \
+                not all(r in src for r in relations):
+            by_view.setdefault(id(view), (view, []))[1].append((i, fast))
+            continue
+        fields = tuple(sorted({f for r in relations for f in src[r]}))
+        groups.setdefault((id(view), fields), (view, fields, []))[2].append((i, fast))
+    return ([(attrgetter(*fields), {}, view, members)
+             for view, fields, members in groups.values()],
+            list(by_view.values()), singles)

@@ -1,0 +1,126 @@
+"""The memoised fast paths give the answers of the plain computations, state by state:
+field-wise fingerprints, generated ``_replace``, memoised view parts and fused,
+memoised property checks (the Kafka models' states, ZooKeeper-era and KRaft)."""
+from __future__ import annotations
+
+import itertools
+import pickle
+
+import pytest
+
+from kmc.api import build
+from kmc.explorers.bfs import bfs
+from kmc.explorers.core import Core
+from kmc.invariants.fused import Checker
+from kmc.model.encoding import FieldReprs, fingerprint128, key_of_fields
+from kmc.model.topics import views as topic_views
+from kmc.model.topics.state import Broker, World
+
+
+def _states(scenario, variant, n, params=None):
+    """The first ``n`` states in BFS order, and their parents."""
+    m = build(scenario, variant, params or {})
+    core = Core(m)
+    frontier = [s for _i, s in core.initial()]
+    seen, out = set(frontier), [(None, s) for s in frontier]
+    while frontier and len(out) < n:
+        nxt = []
+        for s in frontier:
+            for _a, t in core.successors(s):
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+                    out.append((s, t))
+        frontier = nxt
+    return m, out[:n]
+
+
+@pytest.fixture(scope="module")
+def topics():
+    return _states("lifecycle-large", "kip516", 4000)
+
+
+def test_field_wise_keys_are_the_fingerprints(topics):
+    _m, pairs = topics
+    reprs = FieldReprs(len(World._fields))
+    for parent, s in pairs:
+        assert key_of_fields(reprs.of(s)) == fingerprint128(s)
+        if parent is not None:
+            pieces = reprs.of_child(s, parent, reprs.of(parent))
+            assert key_of_fields(pieces) == fingerprint128(s)
+
+
+def test_generated_replace_builds_the_same_records(topics):
+    _m, pairs = topics
+    w = pairs[-1][1]
+    br = w.brokers[0]
+    assert type(br._replace(ctl_epoch=7)) is Broker
+    assert tuple(br._replace(ctl_epoch=7, status="down")) == \
+        (("down",) + tuple(br)[1:3] + (7,) + tuple(br)[4:])
+    assert w._replace() == w and w._replace(net=()).net == ()
+    with pytest.raises(TypeError):
+        br._replace(nonsense=1)
+
+
+def _fresh(view, s):
+    """``view(s)`` computed from scratch: every part's memo emptied first."""
+    for part in view._parts + view._derived:
+        part.memo.clear()
+    view._last = (None, None)
+    return view(s)
+
+
+def test_memoised_view_parts_equal_a_fresh_computation(topics):
+    _m, pairs = topics
+    view = topic_views.view
+    memoised = [view(s) for _p, s in pairs]
+    copy = pickle.loads(pickle.dumps(view))  # a copy starts with empty memos
+    assert all(part.memo == {} for part in copy._parts)
+    for (_p, s), got in zip(pairs[::7], memoised[::7]):
+        assert got == _fresh(copy, s)
+
+
+@pytest.mark.parametrize("case", [("lifecycle-large", "kip516", {}),
+                                  ("stale-read", "legacy", {}),
+                                  ("kraft-stray", "kraft-3.6", {})])
+def test_fused_checks_answer_as_each_property_does(case):
+    m, pairs = _states(*case[:2], 2500, case[2])
+    props = list(m.properties())
+    props = [p for p in props if p.kind in ("always", "quiescent", "sometimes")]
+    chk = Checker(props)
+    assert any(getattr(p.check, "declared", None) for p in props)
+    for _parent, s in pairs:
+        want = [i for i, p in enumerate(props) if not p.check(s)]
+        assert chk.false_at(s) == want
+    assert chk._plan is not None and chk.__getstate__()["_plan"] is None  # no memos shipped
+
+
+def test_a_bfs_keeps_its_counts_and_traces_through_the_fast_paths():
+    """The field-wise expander and the fused checks against the plain ones, on one run:
+    same counts, verdicts and counterexamples, step by step."""
+    m = build("stale-read", "legacy", {})
+    fast = bfs(m)
+    core = Core(m)
+    core.field_keys = lambda: None  # the per-state dict expander, plain fingerprints
+    for attr in ("_always_check", "_quiescent_check", "_witness_check"):
+        getattr(core, attr).false_at = _plain(getattr(core, attr).props)
+    plain = bfs(m, core=core)
+    assert (fast.unique_states, fast.generated_states, fast.max_depth) == \
+        (plain.unique_states, plain.generated_states, plain.max_depth)
+    assert fast.verdicts() == plain.verdicts()
+    assert fast.discoveries
+    for name, d in fast.discoveries.items():
+        other = plain.discoveries[name].trace
+        assert (d.trace.init_index, d.trace.action_indices, d.trace.states) == \
+            (other.init_index, other.action_indices, other.states)
+
+
+def _plain(props):
+    return lambda s: [i for i, p in enumerate(props) if not p.check(s)]
+
+
+def test_checker_without_declared_properties_calls_them():
+    from kmc.invariants.properties import always
+    calls = itertools.count()
+    p = always("Even", lambda s: next(calls) >= 0 and s % 2 == 0)
+    assert Checker([p]).false_at(3) == [0] and Checker([p]).false_at(4) == []
