@@ -16,11 +16,13 @@ SUITE = os.path.join(HERE, "..", "..", "regressions")
 RECORDED = {
     ("kraft-stray", "kraft"): ({}, 8566),
     ("kraft-stray", "no-stray-detection"): (
-        {"StaleReplicasCleaned": 16, "AssignedReplicasHosted": 19}, 7646),
+        {"StaleReplicasCleaned": 16, "AssignedReplicasHosted": 19, "NoStrayWhileRunning": 10},
+        7646),
     ("kraft-stray", "stray-after-replicas"): ({"AssignedReplicasHosted": 19}, 7880),
     ("kraft-stray", "compare-by-name"): (
         {"NoStaleRead": 6, "NoStaleReplication": 6, "StaleReplicasCleaned": 21}, 8414),
-    ("kraft-stray", "fenced-keeps-leadership"): ({"NoFencedLeader": 3}, 7388),
+    ("kraft-stray", "fenced-keeps-leadership"): ({"NoFencedLeader": 3, "FencedLeaveIsr": 3},
+                                                 7388),
     ("kraft-lagging-broker", "kraft"): ({}, 741),
     ("kraft-lagging-broker", "compare-by-name"): ({"NoStaleRead": 7}, 765),
     ("kraft-lagging-broker", "kraft-clients-2.8"): ({"NoStaleRead": 7}, 765),

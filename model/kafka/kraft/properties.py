@@ -21,6 +21,7 @@ from kmc.invariants.declare import declare
 from kmc.invariants.liveness import leads_to
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
 from kmc.model.kafka import lifecycle_properties as lp
+from kmc.model.kafka.kraft import protocol_properties as pp
 from kmc.model.kafka.kraft.views import stuck_view, view
 from kmc.model.kafka.lifecycle_properties import Assigned, Down, Hosts, Live
 
@@ -230,5 +231,6 @@ def properties_for(bounds, flags) -> tuple:
         live = ((BROKER_FINISHES_STARTUP,) if bounds.crashes else ()) + (
             REPLICAS_EVENTUALLY_HOSTED,)
     always, sometimes = feature_properties(bounds)
-    return (ALWAYS + consumer[:1] + always + QUIESCENT + consumer[1:]
+    return (ALWAYS + pp.ALWAYS + consumer[:1] + always + QUIESCENT + pp.QUIESCENT
+            + consumer[1:]
             + witnesses_for(bounds) + sometimes + live)
