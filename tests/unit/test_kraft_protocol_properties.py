@@ -175,3 +175,12 @@ def test_a_fenced_broker_leaves_every_isr_but_as_its_last_member():
     assert pp.FENCED_LEAVE_ISR.check(_with_batch(w, shrink, fence))
     last = rc.registration_change(1, 1, True)
     assert pp.FENCED_LEAVE_ISR.check(_with_batch(w, shrink, fence, last))
+
+
+def test_delete_directories_are_eventually_removed():
+    model = api.build("kraft-crash-window", "kraft")
+    assert pp.DELETE_DIRS_EVENTUALLY_REMOVED in model.properties()
+    assert "DeleteDirsEventuallyRemoved" not in api.check(model).discoveries
+    # a kafka-delete-logs task that never removes the directory it is offered
+    model._steps["delete-logs"] = lambda _m, w, *_args: w
+    assert "DeleteDirsEventuallyRemoved" in api.check(model).discoveries

@@ -10,6 +10,8 @@ AssignedReplicasHosted; with a consumer NoRecordSkipped (always) and ConsumerNot
 with a producer ProducerNotStuck.
 liveness (``-p liveness=true``): BrokerFinishesStartup, ReplicasEventuallyHosted.
 sometimes: the witnesses a scenario's bounds make reachable (``witnesses_for``).
+The plane's own facts of its controller, quorum, publisher and logs are declared in
+``protocol_properties`` and checked with these in every KRaft run.
 
 TopicIdUnique stays here: on this plane it is stated over each image's name-to-ID map
 (each broker's and the controller's); on ZooKeeper over znodes and the IDs in requests.
@@ -233,4 +235,4 @@ def properties_for(bounds, flags) -> tuple:
     always, sometimes = feature_properties(bounds)
     return (ALWAYS + pp.ALWAYS + consumer[:1] + always + QUIESCENT + pp.QUIESCENT
             + consumer[1:]
-            + witnesses_for(bounds) + sometimes + live)
+            + witnesses_for(bounds) + sometimes + live + pp.liveness_for(bounds))

@@ -11,12 +11,14 @@ compared with what its log prefix says.
 always: PartitionChangeEpochs, NewPartitionRegistration, LeaderInIsr, FencedLeaveIsr,
 BrokerEpochs, RaftLogSound, ImageIsReplay, HostedMatchesImage, NoStrayWhileRunning.
 quiescent (settled: no internal step left): SettledConverged.
+liveness (``-p liveness=true``, with crashes and deletions): DeleteDirsEventuallyRemoved.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
 from kmc.invariants.declare import declare
+from kmc.invariants.liveness import leads_to
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
 from kmc.model.kafka.kraft.state import RUNNING, inc_of
 
@@ -365,3 +367,20 @@ ALWAYS = (PARTITION_CHANGE_EPOCHS, NEW_PARTITION_REGISTRATION, LEADER_IN_ISR,
           FENCED_LEAVE_ISR, BROKER_EPOCHS, RAFT_LOG_SOUND, IMAGE_IS_REPLAY, HOSTED_MATCHES_IMAGE,
           NO_STRAY_WHILE_RUNNING)
 QUIESCENT = (SETTLED_CONVERGED,)
+
+PENDING = exists(b, PendingDelete(b))
+
+DELETE_DIRS_EVENTUALLY_REMOVED = leads_to(
+    "DeleteDirsEventuallyRemoved", PENDING, Or(Not(PENDING), exists(d, NotRunning(d))),
+    view=protocol_view,
+    description="a running broker's -delete directory is eventually removed, unless a "
+                "broker is not running (LogManager.startupWithConfigOverrides schedules "
+                "the kafka-delete-logs task; LogManager.deleteLogs removes each queued "
+                "directory); every step the cluster takes by itself is weakly fair")
+
+
+def liveness_for(bounds) -> tuple:
+    """The plane's own liveness facts a scenario's bounds make meaningful."""
+    if bounds.liveness and bounds.crashes and bounds.deletes:
+        return (DELETE_DIRS_EVENTUALLY_REMOVED,)
+    return ()
