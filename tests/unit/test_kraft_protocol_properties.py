@@ -184,3 +184,11 @@ def test_delete_directories_are_eventually_removed():
     # a kafka-delete-logs task that never removes the directory it is offered
     model._steps["delete-logs"] = lambda _m, w, *_args: w
     assert "DeleteDirsEventuallyRemoved" in api.check(model).discoveries
+
+
+def test_partition_metadata_is_eventually_flushed():
+    model = api.build("kraft-crash-window", "kraft-3.6")  # the flush is a step of its own
+    assert pp.METADATA_FILE_EVENTUALLY_FLUSHED in model.properties()
+    assert "MetadataFileEventuallyFlushed" not in api.check(model).discoveries
+    model._steps["flush-metadata"] = lambda _m, w, *_args: w  # a task that never writes
+    assert "MetadataFileEventuallyFlushed" in api.check(model).discoveries

@@ -11,7 +11,8 @@ compared with what its log prefix says.
 always: PartitionChangeEpochs, NewPartitionRegistration, LeaderInIsr, FencedLeaveIsr,
 BrokerEpochs, RaftLogSound, ImageIsReplay, HostedMatchesImage, NoStrayWhileRunning.
 quiescent (settled: no internal step left): SettledConverged.
-liveness (``-p liveness=true``, with crashes and deletions): DeleteDirsEventuallyRemoved.
+liveness (``-p liveness=true``, with crashes): DeleteDirsEventuallyRemoved (and
+deletions), MetadataFileEventuallyFlushed.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from functools import lru_cache
 from kmc.invariants.declare import declare
 from kmc.invariants.liveness import leads_to
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
-from kmc.model.kafka.kraft.state import RUNNING, inc_of
+from kmc.model.kafka.kraft.state import DOWN, HALTED, RUNNING, inc_of
 
 NO_LEADER = -1
 
@@ -46,6 +47,7 @@ Committed = Rel("Committed", 1, ("hwm",))
 Leaderless = Rel("Leaderless", 2, ("inc", "partition"))
 NotRunning = Rel("NotRunning", 1, ("broker",))
 PendingDelete = Rel("PendingDelete", 1, ("broker",))
+Unflushed = Rel("Unflushed", 1, ("broker",))
 
 (b, c, d, e, f, g, h, i, k, l, m, n, o, p, r, s,
  t, u, x, y) = variables("b c d e f g h i k l m n o p r s t u x y")
@@ -173,7 +175,8 @@ def protocol_view(w) -> dict:
       (-1 without one) and whether the committed metadata fences it;
       ``Committed(hwm)``; ``Leaderless(inc, partition)``: committed partitions without a
       leader; ``NotRunning(broker)``; ``PendingDelete(broker)``: a running broker
-      with a ``-delete`` directory on disk.
+      with a ``-delete`` directory on disk; ``Unflushed(broker)``: a broker that is up
+      (not down or halted) with a log whose partition.metadata is not flushed.
     """
     last = _Memo.last
     if last[0] is w:
@@ -186,6 +189,8 @@ def protocol_view(w) -> dict:
     image_of, hosted_at, image_part, stray, broker_at, down = (set() for _ in range(6))
     pending = {(bn,) for bn, br in enumerate(w.brokers, 1)
                if br.deleting and br.status == RUNNING}
+    unflushed = {(bn,) for bn, br in enumerate(w.brokers, 1)
+                 if br.status not in (DOWN, HALTED) and not all(x.flushed for x in br.logs)}
     leaderless = {(inc_of(tid), pn) for tid, _nm, parts in committed[0]
                   for pn, part in enumerate(parts) if part[2] == NO_LEADER}
     for bn, br in enumerate(w.brokers, 1):
@@ -226,6 +231,7 @@ def protocol_view(w) -> dict:
         "ImageOf": image_of, "HostedAt": hosted_at, "ImagePart": image_part,
         "StrayOnDisk": stray, "BrokerAt": broker_at, "Committed": {(q.hwm,)},
         "Leaderless": leaderless, "NotRunning": down, "PendingDelete": pending,
+        "Unflushed": unflushed,
     }
     _Memo.last = (w, v)
     return v
@@ -379,8 +385,20 @@ DELETE_DIRS_EVENTUALLY_REMOVED = leads_to(
                 "directory); every step the cluster takes by itself is weakly fair")
 
 
+UNFLUSHED = exists(b, Unflushed(b))
+
+METADATA_FILE_EVENTUALLY_FLUSHED = leads_to(
+    "MetadataFileEventuallyFlushed", UNFLUSHED, Or(Not(UNFLUSHED), exists(d, NotRunning(d))),
+    view=protocol_view,
+    description="a new log's partition.metadata is eventually flushed, unless a broker is "
+                "not running (UnifiedLog.initializeTopicId schedules the "
+                "flush-metadata-file task, maybeFlushMetadataFile); every step the "
+                "cluster takes by itself is weakly fair")
+
+
 def liveness_for(bounds) -> tuple:
     """The plane's own liveness facts a scenario's bounds make meaningful."""
-    if bounds.liveness and bounds.crashes and bounds.deletes:
-        return (DELETE_DIRS_EVENTUALLY_REMOVED,)
-    return ()
+    if not (bounds.liveness and bounds.crashes):
+        return ()
+    return ((DELETE_DIRS_EVENTUALLY_REMOVED,) if bounds.deletes else ()) + (
+        METADATA_FILE_EVENTUALLY_FLUSHED,)
