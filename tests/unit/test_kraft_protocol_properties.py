@@ -95,6 +95,9 @@ def test_raft_log_commits_only_what_a_majority_holds():
     q = qm.append(w.quorum, (rc.remove_topic(TID),))  # on the leader only
     assert pp.RAFT_LOG_SOUND.check(w._replace(quorum=q))
     assert _violated(pp.RAFT_LOG_SOUND, w._replace(quorum=q._replace(hwm=len(q.log))))
+    # a majority holds a batch of the leader's epoch, yet the high watermark stays behind
+    assert _violated(pp.RAFT_LOG_SOUND, w._replace(quorum=q._replace(repl=(2, 2, 1))))
+    assert pp.RAFT_LOG_SOUND.check(w._replace(quorum=qm.replicate(q, 2)))
     # a new epoch that does not start with the leader's LeaderChangeMessage
     q2 = q._replace(epoch=2, log=q.log + (qm.Entry(2, (rc.remove_topic(TID),)),),
                     repl=(3, 1, 1))

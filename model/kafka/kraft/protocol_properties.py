@@ -34,8 +34,8 @@ FencedInIsr = Rel("FencedInIsr", 4, ("inc", "partition", "broker", "isr_size"))
 Registration = Rel("Registration", 4, ("offset", "broker", "epoch", "previous"))
 RegChange = Rel("RegChange", 3, ("broker", "epoch", "current"))
 RaftEntry = Rel("RaftEntry", 4, ("offset", "epoch", "previous", "leader_change"))
-RaftState = Rel("RaftState", 5, ("epoch", "hwm", "length", "leader_held",
-                                 "majority_held"))
+RaftState = Rel("RaftState", 6, ("epoch", "hwm", "length", "leader_held",
+                                 "majority_held", "majority_epoch"))
 ImageOf = Rel("ImageOf", 4, ("broker", "offset", "fetched", "replay_ok"))
 HostedAt = Rel("HostedAt", 6, ("broker", "partition", "inc", "leader", "leader_epoch",
                                "log_ok"))
@@ -161,7 +161,8 @@ def protocol_view(w) -> dict:
       initial batch, with the broker's epoch before them; ``RegChange(broker, epoch,
       current)``: BrokerRegistrationChangeRecords with the broker's current epoch.
     - ``RaftEntry(offset, epoch, previous_epoch, leader_change)``: the leader's log
-      batches; ``RaftState(epoch, hwm, length, leader_held, majority_held)``.
+      batches; ``RaftState(epoch, hwm, length, leader_held, majority_held,
+      majority_epoch)`` (``majority_epoch``: the epoch of the last batch a majority holds).
     - ``ImageOf(broker, offset, fetched, replay_ok)``: a published image, its broker's
       count of fetched batches, and whether it is what its log prefix replays to
       (1 also when the broker's batches differ from the leader's: a lost batch).
@@ -227,7 +228,8 @@ def protocol_view(w) -> dict:
         "PartShape": facts["PartShape"], "FencedInIsr": facts["FencedInIsr"],
         "Registration": facts["Registration"],
         "RegChange": facts["RegChange"], "RaftEntry": facts["RaftEntry"],
-        "RaftState": {(q.epoch, q.hwm, len(q.log), q.repl[q.leader - 1], held)},
+        "RaftState": {(q.epoch, q.hwm, len(q.log), q.repl[q.leader - 1], held,
+                       q.log[held - 1].epoch if held else 0)},
         "ImageOf": image_of, "HostedAt": hosted_at, "ImagePart": image_part,
         "StrayOnDisk": stray, "BrokerAt": broker_at, "Committed": {(q.hwm,)},
         "Leaderless": leaderless, "NotRunning": down, "PendingDelete": pending,
@@ -302,16 +304,17 @@ RAFT_LOG_SOUND = declare(
     "always", "RaftLogSound",
     And(forall((o, e, g, l), implies(RaftEntry(o, e, g, l),
                                      And(g <= e, Or(g == e, l == 1)))),
-        forall((o, e, g, l, c, h, n, d, m),
-               implies(And(RaftEntry(o, e, g, l), RaftState(c, h, n, d, m)), e <= c)),
-        forall((c, h, n, d, m), implies(RaftState(c, h, n, d, m),
-                                        And(h <= m, h <= n, d == n)))),
+        forall((o, e, g, l, c, h, n, d, m, u),
+               implies(And(RaftEntry(o, e, g, l), RaftState(c, h, n, d, m, u)), e <= c)),
+        forall((c, h, n, d, m, u), implies(RaftState(c, h, n, d, m, u),
+                                           And(h <= m, h <= n, d == n,
+                                               Or(m <= h, u != c))))),
     protocol_view,
     "the metadata log's epochs never go down and each new epoch starts with the new "
     "leader's LeaderChangeMessage (KafkaRaftClient.onBecomeLeader: "
     "appendStartOfEpochControlRecords); no batch is of an epoch above the current one; "
-    "the leader holds its whole log, and the committed batches are held by a majority "
-    "(LeaderState.maybeUpdateHighWatermark)",
+    "the leader holds its whole log, and the high watermark is what a majority holds, "
+    "once that is a batch of the leader's epoch (LeaderState.maybeUpdateHighWatermark)",
     lambda z: f"the metadata log or its high watermark breaks Raft's rules ({_bindings(z)})")
 
 # ---- the brokers -------------------------------------------------------------------------
