@@ -28,6 +28,7 @@ bits of their own fingerprint; the owner partition comes from the partition key'
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from operator import itemgetter
 
 import numpy as np
 
@@ -332,11 +333,11 @@ def _partitioned_key(fields, whole):
     """The partition-keyed order key (module docstring) from a state's field reprs, the
     partition key being the tuple of the fields ``fields``; ``whole(pieces)`` is the
     state's own fingerprint."""
-    idx = tuple(fields)
+    pick = itemgetter(*fields) if len(fields) > 1 else (lambda p: (p[fields[0]],))
     cache: dict = {}
 
     def key(pieces):
-        part = tuple(pieces[i] for i in idx)
+        part = pick(pieces)
         high = cache.get(part)
         if high is None:
             if len(cache) >= _PK_CACHE:

@@ -4,7 +4,7 @@
                      ((("brokers", "store"), derived),))
 
 A part is ``(field names, fn)``: ``fn(state)`` returns a dict of relations (name -> set of
-tuples) computed from those fields only. A derived part is ``(field names, inputs, fn)``:
+tuples) computed from those fields only (no field: the same relations in every state). A derived part is ``(field names, inputs, fn)``:
 ``fn(parts)`` computes its relations from the relations ``inputs`` of the plain parts
 (``parts``: every relation they gave), which read only those fields. Relation names
 starting with ``_`` are intermediate results for derived parts, never in the view.
@@ -22,7 +22,17 @@ from __future__ import annotations
 from operator import attrgetter
 
 #: entries per part's memo before it starts over (a bound on memory, not on meaning)
-MEMO_LIMIT = 1 << 13
+MEMO_LIMIT = 1 << 11
+
+
+def getter(fields):
+    """``state -> the values of these fields`` (one value for one field; None for none:
+    a part of relations that are the same in every state)."""
+    return attrgetter(*fields) if fields else _none
+
+
+def _none(_state):
+    return None
 
 
 class _Part:
@@ -30,7 +40,7 @@ class _Part:
 
     def __init__(self, fields, fn, inputs=None):
         self.fields = tuple(fields)
-        self.get = attrgetter(*self.fields)
+        self.get = getter(self.fields)
         self.fn, self.memo, self.inputs = fn, {}, inputs
 
     def __getstate__(self):  # the memo stays in the process that built it
@@ -48,19 +58,26 @@ class _Part:
 class FieldView:
     """``view(state) -> dict`` of relations, from memoised parts (module docstring)."""
 
-    def __init__(self, parts, derived=()):
+    def __init__(self, parts, derived=(), name=None):
+        """``name``: ``"module:attribute"`` where this view is defined, so that a pickled
+        view (a property's, shipped to a Spark executor) is that module's own object
+        there, and keeps its memos from one task to the next."""
         self._parts = [_Part(f, fn) for f, fn in parts]
         self._derived = [_Part(f, fn, tuple(inputs)) for f, inputs, fn in derived]
         self._last = (None, None)
+        self.name = name
 
-    def __getstate__(self):  # memos stay in the process that built them
-        return {**self.__dict__, "_last": (None, None)}
+    def __reduce__(self):
+        if self.name is not None:
+            return (named, (self.name,))
+        return (_rebuilt, (self.__dict__,))
 
-    def extended(self, parts=(), derived=()) -> "FieldView":
+    def extended(self, parts=(), derived=(), name=None) -> "FieldView":
         """A view with this one's relations and more (same forms as the constructor):
         how a module adds relations to a view and keeps them memoised."""
         return FieldView([(p.fields, p.fn) for p in self._parts] + list(parts),
-                         [(p.fields, p.inputs, p.fn) for p in self._derived] + list(derived))
+                         [(p.fields, p.inputs, p.fn) for p in self._derived] + list(derived),
+                         name)
 
     def __call__(self, state) -> dict:
         last = self._last
@@ -105,3 +122,22 @@ class FieldView:
                     out[name] = part.fields
                 break
         return out
+
+
+def named(name: str):
+    """The object ``"module:attribute"`` names (how a named view is unpickled)."""
+    import importlib
+
+    module, _, attr = name.partition(":")
+    obj = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = obj[part] if isinstance(obj, dict) else getattr(obj, part)
+    return obj
+
+
+def _rebuilt(state: dict) -> FieldView:
+    """An unnamed view, unpickled without its memos (``_Part`` drops them)."""
+    view = FieldView.__new__(FieldView)
+    view.__dict__.update(state)
+    view._last = (None, None)
+    return view

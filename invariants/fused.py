@@ -16,10 +16,10 @@ called as it is. Every answer equals ``p.check(state)``.
 """
 from __future__ import annotations
 
-from operator import attrgetter
+from kmc.invariants.fieldview import getter
 
 #: entries per group's memo before it starts over
-MEMO_LIMIT = 1 << 14
+MEMO_LIMIT = 1 << 13
 
 
 class Checker:
@@ -83,7 +83,23 @@ def _plan(props, state):
             by_view.setdefault(id(view), (view, []))[1].append((i, fast))
             continue
         fields = tuple(sorted({f for r in relations for f in src[r]}))
-        groups.setdefault((id(view), fields), (view, fields, []))[2].append((i, fast))
-    return ([(attrgetter(*fields), {}, view, members)
+        groups.setdefault((id(view), fields), (view, fields, []))[2].append(
+            (i, fast, (p.name, repr(p.formula))))
+    return ([(getter(fields), _memo(view, fields, members), view,
+              [(i, fast) for i, fast, _n in members])
              for view, fields, members in groups.values()],
             list(by_view.values()), singles)
+
+
+#: (id of a view, fields, the group's properties by name and formula) -> (view, memo):
+#: a checker unpickled again (a Spark executor gets the core anew for each level) finds
+#: its memos warm; the view is kept with its memo, so an id is never reused meanwhile
+_MEMOS: dict = {}
+
+
+def _memo(view, fields, members) -> dict:
+    key = (id(view), fields, tuple(m[2] for m in members))
+    got = _MEMOS.get(key)
+    if got is None or got[0] is not view:
+        got = _MEMOS[key] = (view, {})
+    return got[1]

@@ -9,6 +9,10 @@ Python's salted ``hash()``): wide enough that TLC's collision estimate stays bel
 10^9 distinct and 4x10^9 generated states (``collision_probability``). ``fingerprint``,
 xxh3-64 of the same bytes, labels states in trace files.
 
+A NamedTuple state whose repr is made of its fields' reprs (``fieldwise``) can be keyed
+from memoised field reprs instead (``FieldReprs``, ``fields_key``): the same bytes, so the
+same key, at a third of the cost; the explorers use it (``explorers.core.Core.field_keys``).
+
 Packed models (``model.packed``) have integer states below 2**64; their fingerprint is a
 bijective 64-bit mix of the integer, so distinct states never collide.
 """
@@ -88,7 +92,7 @@ class _Memo(dict):
 
 _TUPLE_REPR = tuple.__repr__
 #: entries per position memo before it starts over
-MEMO_LIMIT = 1 << 13
+MEMO_LIMIT = 1 << 12
 
 
 def fieldwise(cls) -> bool:

@@ -190,7 +190,7 @@ view = FieldView((
     (("store", "brokers"), _leader_log),
 ), (
     (("brokers", "store", "net"), ("_ids_brokers", "_ids_store", "_ids_net"), _id_of),
-))
+), name=__name__ + ":view")
 
 
 def busy(m, w) -> set:

@@ -13,6 +13,7 @@ from kmc.explorers.bfs import bfs
 from kmc.explorers.core import Core
 from kmc.invariants.fused import Checker
 from kmc.model.encoding import FieldReprs, fingerprint128, key_of_fields
+from kmc.model.kafka.kraft import views as kraft_views
 from kmc.model.topics import views as topic_views
 from kmc.model.topics.state import Broker, World
 
@@ -37,7 +38,7 @@ def _states(scenario, variant, n, params=None):
 
 @pytest.fixture(scope="module")
 def topics():
-    return _states("lifecycle-large", "kip516", 4000)
+    return _states("lifecycle-large", "kip516", 2000)
 
 
 def test_field_wise_keys_are_the_fingerprints(topics):
@@ -62,6 +63,18 @@ def test_generated_replace_builds_the_same_records(topics):
         br._replace(nonsense=1)
 
 
+def test_a_pickled_view_is_its_module_object():
+    """A property's view unpickled on an executor is the module's own view, whose memos
+    stay warm between tasks; an unnamed view travels without its memos."""
+    view = topic_views.view
+    assert pickle.loads(pickle.dumps(view)) is view
+    assert pickle.loads(pickle.dumps(kraft_views.view)) is kraft_views.view
+    copy = view.extended()
+    copy(_states("stale-read", "kip516", 3)[1][-1][1])
+    back = pickle.loads(pickle.dumps(copy))
+    assert back is not copy and all(part.memo == {} for part in back._parts)
+
+
 def _fresh(view, s):
     """``view(s)`` computed from scratch: every part's memo emptied first."""
     for part in view._parts + view._derived:
@@ -70,21 +83,26 @@ def _fresh(view, s):
     return view(s)
 
 
-def test_memoised_view_parts_equal_a_fresh_computation(topics):
-    _m, pairs = topics
-    view = topic_views.view
-    memoised = [view(s) for _p, s in pairs]
-    copy = pickle.loads(pickle.dumps(view))  # a copy starts with empty memos
-    assert all(part.memo == {} for part in copy._parts)
-    for (_p, s), got in zip(pairs[::7], memoised[::7]):
-        assert got == _fresh(copy, s)
+@pytest.mark.parametrize("case", [("lifecycle-large", "kip516"), ("kraft-stray", "kraft"),
+                                  ("recreate-other-count", None)])
+def test_memoised_view_parts_equal_a_fresh_computation(case):
+    _m, pairs = _states(*case, 1000)
+    views = {type(s): (kraft_views._VIEWS[type(s)] if case[0] != "lifecycle-large"
+                       else topic_views.view) for _p, s in pairs}
+    memoised = [views[type(s)](s) for _p, s in pairs]
+    copies = {t: v.extended() for t, v in views.items()}  # the same parts, new memos
+    assert all(part.memo == {} for c in copies.values() for part in c._parts)
+    for (_p, s), got in zip(pairs[::5], memoised[::5]):
+        assert got == _fresh(copies[type(s)], s)
 
 
 @pytest.mark.parametrize("case", [("lifecycle-large", "kip516", {}),
                                   ("stale-read", "legacy", {}),
-                                  ("kraft-stray", "kraft-3.6", {})])
+                                  ("kraft-stray", "kraft-3.6", {}),
+                                  ("recreate-during-expansion", None, {}),
+                                  ("recreate-other-count", None, {})])
 def test_fused_checks_answer_as_each_property_does(case):
-    m, pairs = _states(*case[:2], 2500, case[2])
+    m, pairs = _states(*case[:2], 1200, case[2])
     props = list(m.properties())
     props = [p for p in props if p.kind in ("always", "quiescent", "sometimes")]
     chk = Checker(props)

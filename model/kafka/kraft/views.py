@@ -29,30 +29,43 @@
   from, at their newest; ``Owns(member, partition)``: its current assignment.
 - With CreatePartitions (``partitions``): ``Expansion(sent_inc, resolved_inc,
   error)``: handled requests.
+
+Each relation reads declared fields of the state and is memoised by their values
+(``invariants.fieldview``), so the property checker can memoise verdicts by the fields
+a property reads (``invariants.fused``).
 """
 from __future__ import annotations
 
 from kmc.model.kafka.kraft import clientmeta as cm
 from kmc.model.kafka.kraft import image as im
+from kmc.invariants.fieldview import FieldView, named
 from kmc.model.kafka.kraft.state import (
-    CATCHING_UP, DOWN, HALTED, LOGS_LOADED, RUNNING, TOPIC, inc_of,
+    CATCHING_UP, DOWN, HALTED, LOGS_LOADED, RUNNING, TOPIC, FeatureWorld, World, inc_of,
 )
 
 STARTING = (CATCHING_UP, LOGS_LOADED, HALTED)
 
 
-class _Memo:
-    last: tuple = (None, None)
-
-
-def view(w) -> dict:
-    last = _Memo.last
-    if last[0] is w:
-        return last[1]
+def _quorum(w) -> dict:
     q = w.quorum
     committed = im.build(q.log[:q.hwm])
     full = im.build(q.log)
-    rec, hold, hosts, down, applied, pub, named = (set() for _ in range(7))
+    assigned, fenced_leader = set(), set()
+    for t in committed.topics:
+        for p, part in enumerate(t.parts):
+            for r in part.replicas:
+                assigned.add((r, p, inc_of(t.topic_id)))
+            if part.leader >= 0 and im.fenced(committed, part.leader):
+                fenced_leader.add((part.leader, inc_of(t.topic_id)))
+    return {"Live": {(inc_of(t.topic_id),) for t in committed.topics},
+            "Assigned": assigned, "FencedLeader": fenced_leader,
+            "Pending": {(o,) for o in range(q.hwm, len(q.log))},
+            "Entry": {(o, e.epoch) for o, e in enumerate(q.log)},
+            "_named": {(0, t.name, t.topic_id) for t in full.topics}}
+
+
+def _brokers(w) -> dict:
+    rec, hold, hosts, down, applied, named = (set() for _ in range(6))
     for b, br in enumerate(w.brokers, 1):
         running = br.status == RUNNING
         if not running:
@@ -70,42 +83,70 @@ def view(w) -> dict:
         for o, e in enumerate(br.fetched):
             applied.add((b, o, e))
         if br.image is not None:
-            pub.add((b, br.image.offset, w.ghost.high[b - 1]))
             named.update((b, t.name, t.topic_id) for t in br.image.topics)
-    named.update((0, t.name, t.topic_id) for t in full.topics)
-    live = {(inc_of(t.topic_id),) for t in committed.topics}
-    assigned, fenced_leader = set(), set()
-    for t in committed.topics:
-        for p, part in enumerate(t.parts):
-            for r in part.replicas:
-                assigned.add((r, p, inc_of(t.topic_id)))
-            if part.leader >= 0 and im.fenced(committed, part.leader):
-                fenced_leader.add((part.leader, inc_of(t.topic_id)))
+    return {"Record": rec, "Holds": hold, "Hosts": hosts, "Down": down, "Applied": applied,
+            "Starting": {(b,) for b, br in enumerate(w.brokers, 1) if br.status in STARTING},
+            "Crashed": {(b,) for b, br in enumerate(w.brokers, 1) if br.status == DOWN},
+            "_named_brokers": named}
+
+
+def _published(w) -> dict:
+    return {"Published": {(b, br.image.offset, w.ghost.high[b - 1])
+                          for b, br in enumerate(w.brokers, 1) if br.image is not None}}
+
+
+def _ghost(w) -> dict:
     g = w.ghost
-    v = {
-        "Read": set(g.reads), "Wrote": set(g.wrote), "Attempt": set(g.attempts), "Served": set(g.served),
-        "Record": rec, "Holds": hold, "Hosts": hosts, "Assigned": assigned,
-        "Live": live, "Down": down,
-        "Pending": {(o,) for o in range(q.hwm, len(q.log))},
-        "Applied": applied, "Entry": {(o, e.epoch) for o, e in enumerate(q.log)},
-        "Published": pub, "FencedLeader": fenced_leader, "Named": named,
-        "StaleMeta": set(g.stale_meta), "Failover": set(g.failovers),
-        "Stray": set(g.strays), "Skipped": set(g.skipped),
-        "Starting": {(b,) for b, br in enumerate(w.brokers, 1) if br.status in STARTING},
-        "Crashed": {(b,) for b, br in enumerate(w.brokers, 1) if br.status == DOWN},
-        "GroupSkipped": set(), "GroupStale": set(), "Assignment": set(), "Expansion": set(),
-        "Owns": set(),
-    }
-    grp = getattr(w, "group", None)
-    if grp is not None:
-        v["GroupSkipped"] = set(grp.skipped)
-        v["GroupStale"] = set(grp.stale)
-        v["Assignment"] = {(m, mem.newest) for m, mem in enumerate(grp.members)}
-        v["Owns"] = {(m, x[0]) for m, mem in enumerate(grp.members) for x in mem.pos}
-    if hasattr(w, "expansions"):
-        v["Expansion"] = set(w.expansions)
-    _Memo.last = (w, v)
-    return v
+    return {"Read": set(g.reads), "Wrote": set(g.wrote), "Attempt": set(g.attempts),
+            "Served": set(g.served), "StaleMeta": set(g.stale_meta),
+            "Failover": set(g.failovers), "Stray": set(g.strays), "Skipped": set(g.skipped)}
+
+
+def _named(parts) -> dict:
+    return {"Named": parts["_named_brokers"] | parts["_named"]}
+
+
+def _no_group(w) -> dict:
+    return {"GroupSkipped": (), "GroupStale": (), "Assignment": (), "Owns": (),
+            "Expansion": ()}
+
+
+def _group(w) -> dict:
+    grp = w.group
+    if grp is None:
+        return {"GroupSkipped": (), "GroupStale": (), "Assignment": (), "Owns": ()}
+    return {"GroupSkipped": grp.skipped, "GroupStale": grp.stale,
+            "Assignment": {(m, mem.newest) for m, mem in enumerate(grp.members)},
+            "Owns": {(m, x[0]) for m, mem in enumerate(grp.members) for x in mem.pos}}
+
+
+def _expansions(w) -> dict:
+    return {"Expansion": w.expansions}
+
+
+_PARTS = ((("quorum",), _quorum), (("brokers",), _brokers),
+          (("brokers", "ghost"), _published), (("ghost",), _ghost))
+_DERIVED = ((("brokers", "quorum"), ("_named_brokers", "_named"), _named),)
+_VIEWS = {World: FieldView(_PARTS + (((), _no_group),), _DERIVED),
+          FeatureWorld: FieldView(_PARTS + ((("group",), _group),
+                                            (("expansions",), _expansions)), _DERIVED)}
+
+
+class _View:
+    """The view of a ``World`` or a ``FeatureWorld`` (the consumer group and the
+    CreatePartitions requests are the latter's fields)."""
+
+    def __call__(self, w) -> dict:
+        return _VIEWS[type(w)](w)
+
+    def sources(self, w) -> dict:
+        return _VIEWS[type(w)].sources(w)
+
+    def __reduce__(self):  # unpickled as this module's object: its memos stay warm
+        return (named, (__name__ + ":view",))
+
+
+view = _View()
 
 
 def stuck_view(rule: str, client: str = "consumer"):
