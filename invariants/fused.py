@@ -91,14 +91,16 @@ def _plan(props, state):
             list(by_view.values()), singles)
 
 
-#: (id of a view, fields, the group's properties by name and formula) -> (view, memo):
+#: (id of a view, fields, the group's properties by index, name and formula) -> (view,
+#: memo):
 #: a checker unpickled again (a Spark executor gets the core anew for each level) finds
 #: its memos warm; the view is kept with its memo, so an id is never reused meanwhile
 _MEMOS: dict = {}
 
 
 def _memo(view, fields, members) -> dict:
-    key = (id(view), fields, tuple(m[2] for m in members))
+    # the memo's entries are indices into one checker's properties: the key holds them
+    key = (id(view), fields, tuple((m[0], m[2]) for m in members))
     got = _MEMOS.get(key)
     if got is None or got[0] is not view:
         got = _MEMOS[key] = (view, {})

@@ -12,6 +12,7 @@ from kmc.model.kafka import broker as bk
 from kmc.model.kafka.canon import replace_at, set_add
 from kmc.model.kafka.store import ZERO_ID
 from kmc.model.topics import control
+from kmc.model.topics.datapath import acknowledge
 from kmc.model.topics.state import FULL, NO_ROLE, Replica
 
 
@@ -103,7 +104,16 @@ def on_leader_and_isr(m, w, msg):
     status = bk.UP if br.status == bk.RESTARTING else br.status
     br = _seen(br, msg.epoch)._replace(status=status, deleting=deleting,
                                        replicas=tuple(reps[p] for p in sorted(reps)))
-    return _put(w, b, br)._replace(net=net)
+    w = _put(w, b, br)._replace(net=net)
+    # the leader may advance its high watermark at once: the request's ISR may have
+    # shrunk (Partition.makeLeader -> maybeIncrementLeaderHW, then
+    # tryCompleteDelayedRequests completes the acks=all produces it waited for)
+    ghost = w.ghost
+    for ps in msg.parts:
+        r = reps.get(ps.partition)
+        if r is not None and r.leader == b:
+            ghost = acknowledge(w.store, w.brokers, ghost, r.inc, ps.partition)
+    return w if ghost is w.ghost else w._replace(ghost=ghost)
 
 
 def on_stop_replica(m, w, msg):

@@ -219,15 +219,11 @@ def protocol_liveness(bounds, fencing: bool) -> tuple:
 
 def protocol_properties(bounds, topic_ids: bool = True) -> tuple:
     """The properties above that a scenario's bounds (and whether its variant has topic
-    IDs) make meaningful. ReplicatedRecordsAcknowledged only without a reassignment: the
-    model acknowledges on appends only, not when a reassignment shrinks the ISR, where
-    Kafka's leader advances its high watermark (docs/invariants.md). The witnesses: the
-    purge one with a delayed purge, FollowerReplicated with a producer and followers
-(FollowersFetchTogether with two followers),
-    TopicIdLostInRestart with topic IDs, a crash and a re-created topic (whose logs start
+    IDs) make meaningful. The witnesses: the purge one with a delayed purge,
+    FollowerReplicated with a producer and followers (FollowersFetchTogether with two
+    followers), TopicIdLostInRestart with topic IDs, a crash and a re-created topic (whose logs start
     without records)."""
-    acked = (REPLICATED_ACKED,) if not bounds.reassign else ()
-    out = ALWAYS + (LEADERS_ELECTED,) + acked
+    out = ALWAYS + (LEADERS_ELECTED, REPLICATED_ACKED)
     if bounds.purge_delay:
         out += (STAGED_BEFORE_PURGE,)
     if bounds.records and bounds.rf >= 2:

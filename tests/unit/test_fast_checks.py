@@ -142,3 +142,19 @@ def test_checker_without_declared_properties_calls_them():
     calls = itertools.count()
     p = always("Even", lambda s: next(calls) >= 0 and s % 2 == 0)
     assert Checker([p]).false_at(3) == [0] and Checker([p]).false_at(4) == []
+
+
+def test_checkers_that_share_a_memo_keep_their_own_property_order():
+    """Two models list the same witness at different positions: a verdict memoised for
+    one checker's property must not answer for the other's."""
+    fmd = build("failover-mid-delete", "kip516", {})
+    legacy, states = _states("stale-read", "legacy", 300)
+    wf = [p for p in fmd.properties() if p.kind == "sometimes"]
+    wl = [p for p in legacy.properties() if p.kind == "sometimes"]
+    at = {p.name: i for i, p in enumerate(wf)}
+    assert at["RestartWithStaleReplica"] != [p.name for p in wl].index(
+        "RestartWithStaleReplica")
+    cf, cl = Checker(wf), Checker(wl)
+    for _parent, s in states:
+        for chk, props in ((cf, wf), (cl, wl)):
+            assert chk.false_at(s) == _plain(props)(s)

@@ -108,7 +108,16 @@ def test_declared_where_the_bounds_make_them_meaningful():
                                                   {"purge_delay": True}))
     assert "FollowersFetchTogether" not in props(api.build("recreate-race", "kip516"))
     reassign = props(api.build("stale-read", "kip516"))
-    assert "ReplicatedRecordsAcknowledged" not in reassign and "LeadersElected" in reassign
+    assert {"ReplicatedRecordsAcknowledged", "LeadersElected"} <= set(reassign)
+
+
+def test_a_shrunk_isr_acknowledges_what_its_replicas_hold():
+    """A reassignment away from a down follower shrinks the ISR to replicas that hold the
+    record: the leader acknowledges it on the LeaderAndIsr (Partition.makeLeader)."""
+    r = api.check("lifecycle-large", "kip516", {"rf": 3, "reassign": 1, "records": 1,
+                                                "incarnations": 1, "deletes": 0,
+                                                "failovers": 0})
+    assert r.complete and r.verdict("ReplicatedRecordsAcknowledged") == "holds"
 
 
 @pytest.mark.parametrize("scenario, variant, params, witness", [
