@@ -18,7 +18,6 @@ import contextlib
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 from urllib.parse import urlparse
