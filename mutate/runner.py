@@ -138,7 +138,9 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         for f, v in out["lines"].items():
             lines[f].update(v)
     return {"runs": runs, "lines": {f: sorted(v) for f, v in lines.items()},
-            "entry_lines": entry_lines}
+            "entry_lines": entry_lines,
+            "stmt_lines": {path: statement_lines(text)
+                           for path, text in plan.sources.items()}}
 
 
 def statement_lines(source: str) -> dict:
@@ -147,15 +149,11 @@ def statement_lines(source: str) -> dict:
     own (a folded constant), but its statement's first line runs whenever it does."""
     import ast
 
-    spans = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.stmt):
-            spans.append(((node.lineno, node.col_offset),
-                          (node.end_lineno, node.end_col_offset), node.lineno))
+    nodes = [n for n in ast.walk(ast.parse(source)) if hasattr(n, "lineno")]
+    spans = [((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset), n.lineno)
+             for n in nodes if isinstance(n, ast.stmt)]
     out = {}
-    for node in ast.walk(ast.parse(source)):
-        if not hasattr(node, "lineno"):
-            continue
+    for node in nodes:
         pos = (node.lineno, node.col_offset)
         inner = [sp for sp in spans if sp[0] <= pos <= sp[1]]
         if inner:
@@ -185,7 +183,7 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
     mutant stops at its first run that a property or a witness kills, unless
     ``every_run``."""
     stop_at = None if every_run else {e: r for e, r in base["runs"].items()}
-    stmt_lines = {path: statement_lines(text) for path, text in plan.sources.items()}
+    stmt_lines = base["stmt_lines"]
     tasks, todo, rows, not_run = [], [], [], []
     for m in plan.mutants:
         entries = entries_reaching(plan, base, m, stmt_lines[m.path])
@@ -224,7 +222,7 @@ def _row(m: Mutant, v: Verdict, reached: bool) -> dict:
 def unreached(plan: Plan, base: dict) -> dict:
     """file (as shown) -> lines of functions holding a mutant that no run executed."""
     lines = {f: set(v) for f, v in base["lines"].items()}
-    stmt_lines = {path: statement_lines(text) for path, text in plan.sources.items()}
+    stmt_lines = base["stmt_lines"]
     out: dict = {}
     for m in plan.mutants:
         if not reaches(m, lines.get(m.path, set()), stmt_lines[m.path]):

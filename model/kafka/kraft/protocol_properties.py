@@ -377,26 +377,27 @@ ALWAYS = (PARTITION_CHANGE_EPOCHS, NEW_PARTITION_REGISTRATION, LEADER_IN_ISR,
           NO_STRAY_WHILE_RUNNING)
 QUIESCENT = (SETTLED_CONVERGED,)
 
-PENDING = exists(b, PendingDelete(b))
+def _eventually_gone(name, pending, what):
+    """``pending ~> not pending, or a broker not running``: what a running broker's task
+    leaves pending is eventually done; every step the cluster takes by itself is weakly
+    fair."""
+    return leads_to(name, pending, Or(Not(pending), exists(d, NotRunning(d))),
+                    view=protocol_view,
+                    description=f"{what}; every step the cluster takes by itself is "
+                                "weakly fair")
 
-DELETE_DIRS_EVENTUALLY_REMOVED = leads_to(
-    "DeleteDirsEventuallyRemoved", PENDING, Or(Not(PENDING), exists(d, NotRunning(d))),
-    view=protocol_view,
-    description="a running broker's -delete directory is eventually removed, unless a "
-                "broker is not running (LogManager.startupWithConfigOverrides schedules "
-                "the kafka-delete-logs task; LogManager.deleteLogs removes each queued "
-                "directory); every step the cluster takes by itself is weakly fair")
 
+DELETE_DIRS_EVENTUALLY_REMOVED = _eventually_gone(
+    "DeleteDirsEventuallyRemoved", exists(b, PendingDelete(b)),
+    "a running broker's -delete directory is eventually removed, unless a broker is not "
+    "running (LogManager.startupWithConfigOverrides schedules the kafka-delete-logs task; "
+    "LogManager.deleteLogs removes each queued directory)")
 
-UNFLUSHED = exists(b, Unflushed(b))
-
-METADATA_FILE_EVENTUALLY_FLUSHED = leads_to(
-    "MetadataFileEventuallyFlushed", UNFLUSHED, Or(Not(UNFLUSHED), exists(d, NotRunning(d))),
-    view=protocol_view,
-    description="a new log's partition.metadata is eventually flushed, unless a broker is "
-                "not running (UnifiedLog.initializeTopicId schedules the "
-                "flush-metadata-file task, maybeFlushMetadataFile); every step the "
-                "cluster takes by itself is weakly fair")
+METADATA_FILE_EVENTUALLY_FLUSHED = _eventually_gone(
+    "MetadataFileEventuallyFlushed", exists(b, Unflushed(b)),
+    "a new log's partition.metadata is eventually flushed, unless a broker is not running "
+    "(UnifiedLog.initializeTopicId schedules the flush-metadata-file task, "
+    "maybeFlushMetadataFile)")
 
 
 def liveness_for(bounds) -> tuple:
