@@ -172,9 +172,12 @@ def entries_reaching(plan: Plan, base: dict, m: Mutant, stmt_line: dict) -> list
     """The entries of ``m``'s module whose baseline run executed ``m``: on any other
     entry the mutant runs exactly as the baseline did (a mutant changes the code of one
     statement only, and the baseline ran each entry in a process as fresh as a
-    mutant's), so it can be neither killed nor told apart there."""
-    return [e for e in plan.relevant[m.module]
-            if reaches(m, base["entry_lines"][e.id].get(m.path, set()), stmt_line)]
+    mutant's), so it can be neither killed nor told apart there. Smallest baseline run
+    first (by its state count, the same on every run): a mutant stops at its first
+    killing run, and most mutants are killed on their first runs."""
+    hit = [e for e in plan.relevant[m.module]
+           if reaches(m, base["entry_lines"][e.id].get(m.path, set()), stmt_line)]
+    return sorted(hit, key=lambda e: base["runs"][e.id].get("states") or 0)
 
 
 def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
@@ -203,7 +206,7 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
         if result.get("status") == NOT_RUN:
             not_run.append(m.id)
             continue
-        row = _row(m, classify(base["runs"], result), True)
+        row = _row(m, classify(base["runs"], result), True, result.get("elapsed_s"))
         rows.append(row)
         if on_row is not None:
             on_row(row)
@@ -212,11 +215,12 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
     return rows, not_run
 
 
-def _row(m: Mutant, v: Verdict, reached: bool) -> dict:
+def _row(m: Mutant, v: Verdict, reached: bool, elapsed=None) -> dict:
     return {"id": m.id, "file": m.file, "line": m.line, "column": m.col,
             "operator": m.operator, "n": m.n, "function": m.function,
             "description": m.description, "outcome": v.outcome,
-            "killed_by": v.killed_by, "evidence": v.evidence, "reached": reached}
+            "killed_by": v.killed_by, "evidence": v.evidence, "reached": reached,
+            "elapsed_s": None if elapsed is None else round(elapsed, 2)}
 
 
 def unreached(plan: Plan, base: dict) -> dict:

@@ -165,6 +165,7 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None) -> dict:
     from kmc.mutate.classify import decisive
     from kmc.mutate.isolation import install
 
+    t0 = time.perf_counter()
     try:
         install(mutant, source, snapshot)
     except (LookupError, SyntaxError, ValueError, TypeError) as e:
@@ -174,4 +175,4 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None) -> dict:
         runs[e.id] = run_entry(e)
         if baseline is not None and decisive(baseline[e.id], runs[e.id]):
             break
-    return {"runs": runs}
+    return {"runs": runs, "elapsed_s": time.perf_counter() - t0}

@@ -120,6 +120,8 @@ def test_json_markdown_and_list(toy, tmp_path, capsys):
     for r in out["mutants"]:
         assert {"id", "file", "line", "operator", "outcome", "killed_by"} <= set(r)
         assert r["id"].startswith(f"{r['file']}:{r['line']}:")
+        # a mutant that ran says how long its worker took; one no run executes did not run
+        assert (r["elapsed_s"] >= 0) if r["reached"] else r["elapsed_s"] is None
     assert set(out["score"]) >= {"overall", "files", "properties"}
     assert md.read_text().startswith("# Mutation report: ")
     assert main(["mutate", "--scenario", f"{toy}:make", "--list"]) == 0
@@ -159,6 +161,8 @@ def test_bad_runs_are_one_line_and_exit_2(capsys, argv, needle):
 
 
 def test_a_mutant_stops_at_its_first_kill_unless_every_run(toy):
+    """Its runs go smallest first (the baseline's state count): limit 2 before limit 3,
+    whatever the suite's order."""
     entries = _entries(toy) + [Entry(id="toy.limit=2", scenario=f"{toy}:make",
                                      params={"limit": 2})]
     line = line_of("if s.x < self.limit")
@@ -170,8 +174,8 @@ def test_a_mutant_stops_at_its_first_kill_unless_every_run(toy):
         assert (row["outcome"], row["killed_by"]) == ("property", ["Bounded"])
         return row["evidence"]
 
-    assert evidence(False) == ["toy: Bounded violated"]
-    assert evidence(True) == ["toy: Bounded violated", "toy.limit=2: Bounded violated"]
+    assert evidence(False) == ["toy.limit=2: Bounded violated"]
+    assert evidence(True) == ["toy.limit=2: Bounded violated", "toy: Bounded violated"]
 
 
 def test_a_mutant_runs_only_the_entries_that_execute_its_line(toy):
@@ -192,7 +196,7 @@ def test_a_mutant_runs_only_the_entries_that_execute_its_line(toy):
         return [e.id for e in entries_reaching(plan, base, m, stmt)]
 
     assert reached('out.append("mark")', "drop-stmt") == ["toy"]
-    assert reached("if s.x < self.limit", "cmp") == ["toy", "toy.limit=1"]
+    assert reached("if s.x < self.limit", "cmp") == ["toy.limit=1", "toy"]  # smallest first
     assert reached('out.append("never")', "drop-stmt") == []
 
 
