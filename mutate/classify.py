@@ -5,8 +5,9 @@ Outcomes, strongest first (a mutant takes the first that applies to any of its r
 - ``property``: a property's verdict differs from the baseline's (violated now, or no
   longer violated); ``killed_by`` names the properties;
 - ``witness``: a witness the baseline finds is no longer found;
-- ``crash``: a run raised an exception, did not finish within its time limit, or the
-  worker died; ``killed_by`` names the exception (or ``timeout``);
+- ``crash``: a run raised an exception, did not finish within its time limit, outgrew
+  the memory limit or the state limit (``state_limits``), or the worker died;
+  ``killed_by`` names the exception (or ``timeout``, ``max_memory``, ``max_states``);
 - ``count_only``: the verdicts are the baseline's but a state count, a counterexample
   length or where the run stopped changed. A suite with pinned counts notices, but no
   property does: not a kill;
@@ -25,6 +26,20 @@ PROPERTY, WITNESS, CRASH = "property", "witness", "crash"
 COUNT_ONLY, SURVIVED, EQUIVALENT = "count_only", "survived", "equivalent"
 OUTCOMES = (PROPERTY, WITNESS, CRASH, COUNT_ONLY, SURVIVED, EQUIVALENT)
 KILLS = (PROPERTY, WITNESS, CRASH)
+
+#: a mutant's run of an entry whose baseline run completed may reach at most GROWTH
+#: times the baseline's states plus GROWTH_SLACK: past that, the mutant has blown the
+#: state space up (a budget never spent, a loop that keeps adding state) and the run
+#: stops, a kill like a timeout, but found on the same state on every run and within
+#: seconds instead of the whole time limit
+GROWTH, GROWTH_SLACK = 10, 1000
+
+
+def state_limits(runs: dict) -> dict:
+    """entry id -> the most states a mutant's run may reach: only for entries whose
+    baseline run completed (one that stopped at a bound of its own keeps that bound)."""
+    return {eid: GROWTH * r["states"] + GROWTH_SLACK for eid, r in runs.items()
+            if r.get("complete") and r.get("states")}
 
 
 @dataclass
@@ -53,9 +68,9 @@ def classify(baseline: dict, result: dict) -> Verdict:
             evidence.append(f"{eid}: {run['error']}" + (f" at {run['where']}"
                                                        if run.get("where") else ""))
             continue
-        # a run the memory guard stopped saw only part of its states: what it found
-        # counts, what it did not find proves nothing
-        grew = run["stopped_by"] == "max_memory" != base["stopped_by"]
+        # a run the memory guard or the state limit stopped saw only part of its
+        # states: what it found counts, what it did not find proves nothing
+        grew = _grew(base, run)
         flipped = sorted(p for p in set(run["violated"]) ^ set(base["violated"])
                          if p in run["violated"] or not grew)
         for p in flipped:
@@ -63,8 +78,10 @@ def classify(baseline: dict, result: dict) -> Verdict:
             evidence.append(f"{eid}: {p} {now}")
         props += flipped
         if grew and not flipped:
-            crashes.append("max_memory")
-            evidence.append(f"{eid}: the state space outgrew the memory limit")
+            crashes.append(run["stopped_by"])
+            what = "the memory limit" if run["stopped_by"] == "max_memory" else \
+                f"the state limit ({GROWTH} times the baseline's states, plus {GROWTH_SLACK:,})"
+            evidence.append(f"{eid}: the state space outgrew {what}")
             continue
         lost = [w for w in base["witnesses"] if w not in run["witnesses"]]
         for w in lost:
@@ -98,16 +115,22 @@ def classify(baseline: dict, result: dict) -> Verdict:
 
 def decisive(base: dict, run: dict) -> bool:
     """Does ``run`` already kill its mutant by a property or a witness (against the
-    baseline's ``base``)? A worker may stop there: the later runs cannot undo a kill."""
+    baseline's ``base``), or has its state space outgrown a limit? A worker may stop
+    there: the later runs cannot undo a kill, and a mutant that blew one run's state
+    space up would blow up the larger runs after it too."""
     if run.get("error"):
         return False
-    grew = run["stopped_by"] == "max_memory" != base["stopped_by"]
-    if any(p not in base["violated"] for p in run["violated"]):
+    if _grew(base, run) or any(p not in base["violated"] for p in run["violated"]):
         return True
-    if grew:
-        return False
     return any(p not in run["violated"] for p in base["violated"]) or \
         any(w not in run["witnesses"] for w in base["witnesses"])
+
+
+def _grew(base: dict, run: dict) -> bool:
+    """Did a guard stop ``run`` (memory, or the runner's state limit) that did not stop
+    the baseline's?"""
+    return run["stopped_by"] in ("max_memory", "max_states") and \
+        run["stopped_by"] != base["stopped_by"]
 
 
 def _changes(base: dict, run: dict) -> str:

@@ -8,7 +8,8 @@ import time
 from dataclasses import dataclass, field
 
 from kmc.errors import UsageError
-from kmc.mutate.classify import EQUIVALENT, SURVIVED, Verdict, classify, score
+from kmc.mutate.classify import (EQUIVALENT, SURVIVED, Verdict, classify, score,
+                                 state_limits)
 from kmc.mutate.isolation import Mutant, mutants_of, read_source
 from kmc.mutate.pool import NOT_RUN, run_tasks
 from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path,
@@ -186,6 +187,7 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
     mutant stops at its first run that a property or a witness kills, unless
     ``every_run``."""
     stop_at = None if every_run else {e: r for e, r in base["runs"].items()}
+    limits = state_limits(base["runs"])
     stmt_lines = base["stmt_lines"]
     tasks, todo, rows, not_run = [], [], [], []
     for m in plan.mutants:
@@ -200,7 +202,7 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
                                                 for e in entries) + SLACK
         todo.append(m)
         tasks.append((mutant_task, (m, plan.sources[m.path], plan.snapshots[m.module],
-                                    entries, stop_at), limit))
+                                    entries, stop_at, limits), limit))
     for i, result in run_tasks(tasks, jobs, budget):
         m = todo[i]
         if result.get("status") == NOT_RUN:

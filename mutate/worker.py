@@ -54,9 +54,11 @@ class Recorder:
         return hashlib.sha256(keys.tobytes()).hexdigest()[:32]
 
 
-def run_entry(entry) -> dict:
+def run_entry(entry, state_limit: int | None = None) -> dict:
     """One suite entry, run the way ``kmc regress`` runs it (a Spark entry on BFS: same
-    verdicts and counts), as a plain dict; an exception is recorded, not raised."""
+    verdicts and counts), as a plain dict; an exception is recorded, not raised. With
+    ``state_limit`` a BFS or DFS run stops after that many states (``stopped_by:
+    max_states``)."""
     t0 = time.perf_counter()
     try:
         api = importlib.import_module("kmc.api")
@@ -72,6 +74,9 @@ def run_entry(entry) -> dict:
         if explorer in ("bfs", "dfs"):
             opts["max_memory"] = RUN_MEMORY
         bounds = {**info["bounds"], **entry.bounds}
+        if state_limit is not None and explorer in ("bfs", "dfs"):
+            own = bounds.get("max_states")
+            bounds["max_states"] = state_limit if own is None else min(own, state_limit)
         result = api.check(model, explorer=explorer, **bounds, **opts)
         obs = observe(result)
         return {"violated": dict(obs.violated), "witnesses": list(obs.witnesses),
@@ -157,11 +162,11 @@ def baseline_task(entry, files, served) -> dict:
     return {"run": run, "lines": {f: sorted(v) for f, v in tracer.lines.items()}}
 
 
-def mutant_task(mutant, source, snapshot, entries, baseline=None) -> dict:
+def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None) -> dict:
     """``entries`` on ``mutant`` of ``source`` (``snapshot``: the modules that import
     it, name -> (path, text)); loaded in this process for good. Given the ``baseline``
-    runs, it stops after the first run that kills the mutant by a property or a
-    witness."""
+    runs, it stops after the first run that kills the mutant (``classify.decisive``).
+    ``limits``: entry id -> the most states its run may reach."""
     from kmc.mutate.classify import decisive
     from kmc.mutate.isolation import install
 
@@ -172,7 +177,7 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None) -> dict:
         return {"load_error": f"{type(e).__name__}: {e}"}
     runs = {}
     for e in entries:
-        runs[e.id] = run_entry(e)
+        runs[e.id] = run_entry(e, (limits or {}).get(e.id))
         if baseline is not None and decisive(baseline[e.id], runs[e.id]):
             break
     return {"runs": runs, "elapsed_s": time.perf_counter() - t0}

@@ -205,3 +205,52 @@ def test_a_node_on_a_continuation_line_belongs_to_its_statement():
 
     lines = statement_lines("def f(a):\n    return (a +\n            2)\n")
     assert lines[(3, 12)] == 2  # the constant 2 runs with `return` on line 2
+
+
+BUDGET = '''from typing import NamedTuple
+
+from kmc import Model, always
+
+
+class S(NamedTuple):
+    x: int
+    budget: int
+
+
+class Spend(Model):
+    """A counter that spends a budget of three steps."""
+    name = "spend"
+
+    def init_states(self):
+        return [S(0, 3)]
+
+    def actions(self, s):
+        return ["inc"] if s.budget > 0 else []
+
+    def next_state(self, s, a):
+        return s._replace(x=s.x + 1, budget=s.budget - 1)
+
+    def properties(self):
+        return [always("NonNegative", lambda s: s.x >= 0)]
+
+
+def make():
+    return Spend()
+'''
+
+
+def test_a_mutant_that_blows_the_state_space_up_stops_at_the_state_limit(tmp_path):
+    """Dropping ``budget=`` makes the counter endless: its run stops after 10 times the
+    baseline's 4 states plus 1,000, as a kill, instead of running out its time limit."""
+    from kmc.mutate.classify import GROWTH, GROWTH_SLACK
+
+    path = tmp_path / "mutate_budget_model.py"
+    path.write_text(BUDGET)
+    plan = make_plan([Entry(id="spend", scenario=f"{path}:make")])
+    plan.mutants = [m for m in plan.mutants
+                    if m.operator == "drop-field" and "budget" in m.description]
+    (row,) = mutate(plan, jobs=1)["mutants"]
+    assert (row["outcome"], row["killed_by"]) == ("crash", ["max_states"])
+    assert row["evidence"] == [f"spend: the state space outgrew the state limit "
+                               f"({GROWTH} times the baseline's states, plus "
+                               f"{GROWTH_SLACK:,})"]
