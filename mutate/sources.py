@@ -21,6 +21,10 @@ DISPLAY_MODULES = frozenset({"pictures", "display", "statedraw", "draw"})
 #: modules of a model package that a default run leaves alone: the package itself and
 #: the scenario definitions (bounds of the runs, not model logic)
 NOT_MODEL = frozenset({"__init__", "scenarios"})
+#: the module-level flag a model package's property module sets (``PROPERTY_CODE =
+#: True``): its code checks states and never makes one, so its mutants can only flip a
+#: verdict or change nothing; a default run leaves it out (``--files`` still takes it)
+PROPERTY_FLAG = "PROPERTY_CODE"
 
 
 def kmc_root() -> str:
@@ -138,8 +142,8 @@ def model_module(sc, model) -> str:
 def default_files(graph: Graph, modules: set[str]) -> list[str]:
     """The files a run mutates when ``--files`` is not given. ``modules``: the model
     modules (``model_module``) of the chosen runs. A user model: its file. A built-in
-    model: its module and the modules of its package it imports, display modules left
-    out."""
+    model: its module and the modules of its package it imports, display modules and
+    property modules (``is_property_code``) left out."""
     out = set()
     for m in modules:
         package = m.rpartition(".")[0]
@@ -149,9 +153,21 @@ def default_files(graph: Graph, modules: set[str]) -> list[str]:
             continue
         for dep in graph.closure(m):
             pkg, _, stem = dep.rpartition(".")
-            if pkg == package and stem not in DISPLAY_MODULES | NOT_MODEL:
+            if pkg == package and stem not in DISPLAY_MODULES | NOT_MODEL \
+                    and not is_property_code(graph.file_of[dep]):
                 out.add(graph.file_of[dep])
     return sorted(out)
+
+
+def is_property_code(path: str) -> bool:
+    """Does the file set ``PROPERTY_CODE = True`` at module level?"""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    return any(isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+               and node.value.value is True
+               and any(isinstance(t, ast.Name) and t.id == PROPERTY_FLAG
+                       for t in node.targets)
+               for node in tree.body)
 
 
 def chosen_files(graph: Graph, patterns: list[str]) -> list[str]:

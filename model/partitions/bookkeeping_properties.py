@@ -43,6 +43,9 @@ from kmc.invariants.logic import And, Rel, exists, forall, implies, relations_of
 from kmc.model.partitions.controller import IDLE, marked
 from kmc.model.partitions.messages import LAIR_RESP, NET, ctrl_endpoint
 
+#: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
+PROPERTY_CODE = True
+
 Meta = Rel("Meta", 3, ("holder", "undeleted", "total"))
 LeaderCount = Rel("LeaderCount", 1, ("count",))
 Phase = Rel("Phase", 1, ("phase",))

@@ -20,6 +20,9 @@ from __future__ import annotations
 from kmc.invariants.liveness import leads_to
 from kmc.invariants.logic import And, Not, Rel, exists, relations_of, variables
 
+#: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
+PROPERTY_CODE = True
+
 Blocked = Rel("Blocked", 2, ("member", "partition"))
 Undelivered = Rel("Undelivered", 1, ("partition",))
 c, p = variables("c p")

@@ -27,6 +27,9 @@ from kmc.model.partitions import group
 from kmc.model.partitions.clients import LEGACY_FEWER, MARKED
 from kmc.model.partitions.state import log_end
 
+#: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
+PROPERTY_CODE = True
+
 Produced = Rel("Produced", 3, ("key", "producer", "seq"))
 Delivered = Rel("Delivered", 5, ("key", "producer", "seq", "position", "partition"))
 ProducedTo = Rel("ProducedTo", 4, ("key", "producer", "seq", "partition"))

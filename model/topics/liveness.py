@@ -29,6 +29,9 @@ from kmc.invariants.logic import And, Not, Or, Rel, exists, variables
 from kmc.model.kafka import broker as bk
 from kmc.model.topics.views import view
 
+#: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
+PROPERTY_CODE = True
+
 Marker = Rel("Marker", 1, ("name",))
 Down = Rel("Down", 1, ("broker",))
 Holds = Rel("Holds", 3, ("broker", "partition", "inc"))

@@ -30,6 +30,9 @@ from kmc.model.kafka.store import SENTINEL_ID, ZERO_ID
 from kmc.model.topics.protocol_properties import protocol_liveness, protocol_properties
 from kmc.model.topics.views import view, with_clients
 
+#: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
+PROPERTY_CODE = True
+
 Znode = Rel("Znode", 3, ("inc", "topic_id", "version"))
 IdOf = Rel("IdOf", 2, ("inc", "topic_id"))
 Restarting = Rel("Restarting", 1, ("broker",))

@@ -25,6 +25,9 @@ from kmc.model.kafka.lifecycle_properties import Live
 from kmc.model.kafka.store import ZERO_ID
 from kmc.model.topics.views import view
 
+#: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
+PROPERTY_CODE = True
+
 Current = Rel("Current", 5, ("inc", "partition", "topic_id", "leader_epoch", "leader"))
 Assigned = lp.Assigned
 Down = lp.Down

@@ -59,6 +59,9 @@ from kmc.invariants.fieldview import FieldView
 from kmc.model.kafka import broker as bk
 from kmc.model.topics import datapath
 
+#: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
+PROPERTY_CODE = True
+
 
 def _messages(net):
     """Messages of either network shape (a view is a function of the state alone): a bag

@@ -26,3 +26,24 @@ def test_planning_loads_the_modules_a_model_imports_lazily():
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_a_default_run_leaves_property_code_out_and_files_can_name_it():
+    """The topic model's default files are its protocol code; its property modules
+    (``PROPERTY_CODE = True``) come in only when ``--files`` names them."""
+    from kmc.mutate.runner import make_plan
+    from kmc.mutate.sources import is_property_code
+    from kmc.reports.regress.suite import Entry
+
+    entries = [Entry(id="e", scenario="stale-read", variant="kip516")]
+    names = {os.path.relpath(f, ROOT) for f in make_plan(entries).files}
+    topics = os.path.join("model", "topics")
+    assert {os.path.join(topics, f) for f in ("control.py", "brokers.py", "datapath.py",
+                                              "model.py")} <= names
+    props = [os.path.join(topics, f) for f in ("properties.py", "protocol_properties.py",
+                                               "views.py", "liveness.py")]
+    assert all(is_property_code(os.path.join(ROOT, f)) for f in props)
+    assert not names & set(props)
+    assert not is_property_code(os.path.join(ROOT, topics, "control.py"))
+    named = make_plan(entries, [os.path.join(ROOT, props[0])]).files
+    assert [os.path.relpath(f, ROOT) for f in named] == [props[0]]

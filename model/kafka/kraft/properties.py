@@ -27,6 +27,9 @@ from kmc.model.kafka.kraft import protocol_properties as pp
 from kmc.model.kafka.kraft.views import stuck_view, view
 from kmc.model.kafka.lifecycle_properties import Assigned, Down, Hosts, Live
 
+#: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
+PROPERTY_CODE = True
+
 Served = Rel("Served", 2, ("asked_epoch", "serving_epoch"))
 Applied = Rel("Applied", 3, ("broker", "offset", "epoch"))
 Entry = Rel("Entry", 2, ("offset", "epoch"))

@@ -43,6 +43,9 @@ from kmc.model.kafka.kraft.state import (
     CATCHING_UP, DOWN, HALTED, LOGS_LOADED, RUNNING, TOPIC, FeatureWorld, World, inc_of,
 )
 
+#: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
+PROPERTY_CODE = True
+
 STARTING = (CATCHING_UP, LOGS_LOADED, HALTED)
 
 
