@@ -184,8 +184,8 @@ def entries_reaching(plan: Plan, base: dict, m: Mutant, stmt_line: dict) -> list
 def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
                 on_row=None, every_run: bool = False) -> tuple[list, list]:
     """Every mutant of ``plan`` on ``jobs`` workers; returns (rows, ids not run). A
-    mutant stops at its first run that a property or a witness kills, unless
-    ``every_run``."""
+    mutant stops at its first run that a property or a witness kills or that outgrows
+    a limit (``classify.decisive``), unless ``every_run``."""
     stop_at = None if every_run else {e: r for e, r in base["runs"].items()}
     limits = state_limits(base["runs"])
     stmt_lines = base["stmt_lines"]
