@@ -118,8 +118,9 @@ def decisive(base: dict, run: dict) -> bool:
     baseline's ``base``), or has its state space outgrown a limit? A worker may stop
     there: the later runs cannot undo a kill, and a mutant that blew one run's state
     space up would blow up the larger runs after it too."""
-    if run.get("error"):
-        return False
+    if run.get("error"):  # a crash; a later run may still show a property's verdict,
+        # unless the worker ran out of memory: a later run would too
+        return run["error"].startswith("MemoryError")
     if _grew(base, run) or any(p not in base["violated"] for p in run["violated"]):
         return True
     return any(p not in run["violated"] for p in base["violated"]) or \

@@ -3,6 +3,7 @@ each one classified. The command line (kmc/commands/mutate.py) and the tests dri
 """
 from __future__ import annotations
 
+import gc
 import os
 import time
 from dataclasses import dataclass, field
@@ -117,7 +118,9 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     """The unmutated model on every entry that some mutant needs, each entry in a fresh
     worker that loads the mutated files and their importers afresh (as a mutant's worker
     does); returns {"runs": entry id -> run, "lines": file -> executed lines,
-    "entry_lines": entry id -> file -> executed lines}."""
+    "entry_lines": entry id -> file -> executed lines, "outside": the same for lines run
+    outside the model's successors, "graphs": entry id -> state graph (``replay``),
+    "class_modules": entry id -> modules of the classes in its states}."""
     wanted = {e.id for es in plan.relevant.values() for e in es}
     entries = [e for e in plan.entries if e.id in wanted]
     served = {}
@@ -127,6 +130,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         served[module] = (path, plan.sources[path])
     tasks = [(baseline_task, (e, plan.files, served), None) for e in entries]
     runs, lines, entry_lines = {}, {f: set() for f in plan.files}, {}
+    outside, graphs, class_mods = {}, {}, {}
     for i, out in run_tasks(tasks, jobs):
         eid = entries[i].id
         if "run" not in out:
@@ -136,12 +140,19 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
                              f"{out['run']['error']}: fix it before mutating it")
         runs[eid] = out["run"]
         entry_lines[eid] = {f: set(v) for f, v in out["lines"].items()}
+        outside[eid] = {f: set(v) for f, v in out["outside"].items()}
+        if out["graph"] is not None:
+            graphs[eid] = out["graph"]
+            class_mods[eid] = set(out["class_modules"])
         for f, v in out["lines"].items():
             lines[f].update(v)
     return {"runs": runs, "lines": {f: sorted(v) for f, v in lines.items()},
-            "entry_lines": entry_lines,
+            "entry_lines": entry_lines, "outside": outside, "graphs": graphs,
+            "class_modules": class_mods,
             "stmt_lines": {path: statement_lines(text)
-                           for path, text in plan.sources.items()}}
+                           for path, text in plan.sources.items()},
+            "def_lines": {path: function_lines(text)
+                          for path, text in plan.sources.items()}}
 
 
 def statement_lines(source: str) -> dict:
@@ -155,6 +166,33 @@ def statement_lines(source: str) -> dict:
              for n in nodes if isinstance(n, ast.stmt)]
     out = {}
     for node in nodes:
+        pos = (node.lineno, node.col_offset)
+        inner = [sp for sp in spans if sp[0] <= pos <= sp[1]]
+        if inner:
+            out[pos] = max(inner, key=lambda sp: sp[0])[2]
+    return out
+
+
+def function_lines(source: str) -> dict:
+    """(line, column) of every node of ``source`` inside a function's body -> the first
+    line of the innermost function (or lambda) holding it: the ``co_firstlineno`` of its
+    code, a decorator's line for a decorated function."""
+    import ast
+
+    spans = []
+    for n in ast.walk(ast.parse(source)):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([n.lineno] + [d.lineno for d in n.decorator_list])
+            body = n.body[0]
+            spans.append(((body.lineno, body.col_offset),
+                          (n.end_lineno, n.end_col_offset), first))
+        elif isinstance(n, ast.Lambda):
+            spans.append(((n.body.lineno, n.body.col_offset),
+                          (n.end_lineno, n.end_col_offset), n.lineno))
+    out = {}
+    for node in ast.walk(ast.parse(source)):
+        if not hasattr(node, "lineno"):
+            continue
         pos = (node.lineno, node.col_offset)
         inner = [sp for sp in spans if sp[0] <= pos <= sp[1]]
         if inner:
@@ -181,11 +219,29 @@ def entries_reaching(plan: Plan, base: dict, m: Mutant, stmt_line: dict) -> list
     return sorted(hit, key=lambda e: base["runs"][e.id].get("states") or 0)
 
 
+def replayable(plan: Plan, base: dict, m: Mutant, e) -> bool:
+    """May ``m`` replay the baseline's graph of ``e`` instead of running it
+    (``replay``)? Only if the run recorded its graph, the function holding ``m`` was
+    called only while the model computed successors (never by the set-up, a property,
+    the symmetry reduction or a cached function), and no class of the run's states
+    comes from a module the mutant reloads."""
+    if e.id not in base["graphs"] or not m.function:
+        return False
+    where = base["def_lines"][m.path].get((m.line, m.col))
+    if where is None or where in base["outside"][e.id].get(m.path, ()):
+        return False
+    reloaded = {m.module} | set(plan.snapshots[m.module])
+    return not reloaded & base["class_modules"][e.id]
+
+
 def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
-                on_row=None, every_run: bool = False) -> tuple[list, list]:
+                on_row=None, every_run: bool = False,
+                replay: bool = True) -> tuple[list, list]:
     """Every mutant of ``plan`` on ``jobs`` workers; returns (rows, ids not run). A
     mutant stops at its first run that a property or a witness kills or that outgrows
-    a limit (``classify.decisive``), unless ``every_run``."""
+    a limit (``classify.decisive``), unless ``every_run``. With ``replay``, a run the
+    mutant cannot have changed is decided by replaying the baseline's state graph
+    (``kmc.mutate.replay``): the same results, in a fraction of the time."""
     stop_at = None if every_run else {e: r for e, r in base["runs"].items()}
     limits = state_limits(base["runs"])
     stmt_lines = base["stmt_lines"]
@@ -201,28 +257,42 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
         limit = timeout or TIMEOUT_FACTOR * sum(base["runs"][e.id]["elapsed"]
                                                 for e in entries) + SLACK
         todo.append(m)
+        graphs = {e.id: (base["graphs"][e.id], base["runs"][e.id])
+                  for e in entries if replay and replayable(plan, base, m, e)}
+        where = (m.path, base["def_lines"][m.path].get((m.line, m.col)))
         tasks.append((mutant_task, (m, plan.sources[m.path], plan.snapshots[m.module],
-                                    entries, stop_at, limits), limit))
-    for i, result in run_tasks(tasks, jobs, budget):
-        m = todo[i]
-        if result.get("status") == NOT_RUN:
-            not_run.append(m.id)
-            continue
-        row = _row(m, classify(base["runs"], result), True, result.get("elapsed_s"))
-        rows.append(row)
-        if on_row is not None:
-            on_row(row)
+                                    entries, stop_at, limits, graphs, where), limit))
+    # the workers are forked from this process and share the recorded graphs with it:
+    # frozen, they are never visited by a worker's garbage collector, which would copy
+    # every page it touches
+    gc.collect()
+    gc.freeze()
+    try:
+        for i, result in run_tasks(tasks, jobs, budget):
+            m = todo[i]
+            if result.get("status") == NOT_RUN:
+                not_run.append(m.id)
+                continue
+            row = _row(m, classify(base["runs"], result), True, result.get("elapsed_s"),
+                       sum(bool(r.get("replayed")) for r in result["runs"].values())
+                       if "runs" in result else 0)
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
+    finally:
+        gc.unfreeze()
     order = {m.id: k for k, m in enumerate(plan.mutants)}
     rows.sort(key=lambda r: order[r["id"]])
     return rows, not_run
 
 
-def _row(m: Mutant, v: Verdict, reached: bool, elapsed=None) -> dict:
+def _row(m: Mutant, v: Verdict, reached: bool, elapsed=None, replayed: int = 0) -> dict:
     return {"id": m.id, "file": m.file, "line": m.line, "column": m.col,
             "operator": m.operator, "n": m.n, "function": m.function,
             "description": m.description, "outcome": v.outcome,
             "killed_by": v.killed_by, "evidence": v.evidence, "reached": reached,
-            "elapsed_s": None if elapsed is None else round(elapsed, 2)}
+            "elapsed_s": None if elapsed is None else round(elapsed, 2),
+            "replayed": replayed}
 
 
 def unreached(plan: Plan, base: dict) -> dict:
@@ -252,9 +322,10 @@ def report(plan: Plan, base: dict, rows: list, not_run: list, wall: float) -> di
 
 
 def mutate(plan: Plan, jobs: int = 1, budget=None, timeout=None, on_row=None,
-           every_run: bool = False) -> dict:
+           every_run: bool = False, replay: bool = True) -> dict:
     """Baseline, mutants, report: the whole run."""
     t0 = time.perf_counter()
     base = run_baseline(plan, jobs)
-    rows, not_run = run_mutants(plan, base, jobs, budget, timeout, on_row, every_run)
+    rows, not_run = run_mutants(plan, base, jobs, budget, timeout, on_row, every_run,
+                                replay)
     return report(plan, base, rows, not_run, time.perf_counter() - t0)

@@ -60,7 +60,8 @@ class Graph:
         #: real path -> module name (a file loaded twice: the first name)
         self.module_of = {os.path.realpath(f): n
                           for n, f in sorted(self.file_of.items(), reverse=True)}
-        self.imports = {n: _imports(n, f, n in _packages()) & set(self.file_of)
+        known = set(self.file_of)
+        self.imports = {n: _imports(n, f, n in _packages(), known) & known
                         for n, f in self.file_of.items()}
 
     def closure(self, name: str) -> set[str]:
@@ -95,8 +96,11 @@ def _project_roots(extra) -> list[str]:
     return sorted(roots)
 
 
-def _imports(name: str, path: str, is_package: bool) -> set[str]:
-    """Modules named by the import statements of one file."""
+def _imports(name: str, path: str, is_package: bool, known=frozenset()) -> set[str]:
+    """Modules named by the import statements of one file. ``from P import a, b`` names
+    P's submodules a and b, and P itself only if a name is not a ``known`` submodule:
+    the file then holds a reference to something P's ``__init__`` defines (importing a
+    submodule runs the package's ``__init__``, but keeps nothing of it)."""
     try:
         with open(path, encoding="utf-8") as f:
             tree = ast.parse(f.read(), path)
@@ -113,8 +117,10 @@ def _imports(name: str, path: str, is_package: bool) -> set[str]:
                 parts = package.split(".")
                 parent = ".".join(parts[:len(parts) - node.level + 1])
                 base = f"{parent}.{base}" if base else parent
-            out.add(base)
-            out.update(f"{base}.{a.name}" for a in node.names)
+            subs = {f"{base}.{a.name}" for a in node.names}
+            out.update(subs)
+            if not subs <= known:
+                out.add(base)
     return out
 
 

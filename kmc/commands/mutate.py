@@ -59,6 +59,10 @@ def add_arguments(p):
     p.add_argument("--every-run", action="store_true",
                    help="run every entry on every mutant, even after one killed it "
                         "(killed_by then names every property that catches it; slower)")
+    p.add_argument("--no-replay", action="store_true",
+                   help="explore every run in full, even one the mutant cannot have "
+                        "changed (by default such a run is decided by replaying the "
+                        "unmutated model's state graph: the same results, faster)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object on stdout (the table goes to stderr)")
     p.add_argument("--markdown", metavar="FILE", help="write a Markdown summary")
@@ -84,7 +88,7 @@ def run(args) -> int:
         f"{len(entries)} runs each at most, {workers} worker{'s' if workers > 1 else ''}")
     say(report.header())
     rep = mutate(plan, workers, args.time_budget, args.timeout,
-                 on_row=lambda row: say(report.line(row)), every_run=args.every_run)
+                 on_row=lambda row: say(report.line(row)), every_run=args.every_run, replay=not args.no_replay)
     for text in report.summary(rep):
         say(text)
     if args.markdown:

@@ -25,15 +25,19 @@ CHOSEN = {
 }
 
 
-@pytest.fixture(scope="module")
-def report():
+def _plan():
     entries = [Entry(id=f"{sc}.kip516", scenario=sc, variant="kip516")
                for sc in ("failover-mid-delete", "recreate-race")]
     plan = make_plan(entries, [CONTROL])
     plan.mutants = [m for m in plan.mutants if m.function == "post" and
                     (m.operator, m.n, m.description) in CHOSEN]
     assert len(plan.mutants) == len(CHOSEN), [m.id for m in plan.mutants]
-    return mutate(plan, jobs=2)
+    return plan
+
+
+@pytest.fixture(scope="module")
+def report():
+    return mutate(_plan(), jobs=2)
 
 
 def test_each_chosen_mutant_gets_its_recorded_outcome(report):
@@ -51,3 +55,16 @@ def test_kills_name_what_killed_them(report):
     assert report["score"]["overall"] == {"killed": 2, "of": 2, "score": 1.0}
     with open(CONTROL) as f:
         assert "d = msg.dst" in f.read()  # the source tree is untouched
+
+
+def test_the_unchanged_runs_are_decided_by_replay_with_the_full_runs_verdicts(report):
+    rows = {r["operator"]: r for r in report["mutants"]}
+    # the equivalent mutant changes no successor of any state: both runs replayed
+    assert rows["cmp"]["replayed"] == 2
+    full = mutate(_plan(), jobs=2, replay=False)
+
+    def verdicts(rep):
+        return [(r["id"], r["outcome"], r["killed_by"], r["evidence"])
+                for r in rep["mutants"]]
+    assert verdicts(full) == verdicts(report)
+    assert not any(r["replayed"] for r in full["mutants"])

@@ -254,3 +254,55 @@ def test_a_mutant_that_blows_the_state_space_up_stops_at_the_state_limit(tmp_pat
     assert row["evidence"] == [f"spend: the state space outgrew the state limit "
                                f"({GROWTH} times the baseline's states, plus "
                                f"{GROWTH_SLACK:,})"]
+
+
+#: a counter in a 1-tuple whose (empty) tail is copied twice at every step; ``s[1:]`` ->
+#: ``s[0:]`` in the second copy makes every step double the tuple, so a few dozen states
+#: would hold billions of items
+DOUBLING = '''from kmc import Model, always
+
+
+class Doubling(Model):
+    name = "doubling"
+
+    def init_states(self):
+        return [(0,)]
+
+    def actions(self, s):
+        return ["inc"] if s[0] < 40 else []
+
+    def next_state(self, s, a):
+        return (s[0] + 1,) + s[1:] + s[1:]
+
+    def properties(self):
+        return [always("Small", lambda s: s[0] <= 40)]
+
+
+def make():
+    return Doubling()
+'''
+
+
+def test_a_mutant_whose_states_grow_without_bound_stops_at_the_address_limit(
+        tmp_path, monkeypatch):
+    """The mutant's states double at every step, too few of them for the state limit:
+    no explorer guard looks between two allocations, but the worker's address-space
+    limit makes one fail, a crash that ends the mutant at its first run."""
+    from kmc.mutate import worker
+
+    monkeypatch.setattr(worker, "WORKER_ADDRESS_SPACE", 64 * 1024 * 1024)
+    path = tmp_path / "mutate_doubling_model.py"
+    path.write_text(DOUBLING)
+    entries = [Entry(id=f"doubling{k}", scenario=f"{path}:make") for k in (1, 2)]
+    plan = make_plan(entries)
+    line = DOUBLING.splitlines()[line_of_in(DOUBLING, "s[1:] + s[1:]") - 1]
+    col = line.rindex("s[1:]") + 2
+    plan.mutants = [m for m in plan.mutants if m.col == col and m.description == "1 -> 0"]
+    (row,) = mutate(plan, jobs=1)["mutants"]
+    assert (row["outcome"], row["killed_by"]) == ("crash", ["MemoryError"]), row
+    assert len(row["evidence"]) == 1  # the second run never started
+
+
+def line_of_in(source: str, text: str) -> int:
+    (n,) = [n for n, line in enumerate(source.splitlines(), 1) if text in line]
+    return n
