@@ -118,9 +118,11 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     """The unmutated model on every entry that some mutant needs, each entry in a fresh
     worker that loads the mutated files and their importers afresh (as a mutant's worker
     does); returns {"runs": entry id -> run, "lines": file -> executed lines,
-    "entry_lines": entry id -> file -> executed lines, "outside": the same for lines run
-    outside the model's successors, "graphs": entry id -> state graph (``replay``),
-    "class_modules": entry id -> modules of the classes in its states}."""
+    "entry_lines": entry id -> file -> executed lines, "outside": entry id -> file ->
+    first lines of the functions called outside the model's successors, "graphs": entry
+    id -> state graph (``replay``), "class_modules": entry id -> modules of the classes
+    in its states, "stmt_lines" and "def_lines": per file, where each node's statement
+    and function start}."""
     wanted = {e.id for es in plan.relevant.values() for e in es}
     entries = [e for e in plan.entries if e.id in wanted]
     served = {}
@@ -263,8 +265,8 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
         tasks.append((mutant_task, (m, plan.sources[m.path], plan.snapshots[m.module],
                                     entries, stop_at, limits, graphs, where), limit))
     # the workers are forked from this process and share the recorded graphs with it:
-    # frozen, they are never visited by a worker's garbage collector, which would copy
-    # every page it touches
+    # frozen, the graphs are not visited by a worker's garbage collector, which would
+    # copy every page it writes to (a fork of a large process is quicker too)
     gc.collect()
     gc.freeze()
     try:
