@@ -26,7 +26,7 @@ recorded states).
 """
 from __future__ import annotations
 
-from kmc.model.encoding import fingerprint
+from kmc.model.encoding import fingerprint128
 
 #: the most states a recorded graph holds; a larger run is not recorded (its replay
 #: would hold too much memory in every worker)
@@ -38,7 +38,7 @@ class Graph:
 
     def __init__(self):
         self.states: list = []     # every state the run saw, expanded or not
-        self.index: dict = {}      # fingerprint -> position in ``states``
+        self.index: dict = {}      # 128-bit fingerprint -> position in ``states``
         self.expanded: list = []   # positions of the expanded states, in expansion order
         self.successors: list = []  # per expanded state: ((action, position), ...)
         #: per expanded state: the functions of the mutated files its successors called,
@@ -51,24 +51,25 @@ class Graph:
         self._done: set = set()
         self.overflow = False
 
-    def _at(self, fp: int, s) -> int:
+    def _at(self, s) -> int:
+        fp = fingerprint128(s)
         i = self.index.get(fp)
         if i is None:
             i = self.index[fp] = len(self.states)
             self.states.append(s)
         return i
 
-    def add(self, fp: int, s, out, called=None) -> None:
-        """``s`` (fingerprint ``fp``) was expanded into ``out``, calling the functions
-        ``called`` (None: not known, every function counts as called)."""
+    def add(self, s, out, called=None) -> None:
+        """``s`` was expanded into ``out``, calling the functions ``called`` (None: not
+        known, every function counts as called)."""
         if self.overflow:
             return
-        i = self._at(fp, s)
+        i = self._at(s)
         if i in self._done:  # asked again (a counterexample being rebuilt)
             return
         self._done.add(i)
         self.expanded.append(i)
-        self.successors.append(tuple((a, self._at(fingerprint(t), t)) for a, t in out))
+        self.successors.append(tuple((a, self._at(t)) for a, t in out))
         if called is not None:
             called = frozenset(called)
             called = self._sets.setdefault(called, called)
@@ -81,9 +82,9 @@ class Graph:
         actions or None)."""
         if self.overflow:
             return
-        i = self._at(fingerprint(s), s)
+        i = self._at(s)
         if method == "next_state" and out is not None:
-            out = self._at(fingerprint(out), out)
+            out = self._at(out)
         self.calls.append((method, i, args, out if method == "next_state" else list(out)))
 
     def frozen(self):

@@ -70,7 +70,7 @@ class Recorder:
             finally:
                 expanding.pop()
             if graph is not None:
-                graph.add(fp, s, out, tracer and tracer.called)
+                graph.add(s, out, tracer and tracer.called)
             if tracer is not None:
                 tracer.called = None
             return out

@@ -128,8 +128,6 @@ def _toy_module(toy):
 def _record(model):
     """The whole graph of ``model`` as the baseline records it (no tracer: every state
     counts as touching every function)."""
-    from kmc.model.encoding import fingerprint
-
     g, todo, seen = Graph(), list(model.init_states()), set()
     while todo:
         s = todo.pop()
@@ -137,7 +135,7 @@ def _record(model):
             continue
         seen.add(s)
         out = model.successors(s)
-        g.add(fingerprint(s), s, out)
+        g.add(s, out)
         todo.extend(t for _a, t in out)
     return g.frozen()
 
