@@ -115,11 +115,12 @@ def classify(baseline: dict, result: dict) -> Verdict:
 
 def decisive(base: dict, run: dict) -> bool:
     """Does ``run`` already kill its mutant by a property or a witness (against the
-    baseline's ``base``), or has its state space outgrown a limit? A worker may stop
-    there: the later runs cannot undo a kill, and a mutant that blew one run's state
-    space up would blow up the larger runs after it too."""
-    if run.get("error"):  # a crash; a later run may still show a property's verdict,
-        # unless the worker ran out of memory: a later run would too
+    baseline's ``base``), or has its state space outgrown a limit (a guard stopped it,
+    or an allocation failed: ``MemoryError``)? A worker may stop there: the later runs
+    cannot undo a kill, and a mutant that blew one run's state space up would blow up
+    the larger runs after it too. Another crash is not decisive: a later run may still
+    show a property's verdict, the stronger kill."""
+    if run.get("error"):
         return run["error"].startswith("MemoryError")
     if _grew(base, run) or any(p not in base["violated"] for p in run["violated"]):
         return True

@@ -88,7 +88,8 @@ def run(args) -> int:
         f"{len(entries)} runs each at most, {workers} worker{'s' if workers > 1 else ''}")
     say(report.header())
     rep = mutate(plan, workers, args.time_budget, args.timeout,
-                 on_row=lambda row: say(report.line(row)), every_run=args.every_run, replay=not args.no_replay)
+                 on_row=lambda row: say(report.line(row)), every_run=args.every_run,
+                 replay=not args.no_replay)
     for text in report.summary(rep):
         say(text)
     if args.markdown:

@@ -10,7 +10,7 @@ from kmc.cli import main
 from kmc.mutate.replay import Graph, same_graph
 from kmc.mutate.runner import make_plan, mutate
 from kmc.reports.regress.suite import Entry
-from mutate_toy import line_of, toy_file
+from mutate_toy import toy_file
 
 #: a counter (its state a plain tuple: no class a mutant could reload) whose step goes
 #: through a cached helper; ``x > 100`` never holds, so the mutants of both guards
