@@ -74,8 +74,8 @@ def toy_file(tmp_path_factory) -> str:
     return _written["path"]
 
 
-def line_of(text: str) -> int:
-    """The line number of the toy's line containing ``text``."""
-    hits = [n for n, line in enumerate(SOURCE.splitlines(), 1) if text in line]
+def line_of(text: str, source: str = SOURCE) -> int:
+    """The line number of the toy's (or ``source``'s) line containing ``text``."""
+    hits = [n for n, line in enumerate(source.splitlines(), 1) if text in line]
     assert len(hits) == 1, (text, hits)
     return hits[0]

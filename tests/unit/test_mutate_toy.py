@@ -295,14 +295,10 @@ def test_a_mutant_whose_states_grow_without_bound_stops_at_the_address_limit(
     path.write_text(DOUBLING)
     entries = [Entry(id=f"doubling{k}", scenario=f"{path}:make") for k in (1, 2)]
     plan = make_plan(entries)
-    line = DOUBLING.splitlines()[line_of_in(DOUBLING, "s[1:] + s[1:]") - 1]
+    line = DOUBLING.splitlines()[line_of("s[1:] + s[1:]", DOUBLING) - 1]
     col = line.rindex("s[1:]") + 2
     plan.mutants = [m for m in plan.mutants if m.col == col and m.description == "1 -> 0"]
     (row,) = mutate(plan, jobs=1)["mutants"]
     assert (row["outcome"], row["killed_by"]) == ("crash", ["MemoryError"]), row
     assert len(row["evidence"]) == 1  # the second run never started
 
-
-def line_of_in(source: str, text: str) -> int:
-    (n,) = [n for n, line in enumerate(source.splitlines(), 1) if text in line]
-    return n
