@@ -20,11 +20,16 @@ reach, and exploring those runs was most of a mutation run's time; a replay asks
 successors of a fraction of the states and checks no property.
 
 States are compared by equality (a state of another type that compares equal, ``1``
-for ``True``, counts as the same state). A run replays only if its states hold no
-object of a class the mutant reloads (a mutated class would keep the old methods on the
-recorded states).
+for ``True``, counts as the same state). A recorded state may hold objects of a class
+that the mutant's process has loaded again (a mutant of the module defining it, or of a
+module it imports): a NamedTuple is rebuilt as the mutant's class before the mutant's
+model sees it, so a mutated method runs as it would in a full run. A run whose states
+hold an object of any other reloaded class (one a replay cannot rebuild) is explored in
+full.
 """
 from __future__ import annotations
+
+import sys
 
 from kmc.model.encoding import fingerprint128
 
@@ -95,11 +100,10 @@ class Graph:
                 tuple(self.calls), tuple(self.touched))
 
 
-def class_modules(graph) -> set:
-    """Modules that define a class of some object inside the recorded states or
-    actions (builtins left out)."""
+def _objects(graph):
+    """Every object inside the recorded states, actions and questions, once each."""
     states, _expanded, successors, calls, _touched = graph
-    out, seen = set(), set()
+    seen = set()
     todo = list(states)
     todo.extend(a for succ in successors for a, _i in succ)
     todo.extend(c[2] for c in calls)
@@ -108,35 +112,102 @@ def class_modules(graph) -> set:
         if id(x) in seen:
             continue
         seen.add(id(x))
-        t = type(x)
-        if t.__module__ != "builtins":
-            out.add(t.__module__)
+        yield x
         if isinstance(x, (tuple, list, frozenset, set)):
             todo.extend(x)
         elif isinstance(x, dict):
             todo.extend(x.keys())
             todo.extend(x.values())
-    return out
 
 
-def same_graph(model, graph, function=None) -> bool:
+def rebuildable(cls) -> bool:
+    """Can a replay rebuild an object of ``cls`` as the class of the same name in a
+    module loaded again (``Rebuild``)? A NamedTuple can: its fields are its value."""
+    return issubclass(cls, tuple) and hasattr(cls, "_make") and hasattr(cls, "_fields")
+
+
+def fixed_class_modules(graph) -> set:
+    """Modules that define a class of some object inside the recorded states or
+    actions that a replay cannot rebuild as a reloaded module's class (builtins and
+    NamedTuples left out): a mutant that reloads one of them explores the run in full."""
+    return {type(x).__module__ for x in _objects(graph)
+            if type(x).__module__ != "builtins" and not rebuildable(type(x))}
+
+
+class CannotRebuild(Exception):
+    """A recorded object's class was loaded again and cannot be rebuilt."""
+
+
+class Rebuild:
+    """Recorded objects as the mutant's process would have built them: every NamedTuple
+    whose class comes from one of ``modules`` (loaded again by the mutant) is rebuilt as
+    the class of the same name in the module now loaded, recursively; everything else is
+    kept (shared parts stay shared). Raises ``CannotRebuild`` for an object of a
+    reloaded class that is not a NamedTuple."""
+
+    def __init__(self, modules):
+        self.modules = frozenset(modules)
+        self._memo: dict = {}  # id -> (original, rebuilt): the original keeps its id
+
+    def __call__(self, x):
+        t = type(x)
+        if t in _ATOMS:
+            return x
+        hit = self._memo.get(id(x))
+        if hit is not None:
+            return hit[1]
+        out = self._rebuild(x, t)
+        self._memo[id(x)] = (x, out)
+        return out
+
+    def _rebuild(self, x, t):
+        if t.__module__ in self.modules:
+            if not rebuildable(t):
+                raise CannotRebuild(f"{t.__module__}.{t.__qualname__}")
+            return _class_named(t)._make([self(v) for v in x])
+        if isinstance(x, (tuple, list, frozenset, set)):
+            items = [self(v) for v in x]
+            if all(a is b for a, b in zip(items, x)):
+                return x
+            return t._make(items) if rebuildable(t) else t(items)
+        if isinstance(x, dict):
+            return {self(k): self(v) for k, v in x.items()}
+        return x
+
+
+_ATOMS = frozenset({int, str, bool, float, bytes, type(None)})
+
+
+def _class_named(t):
+    """The class named like ``t`` in the module of that name loaded now."""
+    obj = sys.modules.get(t.__module__)
+    for part in t.__qualname__.split("."):
+        obj = getattr(obj, part, None)
+    if not isinstance(obj, type) or not rebuildable(obj):
+        raise CannotRebuild(f"{t.__module__}.{t.__qualname__}")
+    return obj
+
+
+def same_graph(model, graph, function=None, reloaded=()) -> bool:
     """Does ``model`` give every recorded state exactly the recorded successors, and
     every other recorded question the recorded answer? With ``function`` ((file, first
     line): the one the mutant changed), only the states whose successors called it are
-    asked again: on the others the mutant runs exactly the baseline's code."""
+    asked again: on the others the mutant runs exactly the baseline's code.
+    ``reloaded``: the modules the mutant's process loaded again (``Rebuild``)."""
     states, expanded, recorded, calls, touched = graph
     succ = model.successors
+    mine = Rebuild(reloaded) if reloaded else (lambda x: x)
     for i, want, called in zip(expanded, recorded, touched):
         if function is not None and called is not None and function not in called:
             continue
-        got = succ(states[i])
+        got = succ(mine(states[i]))
         if len(got) != len(want):
             return False
         for (a, t), (b, j) in zip(got, want):
             if a != b or t != states[j]:
                 return False
     for method, i, args, want in calls:
-        got = getattr(model, method)(states[i], *args)
+        got = getattr(model, method)(mine(states[i]), *mine(args))
         if method == "actions":
             if list(got) != want:
                 return False

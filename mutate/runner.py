@@ -120,8 +120,8 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     does); returns {"runs": entry id -> run, "lines": file -> executed lines,
     "entry_lines": entry id -> file -> executed lines, "outside": entry id -> file ->
     first lines of the functions called outside the model's successors, "graphs": entry
-    id -> state graph (``replay``), "class_modules": entry id -> modules of the classes
-    in its states, "stmt_lines" and "def_lines": per file, where each node's statement
+    id -> state graph (``replay``), "fixed_classes": entry id -> modules of the classes
+    in its states that a replay cannot rebuild, "stmt_lines" and "def_lines": per file, where each node's statement
     and function start}."""
     wanted = {e.id for es in plan.relevant.values() for e in es}
     entries = [e for e in plan.entries if e.id in wanted]
@@ -132,7 +132,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         served[module] = (path, plan.sources[path])
     tasks = [(baseline_task, (e, plan.files, served), None) for e in entries]
     runs, lines, entry_lines = {}, {f: set() for f in plan.files}, {}
-    outside, graphs, class_mods = {}, {}, {}
+    outside, graphs, fixed = {}, {}, {}
     for i, out in run_tasks(tasks, jobs):
         eid = entries[i].id
         if "run" not in out:
@@ -145,12 +145,12 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         outside[eid] = {f: set(v) for f, v in out["outside"].items()}
         if out["graph"] is not None:
             graphs[eid] = out["graph"]
-            class_mods[eid] = set(out["class_modules"])
+            fixed[eid] = set(out["fixed_classes"])
         for f, v in out["lines"].items():
             lines[f].update(v)
     return {"runs": runs, "lines": {f: sorted(v) for f, v in lines.items()},
             "entry_lines": entry_lines, "outside": outside, "graphs": graphs,
-            "class_modules": class_mods,
+            "fixed_classes": fixed,
             "stmt_lines": {path: statement_lines(text)
                            for path, text in plan.sources.items()},
             "def_lines": {path: function_lines(text)
@@ -225,15 +225,16 @@ def replayable(plan: Plan, base: dict, m: Mutant, e) -> bool:
     """May ``m`` replay the baseline's graph of ``e`` instead of running it
     (``replay``)? Only if the run recorded its graph, the function holding ``m`` was
     called only while the model computed successors (never by the set-up, a property,
-    the symmetry reduction or a cached function), and no class of the run's states
-    comes from a module the mutant reloads."""
+    the symmetry reduction or a cached function), and every object of the run's
+    states whose class comes from a module the mutant reloads can be rebuilt as the
+    reloaded class (``replay.Rebuild``)."""
     if e.id not in base["graphs"] or not m.function:
         return False
     where = base["def_lines"][m.path].get((m.line, m.col))
     if where is None or where in base["outside"][e.id].get(m.path, ()):
         return False
     reloaded = {m.module} | set(plan.snapshots[m.module])
-    return not reloaded & base["class_modules"][e.id]
+    return not reloaded & base["fixed_classes"][e.id]
 
 
 def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,

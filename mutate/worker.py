@@ -144,14 +144,15 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None) ->
                 "where": _where(e), "elapsed": time.perf_counter() - t0}
 
 
-def replays(entry, graph, function=None) -> bool:
+def replays(entry, graph, function=None, reloaded=()) -> bool:
     """Does the mutant loaded in this process give the states of the baseline's
     ``graph`` of ``entry`` that called ``function`` the recorded successors
-    (``replay.same_graph``)? An exception is a no: the full run then records it."""
+    (``replay.same_graph``; ``reloaded``: the modules the mutant loaded again)? An
+    exception is a no: the full run then records it."""
     from kmc.mutate.replay import same_graph
 
     try:
-        return same_graph(_build(entry)[3], graph, function)
+        return same_graph(_build(entry)[3], graph, function, reloaded)
     except Exception:
         return False
 
@@ -264,9 +265,10 @@ def baseline_task(entry, files, served) -> dict:
     runs the entry the same way, so a mutant whose line is not among them runs it exactly
     as the baseline did: its runs skip that entry. Also the functions called outside the
     model's successors (``LineTracer.outside``), the run's state graph (``replay``; None
-    when too large) and the modules whose classes its states use."""
+    when too large) and the modules of the classes in its states that a replay cannot
+    rebuild."""
     from kmc.mutate.isolation import install_unmutated
-    from kmc.mutate.replay import Graph, class_modules
+    from kmc.mutate.replay import Graph, fixed_class_modules
 
     install_unmutated(served)
     graph = Graph()
@@ -276,7 +278,7 @@ def baseline_task(entry, files, served) -> dict:
     return {"run": run, "lines": {f: sorted(v) for f, v in tracer.lines.items()},
             "outside": {f: sorted(v) for f, v in tracer.outside.items()},
             "graph": frozen,
-            "class_modules": sorted(class_modules(frozen)) if frozen else []}
+            "fixed_classes": sorted(fixed_class_modules(frozen)) if frozen else []}
 
 
 def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
@@ -297,10 +299,10 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
         install(mutant, source, snapshot)
     except (LookupError, SyntaxError, ValueError, TypeError) as e:
         return {"load_error": f"{type(e).__name__}: {e}"}
-    runs = {}
+    runs, reloaded = {}, {mutant.module, *snapshot}
     for e in entries:
         graph, base_run = (graphs or {}).get(e.id, (None, None))
-        if graph is not None and replays(e, graph, function):
+        if graph is not None and replays(e, graph, function, reloaded):
             runs[e.id] = {**base_run, "replayed": True}
             continue
         runs[e.id] = run_entry(e, (limits or {}).get(e.id))

@@ -2,6 +2,7 @@
 state graph: the same outcomes as exploring every run, and never for code whose effect
 can escape the successors (a cached function)."""
 import json
+import sys
 
 import pytest
 
@@ -75,8 +76,8 @@ def _both(path):
     return mutate(plan(), jobs=2), mutate(plan(), jobs=2, replay=False)
 
 
-def _lines_of(text):
-    lines = CACHED.splitlines()
+def _lines_of(text, source=CACHED):
+    lines = source.splitlines()
     return [n for n, line in enumerate(lines, 1) if line.strip() == text]
 
 
@@ -109,20 +110,124 @@ def test_a_cached_function_is_never_replayed(cached):
         {"equivalent"}
 
 
-def test_a_state_class_of_the_mutated_module_is_never_replayed(toy):
-    # the toy's states are instances of a class its own module defines: a mutant
-    # reloads that module, so the recorded states would keep the old class
-    rep = mutate(make_plan([Entry(id="toy", scenario=f"{toy}:make")]), jobs=2)
-    assert rep["mutants"] and not any(r["replayed"] for r in rep["mutants"])
+#: states of a NamedTuple class with a method the successors call, and a frozen
+#: dataclass (``FROZEN`` swaps it in): a mutant reloads the module defining them
+CLASSY = '''from dataclasses import dataclass
+from typing import NamedTuple
+
+from kmc import Model, always
 
 
-def _toy_module(toy):
+class S(NamedTuple):
+    x: int
+
+    def step(self):
+        return S(self.x + 1)
+
+
+@dataclass(frozen=True)
+class D:
+    x: int
+
+    def step(self):
+        return D(self.x + 1)
+
+
+class Classy(Model):
+    name = "classy"
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def init_states(self):
+        return [self.kind(0)]
+
+    def actions(self, s):
+        out = []
+        if s.x < 3:
+            out.append("inc")
+        if s.x > 100:
+            out.append("never")
+        return out
+
+    def next_state(self, s, a):
+        return s.step() if a == "inc" else None
+
+    def properties(self):
+        return [always("Bounded", lambda s: s.x <= 3)]
+
+
+def make():
+    return Classy(S)
+
+
+def frozen():
+    return Classy(D)
+'''
+
+
+@pytest.fixture(scope="module")
+def classy(tmp_path_factory):
+    path = tmp_path_factory.mktemp("mutate-classy") / "mutate_classy_model.py"
+    path.write_text(CLASSY)
+    return str(path)
+
+
+def test_a_reloaded_state_class_is_rebuilt_for_the_replay(classy):
+    def run(replay, factory="make"):
+        plan = make_plan([Entry(id="classy", scenario=f"{classy}:{factory}")])
+        return mutate(plan, jobs=2, replay=replay)["mutants"]
+
+    fast, full = run(True), run(False)
+    assert [_key(r) for r in fast] == [_key(r) for r in full]
+    step = CLASSY.splitlines().index("        return S(self.x + 1)") + 1
+    # the method of the state class, mutated: the replay asks the mutant's own method
+    # (the recorded states rebuilt as the reloaded class), sees other successors and
+    # explores the run, where the property kills it
+    plus = [r for r in fast if r["line"] == step and r["description"] == "1 -> 2"]
+    assert plus and plus[0]["outcome"] == "property" and not plus[0]["replayed"]
+    # the guard that never fires is decided by replay despite the reloaded class
+    never = [r for r in fast if r["line"] in _lines_of("if s.x > 100:", CLASSY)
+             and r["outcome"] == "equivalent"]
+    assert never and all(r["replayed"] == 1 for r in never)
+    # a dataclass cannot be rebuilt: with it in the states nothing is replayed
+    frozen = run(True, "frozen")
+    assert frozen and not any(r["replayed"] for r in frozen)
+    assert [r for r in frozen if r["line"] in _lines_of("if s.x > 100:", CLASSY)
+            and r["outcome"] == "equivalent"]
+
+
+def test_rebuild_makes_the_reloaded_class_and_keeps_the_rest(tmp_path, monkeypatch):
+    from kmc.mutate.replay import CannotRebuild, Rebuild
+
+    path = tmp_path / "mutate_rebuild_probe.py"
+    path.write_text(CLASSY)
+    old = _load(str(path), "mutate_rebuild_probe")
+    shared = old.S(1)
+    state = (shared, (shared, 2), frozenset({3}), "x")
+    new = _load(str(path), "mutate_rebuild_probe")  # the module loaded again
+    monkeypatch.setitem(sys.modules, "mutate_rebuild_probe", new)
+    got = Rebuild({"mutate_rebuild_probe"})(state)
+    assert got == state and type(got[0]) is new.S and type(got[0]) is not old.S
+    assert got[1][0] is got[0]  # shared parts stay shared
+    assert got[2] is state[2]  # nothing reloaded inside: the object itself
+    assert Rebuild({"elsewhere"})(state) is state
+    with pytest.raises(CannotRebuild):
+        Rebuild({"mutate_rebuild_probe"})((old.D(1),))
+
+
+def _load(path, name="mutate_replay_toy"):
+    """``path`` loaded as module ``name``, outside ``sys.modules``."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("mutate_replay_toy", toy)
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def _toy_module(toy):
+    return _load(toy)
 
 
 def _record(model):
