@@ -1,0 +1,86 @@
+"""Where a mutation run's time goes: every Kth mutant of a suite tier, timed.
+
+    python bench/mutate_bench.py                 # every 8th mutant of the smoke tier
+    python bench/mutate_bench.py --every 4 --files model/topics/brokers.py
+    python bench/mutate_bench.py --json out.json # also the rows and the baseline's runs
+
+It plans the run exactly as ``kmc mutate --tier smoke`` does (the same files, mutants
+and entries), runs the baseline on every entry and then every Kth mutant on ``--jobs``
+workers, and prints: the baseline's wall time, the mutant phase's wall time, each
+outcome's and each file's worker seconds, and the whole run's time extrapolated from the
+sample (the sampled worker seconds times K over the workers, plus the baseline). The
+slowest mutants come last, with how many of their runs a replay decided. Figures, never
+assertions: the sample's mutants are spread over every file in plan order, so the
+extrapolation holds as far as the sample is typical.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+import time
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--every", type=int, default=8, metavar="K")
+    ap.add_argument("--tier", default="smoke", choices=("smoke", "full"))
+    ap.add_argument("--files", nargs="*", default=None)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--json", metavar="FILE")
+    args = ap.parse_args(argv)
+    if args.every < 1:
+        ap.error("--every takes a positive number")
+
+    from kmc.mutate.runner import make_plan, run_baseline, run_mutants
+    from kmc.reports.regress.suite import builtin_suite, read_suite
+
+    suite = read_suite(builtin_suite())
+    plan = make_plan(suite.select(args.tier), args.files)
+    total = len(plan.mutants)
+    plan.mutants = plan.mutants[::args.every]
+    print(f"{total:,} mutants of {len(plan.files)} files; running every "
+          f"{args.every}th: {len(plan.mutants):,}, {args.jobs} workers", flush=True)
+    t0 = time.perf_counter()
+    base = run_baseline(plan, args.jobs)
+    t_base = time.perf_counter() - t0
+    print(f"baseline: {len(base['runs'])} entries in {t_base:.1f} s", flush=True)
+    t0 = time.perf_counter()
+    rows, _not_run = run_mutants(plan, base, args.jobs)
+    t_mut = time.perf_counter() - t0
+    _report(rows, args.every, args.jobs, t_base, t_mut)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"every": args.every, "baseline_s": t_base, "mutants_s": t_mut,
+                       "rows": rows,
+                       "runs": {k: {"states": v.get("states"), "elapsed": v.get("elapsed")}
+                                for k, v in base["runs"].items()}}, f)
+    return 0
+
+
+def _report(rows, every, jobs, t_base, t_mut) -> None:
+    by_outcome, by_file = collections.defaultdict(list), collections.defaultdict(list)
+    for r in rows:
+        by_outcome[r["outcome"]].append(r["elapsed_s"] or 0.0)
+        by_file[r["file"]].append(r["elapsed_s"] or 0.0)
+    worker = sum(sum(v) for v in by_outcome.values())
+    print(f"mutant phase: {len(rows)} mutants in {t_mut:.1f} s wall, {worker:.1f} worker s")
+    whole = worker * every / jobs + t_base
+    print(f"whole run, extrapolated: {whole / 60:.1f} min on {jobs} workers")
+    print("\nworker seconds by outcome:")
+    for k, v in sorted(by_outcome.items(), key=lambda kv: -sum(kv[1])):
+        print(f"  {k:12s} {len(v):5d} mutants {sum(v):8.1f} s "
+              f"({100 * sum(v) / max(worker, 1e-9):4.1f}%)  {sum(v) / len(v):5.2f} s each")
+    print("\nworker seconds by file (top 20):")
+    for k, v in sorted(by_file.items(), key=lambda kv: -sum(kv[1]))[:20]:
+        print(f"  {k:44s} {len(v):4d} {sum(v):8.1f} s  {sum(v) / len(v):5.2f} s each")
+    print("\nslowest mutants:")
+    for r in sorted(rows, key=lambda r: -(r["elapsed_s"] or 0))[:10]:
+        print(f"  {r['elapsed_s']:6.2f} s  {r['outcome']:11s} replayed {r['replayed']:3d}  "
+              f"{r['id']}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
