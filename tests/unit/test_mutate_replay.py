@@ -64,11 +64,16 @@ def toy(tmp_path_factory):
     return toy_file(tmp_path_factory)
 
 
+def _model_file(tmp_path_factory, stem: str, text: str) -> str:
+    """``text`` written as module ``stem`` (a name unique in the test process)."""
+    path = tmp_path_factory.mktemp(stem) / f"{stem}.py"
+    path.write_text(text)
+    return str(path)
+
+
 @pytest.fixture(scope="module")
 def cached(tmp_path_factory):
-    path = tmp_path_factory.mktemp("mutate-cached") / "mutate_cached_model.py"
-    path.write_text(CACHED)
-    return str(path)
+    return _model_file(tmp_path_factory, "mutate_cached_model", CACHED)
 
 
 def _both(path):
@@ -168,9 +173,7 @@ def frozen():
 
 @pytest.fixture(scope="module")
 def classy(tmp_path_factory):
-    path = tmp_path_factory.mktemp("mutate-classy") / "mutate_classy_model.py"
-    path.write_text(CLASSY)
-    return str(path)
+    return _model_file(tmp_path_factory, "mutate_classy_model", CLASSY)
 
 
 def test_a_reloaded_state_class_is_rebuilt_for_the_replay(classy):
