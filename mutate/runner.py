@@ -121,8 +121,8 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     "entry_lines": entry id -> file -> executed lines, "outside": entry id -> file ->
     first lines of the functions called outside the model's successors, "graphs": entry
     id -> state graph (``replay``), "fixed_classes": entry id -> modules of the classes
-    in its states that a replay cannot rebuild, "stmt_lines" and "def_lines": per file, where each node's statement
-    and function start}."""
+    in its states that a replay cannot rebuild, "stmt_lines" and "def_lines": per
+    file, where each node's statement and function start}."""
     wanted = {e.id for es in plan.relevant.values() for e in es}
     entries = [e for e in plan.entries if e.id in wanted]
     served = {}
