@@ -13,6 +13,7 @@ from kmc.explorers.bfs import bfs
 from kmc.explorers.core import Core
 from kmc.invariants.fused import Checker
 from kmc.model.encoding import FieldReprs, fingerprint128, key_of_fields
+from kmc.model.kafka.kraft import protocol_properties as kraft_protocol
 from kmc.model.kafka.kraft import views as kraft_views
 from kmc.model.topics import views as topic_views
 from kmc.model.topics.state import Broker, World
@@ -69,6 +70,8 @@ def test_a_pickled_view_is_its_module_object():
     view = topic_views.view
     assert pickle.loads(pickle.dumps(view)) is view
     assert pickle.loads(pickle.dumps(kraft_views.view)) is kraft_views.view
+    kraft = kraft_protocol.protocol_view
+    assert pickle.loads(pickle.dumps(kraft)) is kraft
     copy = view.extended()
     copy(_states("stale-read", "kip516", 3)[1][-1][1])
     back = pickle.loads(pickle.dumps(copy))
@@ -87,13 +90,18 @@ def _fresh(view, s):
                                   ("recreate-other-count", None)])
 def test_memoised_view_parts_equal_a_fresh_computation(case):
     _m, pairs = _states(*case, 1000)
-    views = {type(s): (kraft_views._VIEWS[type(s)] if case[0] != "lifecycle-large"
-                       else topic_views.view) for _p, s in pairs}
-    memoised = [views[type(s)](s) for _p, s in pairs]
-    copies = {t: v.extended() for t, v in views.items()}  # the same parts, new memos
-    assert all(part.memo == {} for c in copies.values() for part in c._parts)
-    for (_p, s), got in zip(pairs[::5], memoised[::5]):
-        assert got == _fresh(copies[type(s)], s)
+    if case[0] == "lifecycle-large":
+        views = {type(s): (topic_views.view,) for _p, s in pairs}
+    else:
+        views = {type(s): (kraft_views._VIEWS[type(s)], kraft_protocol.protocol_view)
+                 for _p, s in pairs}
+    for k in range(len(next(iter(views.values())))):
+        memoised = [views[type(s)][k](s) for _p, s in pairs]
+        # the same parts, new memos
+        copies = {t: v[k].extended() for t, v in views.items()}
+        assert all(part.memo == {} for c in copies.values() for part in c._parts)
+        for (_p, s), got in zip(pairs[::5], memoised[::5]):
+            assert got == _fresh(copies[type(s)], s)
 
 
 @pytest.mark.parametrize("case", [("lifecycle-large", "kip516", {}),

@@ -19,6 +19,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from kmc.invariants.declare import declare
+from kmc.invariants.fieldview import FieldView
 from kmc.invariants.liveness import leads_to
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
 from kmc.model.kafka.kraft.state import DOWN, HALTED, RUNNING, inc_of
@@ -143,12 +144,8 @@ def _bindings(z: dict) -> str:
     return ", ".join(f"{k_}={v_}" for k_, v_ in sorted(z.items()))
 
 
-class _Memo:
-    last: tuple = (None, None)
-
-
-def protocol_view(w) -> dict:
-    """The relations:
+def _protocol_relations(w) -> dict:
+    """The relations, from the quorum and the brokers alone (``protocol_view``):
 
     - ``Change(offset, le_before, le_after, pe_before, pe_after, moved, isr_changed)``:
       each PartitionChangeRecord of the active controller's log against the partition
@@ -182,9 +179,6 @@ def protocol_view(w) -> dict:
       with a ``-delete`` directory on disk; ``Unflushed(broker)``: a broker that is up
       (not down or halted) with a log whose partition.metadata is not flushed.
     """
-    last = _Memo.last
-    if last[0] is w:
-        return last[1]
     q = w.quorum
     facts = _log_facts(q.log)
     held = sorted(q.repl, reverse=True)[len(q.repl) // 2]
@@ -226,7 +220,7 @@ def protocol_view(w) -> dict:
         for x in br.logs:
             if (x.partition, x.topic_id) not in mine:
                 stray.add((bn, x.partition, inc_of(x.topic_id)))
-    v = {
+    return {
         "Change": facts["Change"], "Created": facts["Created"],
         "PartShape": facts["PartShape"], "FencedInIsr": facts["FencedInIsr"],
         "Registration": facts["Registration"],
@@ -238,8 +232,13 @@ def protocol_view(w) -> dict:
         "Leaderless": leaderless, "NotRunning": down, "PendingDelete": pending,
         "Unflushed": unflushed,
     }
-    _Memo.last = (w, v)
-    return v
+
+
+#: the protocol's relations, memoised by the quorum and the brokers (every other field
+#: of a state leaves them unchanged), so the properties over them are checked once per
+#: distinct pair of those fields
+protocol_view = FieldView(((("quorum", "brokers"), _protocol_relations),),
+                          name=__name__ + ":protocol_view")
 
 
 # ---- the active controller's records -----------------------------------------------------
