@@ -12,6 +12,7 @@ from kmc.api import build
 from kmc.explorers.bfs import bfs
 from kmc.explorers.core import Core
 from kmc.invariants.fused import Checker
+from kmc.model.contract import Model
 from kmc.model.encoding import FieldReprs, fingerprint128, key_of_fields
 from kmc.model.kafka.kraft import protocol_properties as kraft_protocol
 from kmc.model.kafka.kraft import views as kraft_views
@@ -62,6 +63,24 @@ def test_generated_replace_builds_the_same_records(topics):
     assert w._replace() == w and w._replace(net=()).net == ()
     with pytest.raises(TypeError):
         br._replace(nonsense=1)
+
+
+@pytest.mark.parametrize("case, probed", [
+    (("recreate-other-count", None, {}), {"member-refresh", "member-fetch",
+                                           "producer-refresh"}),
+    (("kraft-lagging-broker", None, {"records": 1}), {"consumer-refresh", "consumer-fetch",
+                                                      "producer-refresh"}),
+    (("kraft-stray", None, {}), {"replica-fetch"})])
+def test_kraft_successors_reuse_the_steps_that_enabled_them(case, probed):
+    """The KRaft model's successors keep the steps ``actions`` computed to tell that
+    they change something: the same list as asking ``next_state`` for each action."""
+    m, pairs = _states(*case[:2], 1500, case[2])
+    kinds = set()
+    for _p, s in pairs:
+        fast = m.successors(s)
+        assert fast == Model.successors(m, s)
+        kinds.update(a[0] for a, _t in fast)
+    assert probed <= kinds
 
 
 def test_a_pickled_view_is_its_module_object():

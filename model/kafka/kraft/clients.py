@@ -117,9 +117,11 @@ def consumer_refresh(model, w, b: int):
                                           last_epoch=cache.last_epoch), ghost=ghost)
 
 
-def can_consumer_fetch(model, w) -> bool:
+def may_consumer_fetch(w) -> bool:
+    """The consumer has metadata and no error: ``consumer_fetch`` then tells whether a
+    fetch changes anything."""
     c = w.consumer
-    return bool(c.meta) and not c.failed and consumer_fetch(model, w) != w
+    return bool(c.meta) and not c.failed
 
 
 def _reset(policy: str, end: int):

@@ -219,14 +219,16 @@ def actions(model, w) -> list:
     out = []
     for m in range(len(g.members)):
         for b, br in enumerate(w.brokers, 1):
-            if br.status == RUNNING and refresh(model, w, m, b) is not w:
-                out.append(("member-refresh", m, b))
+            if br.status == RUNNING:
+                t = refresh(model, w, m, b)
+                if t is not w:
+                    out.append(("member-refresh", m, b))
+                    model.keep(out[-1], t)
     if needs_rebalance(g):
         out.append(("group-rebalance",))
     for m, mem in enumerate(g.members):
         for p, _pos, _l, _e in mem.pos:
-            if fetch(model, w, m, p) != w:
-                out.append(("member-fetch", m, p))
+            model.probe(out, ("member-fetch", m, p), w, fetch(model, w, m, p))
     return out
 
 

@@ -43,6 +43,8 @@ ENVIRONMENT = FAULTS | INPUTS
 
 class KRaftModel(Model):
     name = "kraft"
+    #: while ``successors`` asks ``actions``: action -> the step computed to enable it
+    _probed = None
 
     def __init__(self, variant: str, bounds):
         self.variant = variant
@@ -142,21 +144,22 @@ class KRaftModel(Model):
                 out.extend(("flush-metadata", b, x.partition) for x in br.logs
                            if publisher.can_flush(br, x.partition))
         for b, p in clients.fetch_candidates(w):
-            if clients.replica_fetch(self, w, b, p) != w:
-                out.append(("replica-fetch", b, p))
+            self.probe(out, ("replica-fetch", b, p), w, clients.replica_fetch(self, w, b, p))
         out.extend(admin.actions(self, w))
         if self.features:
             out.extend(partitions.actions(self, w))
         if self.bounds.consumer:
             for b, br in zip(self.broker_ids, w.brokers):
-                if br.status == RUNNING and clients.consumer_refresh(self, w, b) != w:
-                    out.append(("consumer-refresh", b))
-            if clients.can_consumer_fetch(self, w):
-                out.append(("consumer-fetch",))
+                if br.status == RUNNING:
+                    self.probe(out, ("consumer-refresh", b), w,
+                               clients.consumer_refresh(self, w, b))
+            if clients.may_consumer_fetch(w):
+                self.probe(out, ("consumer-fetch",), w, clients.consumer_fetch(self, w))
         if self.bounds.records:
             for b, br in zip(self.broker_ids, w.brokers):
-                if br.status == RUNNING and clients.producer_refresh(self, w, b) != w:
-                    out.append(("producer-refresh", b))
+                if br.status == RUNNING:
+                    self.probe(out, ("producer-refresh", b), w,
+                               clients.producer_refresh(self, w, b))
             if clients.can_produce(self, w):
                 out.append(("produce",))
         if self.bounds.members:
@@ -178,6 +181,37 @@ class KRaftModel(Model):
 
     def next_state(self, w, action):
         return self._steps[action[0]](self, w, *action[1:])
+
+    def probe(self, out: list, action, w, t) -> None:
+        """``action`` is enabled when its step ``t`` (``next_state(w, action)``, computed
+        to tell) changes ``w``; ``successors`` then takes ``t`` instead of computing it
+        again."""
+        if t != w:
+            out.append(action)
+            self.keep(action, t)
+
+    def keep(self, action, t) -> None:
+        """``t`` is ``next_state`` of ``action`` in the state ``actions`` was asked for."""
+        if self._probed is not None:
+            self._probed[action] = t
+
+    def successors(self, w):
+        """``Model.successors``, with the steps ``actions`` computed to decide that they
+        are enabled (``probe``) taken as they are: the same list, each step computed
+        once."""
+        self._probed = probed = {}
+        try:
+            acts = self.actions(w)
+        finally:
+            self._probed = None
+        out = []
+        for a in acts:
+            t = probed.get(a)
+            if t is None:
+                t = self.next_state(w, a)
+            if t is not None:
+                out.append((a, t))
+        return out
 
     @staticmethod
     def _replicate(model, w, c):
