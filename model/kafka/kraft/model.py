@@ -198,7 +198,8 @@ class KRaftModel(Model):
     def successors(self, w):
         """``Model.successors``, with the steps ``actions`` computed to decide that they
         are enabled (``probe``) taken as they are: the same list, each step computed
-        once."""
+        once. One state at a time per model object, as every explorer asks (a Spark
+        task runs in a Python worker process of its own)."""
         self._probed = probed = {}
         try:
             acts = self.actions(w)
