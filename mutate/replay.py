@@ -126,12 +126,18 @@ def rebuildable(cls) -> bool:
     return issubclass(cls, tuple) and hasattr(cls, "_make") and hasattr(cls, "_fields")
 
 
-def fixed_class_modules(graph) -> set:
-    """Modules that define a class of some object inside the recorded states or
-    actions that a replay cannot rebuild as a reloaded module's class (builtins and
-    NamedTuples left out): a mutant that reloads one of them explores the run in full."""
-    return {type(x).__module__ for x in _objects(graph)
-            if type(x).__module__ != "builtins" and not rebuildable(type(x))}
+def class_modules(graph) -> tuple[set, set]:
+    """Modules that define a class of some object inside the recorded states or actions
+    (builtins left out): those of classes a replay cannot rebuild as a reloaded
+    module's class (a mutant that reloads one of them explores the run in full), and
+    those of NamedTuples (a mutant that reloads one of them has the replay rebuild its
+    objects)."""
+    fixed, rebuilt = set(), set()
+    for x in _objects(graph):
+        t = type(x)
+        if t.__module__ != "builtins":
+            (rebuilt if rebuildable(t) else fixed).add(t.__module__)
+    return fixed, rebuilt
 
 
 class CannotRebuild(Exception):

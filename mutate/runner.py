@@ -120,9 +120,10 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     does); returns {"runs": entry id -> run, "lines": file -> executed lines,
     "entry_lines": entry id -> file -> executed lines, "outside": entry id -> file ->
     first lines of the functions called outside the model's successors, "graphs": entry
-    id -> state graph (``replay``), "fixed_classes": entry id -> modules of the classes
-    in its states that a replay cannot rebuild, "stmt_lines" and "def_lines": per
-    file, where each node's statement and function start}."""
+    id -> state graph (``replay``), "fixed_classes" and "rebuilt_classes": entry id ->
+    modules of the classes in its states that a replay cannot rebuild, and of its
+    NamedTuples (``replay.class_modules``), "stmt_lines" and "def_lines": per file,
+    where each node's statement and function start}."""
     wanted = {e.id for es in plan.relevant.values() for e in es}
     entries = [e for e in plan.entries if e.id in wanted]
     served = {}
@@ -132,7 +133,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         served[module] = (path, plan.sources[path])
     tasks = [(baseline_task, (e, plan.files, served), None) for e in entries]
     runs, lines, entry_lines = {}, {f: set() for f in plan.files}, {}
-    outside, graphs, fixed = {}, {}, {}
+    outside, graphs, fixed, rebuilt = {}, {}, {}, {}
     for i, out in run_tasks(tasks, jobs):
         eid = entries[i].id
         if "run" not in out:
@@ -145,12 +146,12 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         outside[eid] = {f: set(v) for f, v in out["outside"].items()}
         if out["graph"] is not None:
             graphs[eid] = out["graph"]
-            fixed[eid] = set(out["fixed_classes"])
+            fixed[eid], rebuilt[eid] = map(set, out["classes"])
         for f, v in out["lines"].items():
             lines[f].update(v)
     return {"runs": runs, "lines": {f: sorted(v) for f, v in lines.items()},
             "entry_lines": entry_lines, "outside": outside, "graphs": graphs,
-            "fixed_classes": fixed,
+            "fixed_classes": fixed, "rebuilt_classes": rebuilt,
             "stmt_lines": {path: statement_lines(text)
                            for path, text in plan.sources.items()},
             "def_lines": {path: function_lines(text)
@@ -260,7 +261,9 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
         limit = timeout or TIMEOUT_FACTOR * sum(base["runs"][e.id]["elapsed"]
                                                 for e in entries) + SLACK
         todo.append(m)
-        graphs = {e.id: (base["graphs"][e.id], base["runs"][e.id])
+        reloaded = {m.module} | set(plan.snapshots[m.module])
+        graphs = {e.id: (base["graphs"][e.id], base["runs"][e.id],
+                         frozenset(reloaded & base["rebuilt_classes"][e.id]))
                   for e in entries if replay and replayable(plan, base, m, e)}
         where = (m.path, base["def_lines"][m.path].get((m.line, m.col)))
         tasks.append((mutant_task, (m, plan.sources[m.path], plan.snapshots[m.module],

@@ -265,10 +265,10 @@ def baseline_task(entry, files, served) -> dict:
     runs the entry the same way, so a mutant whose line is not among them runs it exactly
     as the baseline did: its runs skip that entry. Also the functions called outside the
     model's successors (``LineTracer.outside``), the run's state graph (``replay``; None
-    when too large) and the modules of the classes in its states that a replay cannot
-    rebuild."""
+    when too large) and the modules of the classes in its states (``replay.
+    class_modules``)."""
     from kmc.mutate.isolation import install_unmutated
-    from kmc.mutate.replay import Graph, fixed_class_modules
+    from kmc.mutate.replay import Graph, class_modules
 
     install_unmutated(served)
     graph = Graph()
@@ -278,7 +278,7 @@ def baseline_task(entry, files, served) -> dict:
     return {"run": run, "lines": {f: sorted(v) for f, v in tracer.lines.items()},
             "outside": {f: sorted(v) for f, v in tracer.outside.items()},
             "graph": frozen,
-            "fixed_classes": sorted(fixed_class_modules(frozen)) if frozen else []}
+            "classes": [sorted(x) for x in class_modules(frozen)] if frozen else [[], []]}
 
 
 def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
@@ -288,8 +288,9 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     runs, it stops after the first run that kills the mutant (``classify.decisive``).
     ``limits``: entry id -> the most states its run may reach. ``graphs``: entry id ->
     (the baseline's state graph, its run) for the entries the mutant may replay
-    (``replay``): a replay that matches is the baseline's run (``"replayed": true``).
-    ``function``: (file, first line) of the function holding the mutant."""
+    and the modules the mutant reloads whose NamedTuples in those states the replay
+    rebuilds (``replay``): a replay that matches is the baseline's run (``"replayed":
+    true``). ``function``: (file, first line) of the function holding the mutant."""
     from kmc.mutate.classify import decisive
     from kmc.mutate.isolation import install
 
@@ -299,10 +300,10 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
         install(mutant, source, snapshot)
     except (LookupError, SyntaxError, ValueError, TypeError) as e:
         return {"load_error": f"{type(e).__name__}: {e}"}
-    runs, reloaded = {}, {mutant.module, *snapshot}
+    runs = {}
     for e in entries:
-        graph, base_run = (graphs or {}).get(e.id, (None, None))
-        if graph is not None and replays(e, graph, function, reloaded):
+        graph, base_run, rebuild = (graphs or {}).get(e.id, (None, None, ()))
+        if graph is not None and replays(e, graph, function, rebuild):
             runs[e.id] = {**base_run, "replayed": True}
             continue
         runs[e.id] = run_entry(e, (limits or {}).get(e.id))
