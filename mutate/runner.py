@@ -234,8 +234,12 @@ def replayable(plan: Plan, base: dict, m: Mutant, e) -> bool:
     where = base["def_lines"][m.path].get((m.line, m.col))
     if where is None or where in base["outside"][e.id].get(m.path, ()):
         return False
-    reloaded = {m.module} | set(plan.snapshots[m.module])
-    return not reloaded & base["fixed_classes"][e.id]
+    return not reloads(plan, m) & base["fixed_classes"][e.id]
+
+
+def reloads(plan: Plan, m: Mutant) -> set:
+    """The modules a worker loads again for ``m``: its own and those importing it."""
+    return {m.module} | set(plan.snapshots[m.module])
 
 
 def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
@@ -261,7 +265,7 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
         limit = timeout or TIMEOUT_FACTOR * sum(base["runs"][e.id]["elapsed"]
                                                 for e in entries) + SLACK
         todo.append(m)
-        reloaded = {m.module} | set(plan.snapshots[m.module])
+        reloaded = reloads(plan, m)
         graphs = {e.id: (base["graphs"][e.id], base["runs"][e.id],
                          frozenset(reloaded & base["rebuilt_classes"][e.id]))
                   for e in entries if replay and replayable(plan, base, m, e)}

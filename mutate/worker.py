@@ -144,15 +144,15 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None) ->
                 "where": _where(e), "elapsed": time.perf_counter() - t0}
 
 
-def replays(entry, graph, function=None, reloaded=()) -> bool:
+def replays(entry, graph, function=None, rebuild=()) -> bool:
     """Does the mutant loaded in this process give the states of the baseline's
     ``graph`` of ``entry`` that called ``function`` the recorded successors
-    (``replay.same_graph``; ``reloaded``: the modules the mutant loaded again)? An
-    exception is a no: the full run then records it."""
+    (``replay.same_graph``; ``rebuild``: the reloaded modules whose NamedTuples the
+    states hold)? An exception is a no: the full run then records it."""
     from kmc.mutate.replay import same_graph
 
     try:
-        return same_graph(_build(entry)[3], graph, function, reloaded)
+        return same_graph(_build(entry)[3], graph, function, rebuild)
     except Exception:
         return False
 
@@ -287,10 +287,10 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     it, name -> (path, text)); loaded in this process for good. Given the ``baseline``
     runs, it stops after the first run that kills the mutant (``classify.decisive``).
     ``limits``: entry id -> the most states its run may reach. ``graphs``: entry id ->
-    (the baseline's state graph, its run) for the entries the mutant may replay
-    and the modules the mutant reloads whose NamedTuples in those states the replay
-    rebuilds (``replay``): a replay that matches is the baseline's run (``"replayed":
-    true``). ``function``: (file, first line) of the function holding the mutant."""
+    (the baseline's state graph, its run, the reloaded modules whose NamedTuples its
+    states hold) for the entries the mutant may replay (``replay``): a replay that
+    matches is the baseline's run (``"replayed": true``). ``function``: (file, first
+    line) of the function holding the mutant."""
     from kmc.mutate.classify import decisive
     from kmc.mutate.isolation import install
 
