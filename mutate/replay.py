@@ -29,7 +29,9 @@ full.
 """
 from __future__ import annotations
 
+import os
 import sys
+from typing import NamedTuple
 
 from kmc.model.encoding import fingerprint128
 
@@ -194,17 +196,18 @@ def _class_named(t):
     return obj
 
 
-def same_graph(model, graph, function=None, reloaded=()) -> bool:
+def same_graph(model, graph, functions=None, reloaded=()) -> bool:
     """Does ``model`` give every recorded state exactly the recorded successors, and
-    every other recorded question the recorded answer? With ``function`` ((file, first
-    line): the one the mutant changed), only the states whose successors called it are
-    asked again: on the others the mutant runs exactly the baseline's code.
-    ``reloaded``: the modules the mutant's process loaded again (``Rebuild``)."""
+    every other recorded question the recorded answer? With ``functions`` (a set of
+    (file, first line): the code the mutant changes), only the states whose successors
+    called one of them are asked again: on the others the mutant runs exactly the
+    baseline's code. ``reloaded``: the modules the mutant's process loaded again
+    (``Rebuild``)."""
     states, expanded, recorded, calls, touched = graph
     succ = model.successors
     mine = Rebuild(reloaded) if reloaded else (lambda x: x)
     for i, want, called in zip(expanded, recorded, touched):
-        if function is not None and called is not None and function not in called:
+        if functions is not None and called is not None and functions.isdisjoint(called):
             continue
         got = succ(mine(states[i]))
         if len(got) != len(want):
@@ -220,3 +223,63 @@ def same_graph(model, graph, function=None, reloaded=()) -> bool:
         elif (got is None) != (want is None) or (got is not None and got != states[want]):
             return False
     return True
+
+
+class Spec(NamedTuple):
+    """What a mutant's worker needs to replay one entry's run."""
+    graph: tuple       # Graph.frozen()
+    run: dict          # the baseline's run: the replay's result when it matches
+    rebuild: frozenset  # reloaded modules whose NamedTuples the states hold (Rebuild)
+    image: tuple       # what the set-up built (snapshot.setup_image)
+    outside: frozenset  # (file, first line) called outside successors and set-up
+    setup: frozenset   # (file, first line) called by the set-up
+
+
+def set_up_matters(spec: Spec, where, functions) -> bool:
+    """Must the mutant's set-up be compared with the baseline's? When the set-up called
+    code the mutant changes (``functions``), or the mutant is outside any function's
+    body (``where`` None): what it changed may be held by what the set-up built."""
+    return where is None or not functions.isdisjoint(spec.setup)
+
+
+def affected(mutant, snapshot, where=None, namespaces=None, tracked=None) -> set | None:
+    """The code through which ``mutant``, loaded in this process, can change a run, as
+    (file, first line); None when it cannot be told (every run is then explored).
+
+    A mutant inside a function's body (``where``: the function's first line) changes
+    that function. A mutant outside any function's body (a constant, a class body, a
+    default argument) changes globals of its module, and
+    the globals of the modules importing it computed from them: those are found by
+    comparing each reloaded module's globals with the baseline's (``namespaces``:
+    module -> ``snapshot.namespace``), and the code it reaches a run through is every
+    function that mentions a changed name, and the changed functions and classes
+    themselves (``tracked``: real path -> file name as the tracer gives it)."""
+    import importlib
+
+    from kmc.mutate import snapshot as sn
+
+    if where is not None:
+        return {(mutant.path, where)}
+    if namespaces is None:
+        return None
+    own = frozenset(namespaces)
+    pairs, attributes, direct, mods = set(), set(), set(), []
+    for name in [mutant.module, *sorted(snapshot)]:
+        if name not in namespaces:
+            return None
+        try:
+            mod = importlib.import_module(name)
+        except Exception:  # the mutant breaks an import: its runs record it
+            return None
+        mods.append(mod)
+        names, attrs = sn.changed(namespaces[name], sn.namespace(mod, own))
+        pairs |= {(name, k) for k in names}
+        attributes |= attrs
+        for k in names:
+            for code in sn.codes_of(getattr(mod, k, None), name):
+                direct.add((tracked.get(os.path.realpath(code.co_filename)),
+                            code.co_firstlineno))
+    found = sn.readers(mods, pairs, attributes, tracked)
+    if found is None or any(f is None for f, _n in direct):
+        return None
+    return found | direct

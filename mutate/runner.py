@@ -15,7 +15,9 @@ from kmc.mutate.isolation import Mutant, mutants_of, read_source
 from kmc.mutate.pool import NOT_RUN, run_tasks
 from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path,
                                 model_module, scenario_module)
-from kmc.mutate.worker import baseline_task, mutant_task
+from kmc.mutate.replay import Spec
+from kmc.mutate.tracer import decorated_lines, tracked
+from kmc.mutate.worker import baseline_task, mutant_task, namespace_task
 
 #: a mutant's time limit when none is given: this many times the baseline's time for
 #: its runs (measured with line tracing on, itself slower than a plain run), plus SLACK
@@ -118,12 +120,16 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     """The unmutated model on every entry that some mutant needs, each entry in a fresh
     worker that loads the mutated files and their importers afresh (as a mutant's worker
     does); returns {"runs": entry id -> run, "lines": file -> executed lines,
-    "entry_lines": entry id -> file -> executed lines, "outside": entry id -> file ->
-    first lines of the functions called outside the model's successors, "graphs": entry
-    id -> state graph (``replay``), "fixed_classes" and "rebuilt_classes": entry id ->
-    modules of the classes in its states that a replay cannot rebuild, and of its
-    NamedTuples (``replay.class_modules``), "stmt_lines" and "def_lines": per file,
-    where each node's statement and function start}."""
+    "entry_lines": entry id -> file -> executed lines, "outside" and "at_setup": entry
+    id -> (file, first line) of the functions called outside the model's successors and
+    set-up, and by the set-up (``tracer``), "images": entry id -> what its set-up built
+    (``snapshot.setup_image``), "graphs": entry id -> state graph (``replay``),
+    "namespaces": module -> its globals by value (``snapshot.namespace``; None if they
+    could not be read), "tracked": real path -> file name as the tracer gives it,
+    "fixed_classes" and "rebuilt_classes": entry id -> modules of the classes in its
+    states that a replay cannot rebuild, and of its NamedTuples
+    (``replay.class_modules``), "stmt_lines" and "def_lines": per file, where each
+    node's statement and function start}."""
     wanted = {e.id for es in plan.relevant.values() for e in es}
     entries = [e for e in plan.entries if e.id in wanted]
     served = {}
@@ -131,10 +137,16 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         served.update(snapshot)
         path = plan.graph.file_of[module]
         served[module] = (path, plan.sources[path])
-    tasks = [(baseline_task, (e, plan.files, served), None) for e in entries]
+    decorated = {path: decorated_lines(text) for path, text in served.values()}
+    tasks = [(baseline_task, (e, plan.files, served, decorated), None) for e in entries]
+    tasks.append((namespace_task, (served,), None))
     runs, lines, entry_lines = {}, {f: set() for f in plan.files}, {}
-    outside, graphs, fixed, rebuilt = {}, {}, {}, {}
+    outside, at_setup, images, graphs, fixed, rebuilt = {}, {}, {}, {}, {}, {}
+    namespaces = None
     for i, out in run_tasks(tasks, jobs):
+        if i == len(entries):
+            namespaces = out if "load_error" not in out and "status" not in out else None
+            continue
         eid = entries[i].id
         if "run" not in out:
             raise RuntimeError(f"the baseline worker failed on entry {eid}: {out}")
@@ -143,14 +155,18 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
                              f"{out['run']['error']}: fix it before mutating it")
         runs[eid] = out["run"]
         entry_lines[eid] = {f: set(v) for f, v in out["lines"].items()}
-        outside[eid] = {f: set(v) for f, v in out["outside"].items()}
+        outside[eid] = frozenset(map(tuple, out["outside"]))
+        at_setup[eid] = frozenset(map(tuple, out["at_setup"]))
+        images[eid] = out["image"]
         if out["graph"] is not None:
             graphs[eid] = out["graph"]
             fixed[eid], rebuilt[eid] = map(set, out["classes"])
         for f, v in out["lines"].items():
             lines[f].update(v)
     return {"runs": runs, "lines": {f: sorted(v) for f, v in lines.items()},
-            "entry_lines": entry_lines, "outside": outside, "graphs": graphs,
+            "entry_lines": entry_lines, "outside": outside, "at_setup": at_setup,
+            "images": images, "graphs": graphs, "namespaces": namespaces,
+            "tracked": tracked(plan.files, [p for p, _text in served.values()]),
             "fixed_classes": fixed, "rebuilt_classes": rebuilt,
             "stmt_lines": {path: statement_lines(text)
                            for path, text in plan.sources.items()},
@@ -222,19 +238,27 @@ def entries_reaching(plan: Plan, base: dict, m: Mutant, stmt_line: dict) -> list
     return sorted(hit, key=lambda e: base["runs"][e.id].get("states") or 0)
 
 
-def replayable(plan: Plan, base: dict, m: Mutant, e) -> bool:
-    """May ``m`` replay the baseline's graph of ``e`` instead of running it
-    (``replay``)? Only if the run recorded its graph, the function holding ``m`` was
-    called only while the model computed successors (never by the set-up, a property,
-    the symmetry reduction or a cached function), and every object of the run's
-    states whose class comes from a module the mutant reloads can be rebuilt as the
-    reloaded class (``replay.Rebuild``)."""
-    if e.id not in base["graphs"] or not m.function:
-        return False
+def replay_spec(plan: Plan, base: dict, m: Mutant, e):
+    """What ``m``'s worker needs to replay the baseline's run of ``e`` (``replay.Spec``),
+    or None when it may not: the run did not record its graph, an object of its states
+    has a class the mutant reloads that a replay cannot rebuild
+    (``replay.Rebuild``), or the function holding ``m`` was called outside the model's
+    successors and set-up (by a property, the symmetry reduction or a cached
+    function). The worker decides the rest (``replay.affected``)."""
+    if e.id not in base["graphs"]:
+        return None
+    reloaded = reloads(plan, m)
+    if reloaded & base["fixed_classes"][e.id]:
+        return None
     where = base["def_lines"][m.path].get((m.line, m.col))
-    if where is None or where in base["outside"][e.id].get(m.path, ()):
-        return False
-    return not reloads(plan, m) & base["fixed_classes"][e.id]
+    if where is not None:
+        if (m.path, where) in base["outside"][e.id]:
+            return None
+    elif base["namespaces"] is None:  # outside any function's body: replay.affected
+        return None
+    return Spec(base["graphs"][e.id], base["runs"][e.id],
+                frozenset(reloaded & base["rebuilt_classes"][e.id]), base["images"][e.id],
+                base["outside"][e.id], base["at_setup"][e.id])
 
 
 def reloads(plan: Plan, m: Mutant) -> set:
@@ -265,13 +289,12 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
         limit = timeout or TIMEOUT_FACTOR * sum(base["runs"][e.id]["elapsed"]
                                                 for e in entries) + SLACK
         todo.append(m)
-        reloaded = reloads(plan, m)
-        graphs = {e.id: (base["graphs"][e.id], base["runs"][e.id],
-                         frozenset(reloaded & base["rebuilt_classes"][e.id]))
-                  for e in entries if replay and replayable(plan, base, m, e)}
-        where = (m.path, base["def_lines"][m.path].get((m.line, m.col)))
+        specs = {e.id: spec for e in entries
+                 if replay and (spec := replay_spec(plan, base, m, e)) is not None}
+        reach = (base["def_lines"][m.path].get((m.line, m.col)), base["namespaces"],
+                 base["tracked"])
         tasks.append((mutant_task, (m, plan.sources[m.path], plan.snapshots[m.module],
-                                    entries, stop_at, limits, graphs, where), limit))
+                                    entries, stop_at, limits, specs, reach), limit))
     # the workers are forked from this process and share the recorded graphs with it:
     # frozen, the graphs are not visited by a worker's garbage collector, which would
     # copy every page it writes to (a fork of a large process is quicker too)

@@ -10,11 +10,9 @@ does not see: their runs have no digest and their mutants are never called equiv
 """
 from __future__ import annotations
 
-import dis
 import hashlib
 import importlib
 import os
-import sys
 import time
 import traceback
 
@@ -32,8 +30,9 @@ WORKER_ADDRESS_SPACE = RUN_MEMORY + 1024 * 1024 * 1024
 class Recorder:
     """Wraps a model's ``init_states`` and ``successors`` to collect the fingerprints of
     the initial states and of the states whose successors are asked for; with a
-    ``tracer``, tells it when the model computes successors; with a ``graph``
-    (``replay.Graph``), records every expansion."""
+    ``tracer`` (``tracer.LineTracer``), tells it when the model computes successors and
+    when the explorer asks for what the set-up built (initial states, action names);
+    with a ``graph`` (``replay.Graph``), records every expansion."""
 
     def __init__(self, model, tracer=None, graph=None):
         from kmc.model.encoding import fingerprint
@@ -42,10 +41,19 @@ class Recorder:
         self.successor_calls = 0
         init, succ, seen = model.init_states, model.successors, self.seen
 
-        def init_states():
-            out = list(init())
+        def init_states():  # set-up: what it gives is part of the set-up image
+            out = list(setup(init))
             seen.update(map(fingerprint, out))
             return out
+
+        def setup(fn, *args):
+            if tracer is None:
+                return fn(*args)
+            with tracer.phase(True):
+                return fn(*args)
+
+        names = model.action_names
+        model.action_names = lambda: setup(names)
 
         def inside(fn, *args):
             if tracer is None:
@@ -114,11 +122,20 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None) ->
     """One suite entry, run the way ``kmc regress`` runs it (a Spark entry on BFS: same
     verdicts and counts), as a plain dict; an exception is recorded, not raised. With
     ``state_limit`` a BFS or DFS run stops after that many states (``stopped_by:
-    max_states``); ``tracer`` and ``graph`` go to the ``Recorder``."""
+    max_states``); ``tracer`` and ``graph`` go to the ``Recorder``. With a ``tracer``
+    (a baseline's run) it also gives what the set-up built (``image``:
+    ``snapshot.setup_image``)."""
     t0 = time.perf_counter()
+    image = None
     try:
         observe = importlib.import_module("kmc.reports.regress.expect").observe
-        api, sc, info, model = _build(entry)
+        if tracer is None:
+            api, sc, info, model = _build(entry)
+        else:  # the baseline: the set-up's calls and what it built
+            with tracer.phase(True):
+                api, sc, info, model = _build(entry)
+                image = importlib.import_module("kmc.mutate.snapshot").setup_image(
+                    info, sc, model)
         recorder = None if getattr(model, "packed", None) else \
             Recorder(model, tracer, graph)
         opts = dict(entry.options)
@@ -138,21 +155,27 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None) ->
                 "states": obs.states, "complete": obs.complete,
                 "stopped_by": obs.stopped_by,
                 "digest": recorder.digest() if recorder else None, "error": None,
-                "elapsed": time.perf_counter() - t0}
+                "elapsed": time.perf_counter() - t0, **({"image": image} if image else {})}
     except Exception as e:
         return {"error": f"{type(e).__name__}: {_one_line(str(e))}",
                 "where": _where(e), "elapsed": time.perf_counter() - t0}
 
 
-def replays(entry, graph, function=None, rebuild=()) -> bool:
-    """Does the mutant loaded in this process give the states of the baseline's
-    ``graph`` of ``entry`` that called ``function`` the recorded successors
-    (``replay.same_graph``; ``rebuild``: the reloaded modules whose NamedTuples the
-    states hold)? An exception is a no: the full run then records it."""
-    from kmc.mutate.replay import same_graph
+def replays(entry, spec, where, functions) -> bool:
+    """Is the mutant loaded in this process the baseline's run on ``entry``, by
+    ``spec`` (``replay.Spec``: the baseline's graph of it and what its set-up built)?
+    ``functions``: the code, as (file, first line), through which the mutant can change
+    the run (``replay.affected``); ``where``: the first line of the function whose body
+    holds the mutant, None outside any function's body. An exception is a no: the full run then records it."""
+    from kmc.mutate.replay import same_graph, set_up_matters
+    from kmc.mutate.snapshot import setup_image
 
     try:
-        return same_graph(_build(entry)[3], graph, function, rebuild)
+        api, sc, info, model = _build(entry)
+        if set_up_matters(spec, where, functions) and \
+                setup_image(info, sc, model) != spec.image:
+            return False
+        return same_graph(model, spec.graph, functions, spec.rebuild)
     except Exception:
         return False
 
@@ -168,131 +191,59 @@ def _where(e: Exception) -> str:
     return f"{os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
 
 
-class LineTracer:
-    """The lines of ``files`` executed while it is on (for the baseline); the functions
-    called ``outside`` the model's successors (by their first line: the set-up,
-    properties, symmetry), or from inside a decorated (cached) function, whose result
-    may be reused where its lines do not run; and, for the Recorder, the functions
-    ``called`` while the successors of one state are computed. A function whose every
-    line has run is no longer traced line by line, so the cost falls to one callback
-    per call once the hot code is covered."""
-
-    def __init__(self, files):
-        self.wanted = {os.path.realpath(f): f for f in files}
-        self.lines: dict[str, set] = {f: set() for f in files}
-        self.outside: dict[str, set] = {f: set() for f in files}
-        self.inside = False  # set by the Recorder while the model computes successors
-        #: while the Recorder asks the successors of one state: the functions called
-        #: (file, first line)
-        self.called: set | None = None
-        self._cached_depth = 0  # decorated frames on the stack
-        self._files: dict[str, str | None] = {}
-        self._decorated: dict[str, frozenset] = {}  # file -> first lines of decorated defs
-        #: code object -> lines of it not run yet (None: not a wanted file)
-        self._todo: dict = {}
-
-    def _file(self, code):
-        name = code.co_filename
-        f = self._files.get(name, 0)
-        if f == 0:
-            f = self._files[name] = self.wanted.get(os.path.realpath(name))
-            if f is not None:
-                self._decorated[f] = _decorated_lines(f)
-        return f
-
-    def _remaining(self, code):
-        todo = self._todo.get(code, 0)
-        if todo == 0:
-            todo = None if self._file(code) is None else \
-                {n for _o, n in dis.findlinestarts(code) if n is not None}
-            self._todo[code] = todo
-        return todo
-
-    def __enter__(self):
-        def call(frame, event, arg):
-            code = frame.f_code
-            f = self._file(code)
-            if f is None:
-                return None
-            cached = code.co_firstlineno in self._decorated[f]
-            if cached or self._cached_depth or not self.inside:
-                self.outside[f].add(code.co_firstlineno)
-            elif self.called is not None:
-                self.called.add((f, code.co_firstlineno))
-            todo = self._remaining(code)
-            hits = self.lines[f]
-            hits.add(frame.f_lineno)
-            if cached:
-                self._cached_depth += 1
-            elif not todo:
-                return None
-
-            def local(frame, event, arg):
-                if event == "line":
-                    hits.add(frame.f_lineno)
-                    todo.discard(frame.f_lineno)
-                elif event == "return" and cached:
-                    self._cached_depth -= 1
-                return local
-            return local
-        sys.settrace(call)
-        return self
-
-    def __exit__(self, *exc):
-        sys.settrace(None)
-
-
-def _decorated_lines(path: str) -> frozenset:
-    """The first lines (decorator and ``def``) of every decorated function of ``path``:
-    a cache such as ``lru_cache`` runs the body once and hands its result out later."""
-    import ast
-
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), path)
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                node.decorator_list:
-            out.add(node.lineno)
-            out.update(d.lineno for d in node.decorator_list)
-    return frozenset(out)
-
-
-def baseline_task(entry, files, served) -> dict:
+def baseline_task(entry, files, served, decorated=None) -> dict:
     """One entry on the unmutated model, loaded afresh from ``served`` (name -> (path,
     text): the mutated files and the modules that import them) in this fresh process,
     with the lines of ``files`` that ran, import-time code included. A mutant's worker
     runs the entry the same way, so a mutant whose line is not among them runs it exactly
-    as the baseline did: its runs skip that entry. Also the functions called outside the
-    model's successors (``LineTracer.outside``), the run's state graph (``replay``; None
-    when too large) and the modules of the classes in its states (``replay.
-    class_modules``)."""
+    as the baseline did: its runs skip that entry. Also where the functions of
+    ``served`` were called from (``tracer``: set-up, outside), what the set-up built
+    (``snapshot.setup_image``), the run's state graph (``replay``; None when too large)
+    and the modules of the classes in its states (``replay.class_modules``).
+    ``decorated``: file -> ``tracer.decorated_lines``."""
     from kmc.mutate.isolation import install_unmutated
     from kmc.mutate.replay import Graph, class_modules
+    from kmc.mutate.tracer import LineTracer
 
     install_unmutated(served)
     graph = Graph()
-    with LineTracer(files) as tracer:
+    with LineTracer(files, [p for p, _text in served.values()], decorated) as tracer:
         run = run_entry(entry, tracer=tracer, graph=graph)
+    image = run.pop("image", None)
     frozen = graph.frozen() if graph.expanded else None
+
+    def pairs(calls):
+        return sorted((f, n) for f, v in calls.items() for n in v)
     return {"run": run, "lines": {f: sorted(v) for f, v in tracer.lines.items()},
-            "outside": {f: sorted(v) for f, v in tracer.outside.items()},
-            "graph": frozen,
+            "outside": pairs(tracer.outside), "at_setup": pairs(tracer.at_setup),
+            "image": image, "graph": frozen,
             "classes": [sorted(x) for x in class_modules(frozen)] if frozen else [[], []]}
 
 
+def namespace_task(served) -> dict:
+    """Every module of ``served`` loaded afresh in this fresh process, as a baseline
+    loads them: module -> its globals by value (``snapshot.namespace``)."""
+    from kmc.mutate.isolation import install_unmutated
+    from kmc.mutate.snapshot import namespace
+
+    install_unmutated(served)
+    own = frozenset(served)
+    mods = [importlib.import_module(name) for name in sorted(served)]
+    return {m.__name__: namespace(m, own) for m in mods}
+
+
 def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
-                graphs=None, function=None) -> dict:
+                specs=None, reach=None) -> dict:
     """``entries`` on ``mutant`` of ``source`` (``snapshot``: the modules that import
     it, name -> (path, text)); loaded in this process for good. Given the ``baseline``
     runs, it stops after the first run that kills the mutant (``classify.decisive``).
-    ``limits``: entry id -> the most states its run may reach. ``graphs``: entry id ->
-    (the baseline's state graph, its run, the reloaded modules whose NamedTuples its
-    states hold) for the entries the mutant may replay (``replay``): a replay that
-    matches is the baseline's run (``"replayed": true``). ``function``: (file, first
-    line) of the function holding the mutant."""
+    ``limits``: entry id -> the most states its run may reach. ``specs``: entry id ->
+    ``replay.Spec`` for the entries the mutant may replay: a replay that matches is the
+    baseline's run (``"replayed": true``). ``reach``: (the first line of the function
+    whose body holds the mutant, or None; what ``replay.affected`` needs besides)."""
     from kmc.mutate.classify import decisive
     from kmc.mutate.isolation import install
+    from kmc.mutate.replay import affected
 
     t0 = time.perf_counter()
     _limit_address_space(WORKER_ADDRESS_SPACE)
@@ -300,11 +251,18 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
         install(mutant, source, snapshot)
     except (LookupError, SyntaxError, ValueError, TypeError) as e:
         return {"load_error": f"{type(e).__name__}: {e}"}
+    where = reach[0] if reach else None  # the mutated function's first line, if any
+    try:
+        functions = affected(mutant, snapshot, *reach) if specs else None
+    except Exception:  # what cannot be told is explored
+        functions = None
     runs = {}
     for e in entries:
-        graph, base_run, rebuild = (graphs or {}).get(e.id, (None, None, ()))
-        if graph is not None and replays(e, graph, function, rebuild):
-            runs[e.id] = {**base_run, "replayed": True}
+        spec = (specs or {}).get(e.id)
+        if spec is not None and functions is not None and \
+                functions.isdisjoint(spec.outside) and \
+                replays(e, spec, where, functions):
+            runs[e.id] = {**spec.run, "replayed": True}
             continue
         runs[e.id] = run_entry(e, (limits or {}).get(e.id))
         if baseline is not None and decisive(baseline[e.id], runs[e.id]):
