@@ -1,11 +1,14 @@
 """What a worker process does: run entries of a suite (on the unmutated model or on one
 mutant) and report what each run observed.
 
-Each run records a digest of the states it reached: a hash of the sorted fingerprints of
-every initial state and every state the explorer expanded (asked the successors of). A
+Each run records a digest of the states it reached: a hash of the sorted hashes of every
+initial state and every state the explorer expanded (asked the successors of). A
 complete run expands every state it reaches, so two complete runs with the same digest
 reached the same set of states, and a mutant with the baseline's digest on every run is
-probably equivalent. Compiled (packed) models generate successors in code the recorder
+probably equivalent. A state's hash is Python's (equal states, equal hashes; every
+worker is forked from one process, so all share its hash seed), a tenth of the cost of
+its printed form on kmc's models; a state with an unhashable part is hashed by its
+printed form. Compiled (packed) models generate successors in code the recorder
 does not see: their runs have no digest and their mutants are never called equivalent.
 """
 from __future__ import annotations
@@ -28,22 +31,20 @@ WORKER_ADDRESS_SPACE = RUN_MEMORY + 1024 * 1024 * 1024
 
 
 class Recorder:
-    """Wraps a model's ``init_states`` and ``successors`` to collect the fingerprints of
+    """Wraps a model's ``init_states`` and ``successors`` to collect the hashes of
     the initial states and of the states whose successors are asked for; with a
     ``tracer`` (``tracer.LineTracer``), tells it when the model computes successors and
     when the explorer asks for what the set-up built (initial states, action names);
     with a ``graph`` (``replay.Graph``), records every expansion."""
 
     def __init__(self, model, tracer=None, graph=None):
-        from kmc.model.encoding import fingerprint
-
         self.seen: set = set()
         self.successor_calls = 0
         init, succ, seen = model.init_states, model.successors, self.seen
 
         def init_states():  # set-up: what it gives is part of the set-up image
             out = list(setup(init))
-            seen.update(map(fingerprint, out))
+            seen.update(map(_state_hash, out))
             return out
 
         def setup(fn, *args):
@@ -68,8 +69,7 @@ class Recorder:
 
         def successors(s):
             self.successor_calls += 1
-            fp = fingerprint(s)
-            seen.add(fp)
+            seen.add(_state_hash(s))
             if tracer is not None:
                 tracer.called = set()
             expanding.append(s)
@@ -108,6 +108,16 @@ class Recorder:
         return hashlib.sha256(keys.tobytes()).hexdigest()[:32]
 
 
+def _state_hash(s) -> int:
+    """A state's hash as an unsigned 64-bit number (the module docstring)."""
+    try:
+        return hash(s) & 0xFFFF_FFFF_FFFF_FFFF
+    except TypeError:  # an unhashable part (a list, a dict)
+        from kmc.model.encoding import fingerprint
+
+        return fingerprint(s)
+
+
 def _build(entry):
     """The entry's scenario, resolved parameters and model, as ``kmc regress`` builds
     them."""
@@ -134,8 +144,7 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None) ->
         else:  # the baseline: the set-up's calls and what it built
             with tracer.phase(True):
                 api, sc, info, model = _build(entry)
-                image = importlib.import_module("kmc.mutate.snapshot").setup_image(
-                    info, sc, model)
+                image = _image(info, sc, model)
         recorder = None if getattr(model, "packed", None) else \
             Recorder(model, tracer, graph)
         opts = dict(entry.options)
@@ -155,10 +164,21 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None) ->
                 "states": obs.states, "complete": obs.complete,
                 "stopped_by": obs.stopped_by,
                 "digest": recorder.digest() if recorder else None, "error": None,
-                "elapsed": time.perf_counter() - t0, **({"image": image} if image else {})}
+                "elapsed": time.perf_counter() - t0,
+                **({} if image is None else {"image": image})}
     except Exception as e:
         return {"error": f"{type(e).__name__}: {_one_line(str(e))}",
                 "where": _where(e), "elapsed": time.perf_counter() - t0}
+
+
+def _image(info, sc, model):
+    """``snapshot.setup_image``, or ``snapshot.OPAQUE`` (equal to nothing: no set-up is
+    ever taken as the baseline's) when the model's objects cannot be described."""
+    snapshot = importlib.import_module("kmc.mutate.snapshot")
+    try:
+        return snapshot.setup_image(info, sc, model)
+    except Exception:
+        return snapshot.OPAQUE
 
 
 def replays(entry, spec, where, functions) -> bool:
@@ -166,7 +186,8 @@ def replays(entry, spec, where, functions) -> bool:
     ``spec`` (``replay.Spec``: the baseline's graph of it and what its set-up built)?
     ``functions``: the code, as (file, first line), through which the mutant can change
     the run (``replay.affected``); ``where``: the first line of the function whose body
-    holds the mutant, None outside any function's body. An exception is a no: the full run then records it."""
+    holds the mutant, None outside any function's body. An exception is a no: the full
+    run then records it."""
     from kmc.mutate.replay import same_graph, set_up_matters
     from kmc.mutate.snapshot import setup_image
 
