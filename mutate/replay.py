@@ -1,19 +1,22 @@
 """Deciding a mutant's run without exploring it: replay the baseline's state graph.
 
-A mutant changes one statement, inside one function. On a run where that function is
-called only while the model computes successors (never by the set-up, a property, the
-symmetry reduction, or from inside a cached function), the mutant can change the run
-only through the successors of the states whose expansion called it. The baseline's run
-records its graph: every state it expanded, in order, with the successors (action,
-state) the model gave and the functions of the mutated files it called. The mutant's
-worker asks its own model for the successors of each recorded state that called the
-mutated function (on every other state the mutant runs exactly the baseline's code), and
-repeats the few other questions the run asked (``actions`` and ``next_state`` while
-rebuilding a counterexample). When every answer equals the recorded one, the mutant's
-exploration would take exactly the baseline's steps (the explorers are deterministic
-and everything else runs unchanged code), so its run *is* the baseline's run: the same
-verdicts, counts, counterexamples and state set. The first answer that differs stops
-the replay, and the worker explores the run in full.
+A mutant changes some code (``affected``): the function whose body holds it, or, outside
+any function's body, the functions that read a global it changed. On a run where that
+code is called only by the set-up and while the model computes successors (never by a
+property, the symmetry reduction, or from inside a cached function), the mutant can
+change the run only through what the set-up built and the successors of the states
+whose expansion called it. The baseline's run records what its set-up built
+(``snapshot.setup_image``) and its graph: every state it expanded, in order, with the
+successors (action, state) the model gave and the functions it called. The mutant's
+worker compares its own set-up with the baseline's when the set-up ran the changed code
+or the mutant is outside any function's body, asks its own model for the successors of
+each recorded state that called the changed code (on every other state the mutant runs
+exactly the baseline's code), and repeats the few other questions the run asked
+(``actions`` and ``next_state`` while rebuilding a counterexample). When every answer
+equals the recorded one, the mutant's exploration would take exactly the baseline's
+steps (the explorers are deterministic and everything else runs unchanged code), so its
+run *is* the baseline's run: the same verdicts, counts, counterexamples and state set.
+The first answer that differs stops the replay, and the worker explores the run in full.
 
 Most mutants that survive or are equivalent change nothing on most of the runs they
 reach, and exploring those runs was most of a mutation run's time; a replay asks the
@@ -248,12 +251,12 @@ def affected(mutant, snapshot, where=None, namespaces=None, tracked=None) -> set
 
     A mutant inside a function's body (``where``: the function's first line) changes
     that function. A mutant outside any function's body (a constant, a class body, a
-    default argument) changes globals of its module, and
-    the globals of the modules importing it computed from them: those are found by
-    comparing each reloaded module's globals with the baseline's (``namespaces``:
-    module -> ``snapshot.namespace``), and the code it reaches a run through is every
-    function that mentions a changed name, and the changed functions and classes
-    themselves (``tracked``: real path -> file name as the tracer gives it)."""
+    default argument) changes globals of its module, and the globals of the modules
+    importing it computed from them: those are found by comparing each reloaded
+    module's globals with the baseline's (``namespaces``: module ->
+    ``snapshot.namespace``), and the code it reaches a run through is every function
+    that reads a changed name (``snapshot.readers``), and the changed functions and
+    classes themselves (``tracked``: real path -> file name as the tracer gives it)."""
     import importlib
 
     from kmc.mutate import snapshot as sn

@@ -37,7 +37,8 @@ MAX_NODES = 500_000
 
 
 class _Opaque:
-    """Equal to nothing, itself included (pickled, it stays so)."""
+    """Equal to nothing. (Inside a tuple Python takes an object as equal to itself, but
+    what one process describes reaches another pickled, as another object.)"""
 
     def __eq__(self, other):
         return False
@@ -62,10 +63,9 @@ class _TooLarge(Exception):
 
 def value(x, own=None, code=True):
     """``x`` as a comparable structure. A function of a module named in ``own`` (None:
-    of any module) is
-    described by its defaults, the values it closes over and (with ``code``) a digest of
-    its code; a class of such a module, with ``code``, by its body too; every other
-    class or function by its name."""
+    of any module) is described by its defaults, the values it closes over and (with
+    ``code``) a digest of its code; a class of such a module, with ``code`` and a named
+    ``own``, by its body too; every other class or function by its name."""
     try:
         return _Describer(own, code)(x)
     except _TooLarge:
@@ -261,8 +261,7 @@ def readers(modules, globals_changed, attributes, files) -> set | None:
     out = set()
     anywhere = frozenset(n for _m, n in globals_changed) | frozenset(attributes)
     for mod in modules:
-        own = mod.__name__
-        todo = [v.__code__ for v in _functions(mod, own)]
+        todo = [v.__code__ for v in _functions(mod, mod.__name__)]
         while todo:
             code = todo.pop()
             todo.extend(k for k in code.co_consts if isinstance(k, types.CodeType))
@@ -288,8 +287,8 @@ def _reads(code, mod, globals_changed, anywhere) -> bool:
         if ins.opname in _LOAD_GLOBAL:
             if (mod.__name__, name) in globals_changed:
                 return True
-            value = vars(mod).get(name)
-            receiver = value.__name__ if isinstance(value, types.ModuleType) else None
+            bound = vars(mod).get(name)
+            receiver = bound.__name__ if isinstance(bound, types.ModuleType) else None
             continue
         if ins.opname in _LOAD_ATTR and name in anywhere:
             if receiver is None or (receiver, name) in globals_changed:
