@@ -238,19 +238,19 @@ def entries_reaching(plan: Plan, base: dict, m: Mutant, stmt_line: dict) -> list
     return sorted(hit, key=lambda e: base["runs"][e.id].get("states") or 0)
 
 
-def replay_spec(plan: Plan, base: dict, m: Mutant, e):
+def replay_spec(plan: Plan, base: dict, m: Mutant, e, where):
     """What ``m``'s worker needs to replay the baseline's run of ``e`` (``replay.Spec``),
     or None when it may not: the run did not record its graph, an object of its states
     has a class the mutant reloads that a replay cannot rebuild
     (``replay.Rebuild``), or the function holding ``m`` was called outside the model's
     successors and set-up (by a property, the symmetry reduction or a cached
-    function). The worker decides the rest (``replay.affected``)."""
+    function; ``where``: its first line, None outside any function's body). The worker
+    decides the rest (``replay.affected``)."""
     if e.id not in base["graphs"]:
         return None
     reloaded = reloads(plan, m)
     if reloaded & base["fixed_classes"][e.id]:
         return None
-    where = base["def_lines"][m.path].get((m.line, m.col))
     if where is not None:
         if (m.path, where) in base["outside"][e.id]:
             return None
@@ -289,10 +289,10 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
         limit = timeout or TIMEOUT_FACTOR * sum(base["runs"][e.id]["elapsed"]
                                                 for e in entries) + SLACK
         todo.append(m)
+        where = base["def_lines"][m.path].get((m.line, m.col))
         specs = {e.id: spec for e in entries
-                 if replay and (spec := replay_spec(plan, base, m, e)) is not None}
-        reach = (base["def_lines"][m.path].get((m.line, m.col)), base["namespaces"],
-                 base["tracked"])
+                 if replay and (spec := replay_spec(plan, base, m, e, where)) is not None}
+        reach = (where, base["namespaces"], base["tracked"])
         tasks.append((mutant_task, (m, plan.sources[m.path], plan.snapshots[m.module],
                                     entries, stop_at, limits, specs, reach), limit))
     # the workers are forked from this process and share the recorded graphs with it:

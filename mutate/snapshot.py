@@ -261,7 +261,7 @@ def readers(modules, globals_changed, attributes, files) -> set | None:
     out = set()
     anywhere = frozenset(n for _m, n in globals_changed) | frozenset(attributes)
     for mod in modules:
-        todo = [v.__code__ for v in _functions(mod, mod.__name__)]
+        todo = [v.__code__ for v in _functions(vars(mod).values(), mod.__name__)]
         while todo:
             code = todo.pop()
             todo.extend(k for k in code.co_consts if isinstance(k, types.CodeType))
@@ -303,22 +303,14 @@ def _reads(code, mod, globals_changed, anywhere) -> bool:
 def codes_of(obj, module: str) -> list:
     """The code of ``obj`` if it is a function of ``module`` (unwrapped), or of every
     function of it if it is a class of ``module``."""
-    if isinstance(obj, type):
-        return [f.__code__ for f in _functions(obj, module)] \
-            if obj.__module__ == module else []
-    while hasattr(obj, "__wrapped__") and not isinstance(obj, type):
-        obj = obj.__wrapped__
-    if isinstance(obj, (staticmethod, classmethod)):
-        obj = obj.__func__
-    ok = isinstance(obj, types.FunctionType) and obj.__module__ == module
-    return [obj.__code__] if ok else []
+    return [f.__code__ for f in _functions([obj], module)]
 
 
-def _functions(holder, module: str):
-    """Every function defined in ``module`` that ``holder`` (a module or a class) holds:
-    its attributes and their classes' methods."""
+def _functions(values, module: str):
+    """Every function defined in ``module`` among ``values``: the functions (unwrapped:
+    a cache's, a static or class method's, a property's) and the classes' methods."""
     seen = set()
-    todo = list(vars(holder).values())
+    todo = list(values)
     while todo:
         v = todo.pop()
         if id(v) in seen:

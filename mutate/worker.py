@@ -53,8 +53,9 @@ class Recorder:
             with tracer.phase(True):
                 return fn(*args)
 
-        names = model.action_names
-        model.action_names = lambda: setup(names)
+        if tracer is not None:
+            names = model.action_names
+            model.action_names = lambda: setup(names)
 
         def inside(fn, *args):
             if tracer is None:
