@@ -11,14 +11,36 @@ The public API::
 ``check`` also takes a scenario reference (``"stale-read"``, ``"models.py:factory"``);
 docs/tutorial.md writes a model end to end.
 """
-from kmc.errors import UsageError
-from kmc.invariants.properties import Property, always, quiescent, sometimes
-from kmc.invariants.liveness import eventually, leads_to
-from kmc.model.contract import Model, ModelError
-from kmc.model.result import CheckResult
-from kmc.model.scenario import Param, Scenario
-from kmc.api import build, check
+from __future__ import annotations
+
+import importlib
+
+# name -> the module that defines it, imported on first use: `import kmc.cli` (the
+# command) stays a few milliseconds, so a Ctrl-C at start-up lands in kmc's own handler
+_API = {
+    "UsageError": "kmc.errors",
+    "Property": "kmc.invariants.properties", "always": "kmc.invariants.properties",
+    "quiescent": "kmc.invariants.properties", "sometimes": "kmc.invariants.properties",
+    "eventually": "kmc.invariants.liveness", "leads_to": "kmc.invariants.liveness",
+    "Model": "kmc.model.contract", "ModelError": "kmc.model.contract",
+    "CheckResult": "kmc.model.result",
+    "Param": "kmc.model.scenario", "Scenario": "kmc.model.scenario",
+    "build": "kmc.api", "check": "kmc.api",
+}
 
 __all__ = ["Model", "ModelError", "Property", "always", "sometimes", "quiescent",
            "eventually", "leads_to", "check", "build", "CheckResult", "Scenario", "Param",
            "UsageError"]
+
+
+def __getattr__(name: str):
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kmc' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,9 +1,10 @@
 import sys
 
+from kmc.interrupt import interrupted
+
 try:  # a Ctrl-C while Python is still importing kmc ends as quietly as one later
     from kmc.cli import entry
 except KeyboardInterrupt:
-    print("kmc: interrupted", file=sys.stderr)
-    sys.exit(130)
+    sys.exit(interrupted())
 
 entry()

@@ -15,6 +15,7 @@ import sys
 
 from kmc.commands import check as check_command
 from kmc.errors import UsageError
+from kmc.interrupt import interrupted
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,8 +59,7 @@ def main(argv=None) -> int:
         print(f"kmc: error: {one_line(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("kmc: interrupted", file=sys.stderr)
-        return 130
+        return interrupted()
     except BrokenPipeError:
         return 0
     except Exception as e:  # an internal error: say so in one line, traceback on demand

@@ -147,3 +147,34 @@ def test_max_memory_stops_a_local_run_with_exit_4_and_names_spark(capsys):
     from kmc.commands.check import size
     assert (size("8g"), size("500m"), size("1048576"), size("none")) == \
         (8 << 30, 500 << 20, 1048576, None)
+
+
+# A Ctrl-C that cuts short an `exec` of source text (as dataclasses do while a model's
+# modules load) and leaves an object half-built whose finalizer then fails (as a z3
+# context does): the run still ends with exit code 130 and the one line.
+INTERRUPTED_IN_EXEC = """
+import sys
+import kmc.cli as cli
+
+class HalfBuilt:
+    def __init__(self):
+        exec("raise KeyboardInterrupt")
+        self.handle = 1
+    def __del__(self):
+        self.handle
+
+def build_parser():
+    HalfBuilt()
+cli.build_parser = build_parser
+sys.exit(cli.main(["list"]))
+"""
+
+
+def test_a_ctrl_c_inside_exec_still_exits_130_with_one_line(tmp_path):
+    # run as `python -m`, like `python -m kmc`: only that path ends by SIGINT (status -2)
+    # when CPython saw the interrupt leave an exec
+    (tmp_path / "interrupted_in_exec.py").write_text(INTERRUPTED_IN_EXEC)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), ROOT])}
+    out = subprocess.run([sys.executable, "-m", "interrupted_in_exec"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stderr) == (130, "kmc: interrupted\n")

@@ -1,0 +1,27 @@
+"""How a Ctrl-C ends kmc: the one line ``kmc: interrupted`` and exit code 130, whatever
+the interrupt cut short."""
+from __future__ import annotations
+
+import sys
+
+
+def interrupted() -> int:
+    """Say so and return the exit code, from the handler that caught KeyboardInterrupt.
+
+    Two things the interrupt may leave behind are cleared here:
+
+    - an object it left half-built (a z3 context, say) fails in its finalizer once the
+      traceback goes, and Python would print that error: finalizer errors are noise now;
+    - if the interrupt left an ``exec`` of source text (dataclasses and namedtuple make
+      their methods that way), CPython notes "unhandled KeyboardInterrupt" and at exit
+      ends the process by SIGINT (status -2 instead of 130) even though it was handled.
+      Each ``exec`` of source text starts by clearing that note, so one is run here.
+    """
+    sys.unraisablehook = _quiet
+    exec("")  # clears the note (see above); compiled code would not
+    print("kmc: interrupted", file=sys.stderr)
+    return 130
+
+
+def _quiet(_unraisable) -> None:
+    pass
