@@ -70,7 +70,7 @@ class FieldView:
     def __reduce__(self):
         if self.name is not None:
             return (named, (self.name,))
-        return (_rebuilt, (self.__dict__,))
+        return (_rebuilt, ({k: v for k, v in self.__dict__.items() if k != "_last"},))
 
     def extended(self, parts=(), derived=(), name=None) -> "FieldView":
         """A view with this one's relations and more (same forms as the constructor):

@@ -39,9 +39,10 @@ usually breaks one of these before it reorders a key:
 from __future__ import annotations
 
 from kmc.invariants.declare import declare
-from kmc.invariants.logic import And, Rel, exists, forall, implies, relations_of, variables
+from kmc.invariants.logic import And, Rel, exists, forall, implies, variables
 from kmc.model.partitions.controller import IDLE, marked
 from kmc.model.partitions.messages import LAIR_RESP, NET, ctrl_endpoint
+from kmc.model.partitions.properties import field_view
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True
@@ -219,6 +220,16 @@ def _split_epoch(cfg, w):
     return out
 
 
+#: the fields each relation reads, and no other (as ``properties.FIELDS``)
+FIELDS = {
+    "Meta": ("store", "broker", "group"), "LeaderCount": ("broker",), "Phase": ("ctrl",),
+    "Assigned": ("store",), "HasZnode": ("store",), "Hosted": ("broker",),
+    "Marked": ("store",), "Epochs": ("store", "broker"), "Position": ("broker", "group"),
+    "Owns": ("group",), "InBasis": ("group",), "Load": ("group",), "NotStarted": ("group",),
+    "Fresh": ("broker", "group"), "SplitEpoch": ("store",), "Response": ("net",),
+    "Awaiting": ("controller", "ctrl"), "GroupCount": ("broker", "group"),
+}
+
 RELATIONS = {
     "Meta": _meta,
     "LeaderCount": lambda cfg, w: {(w.broker.count,)},
@@ -244,11 +255,6 @@ RELATIONS = {
 
 def bookkeeping_for(cfg) -> list:
     """The invariants above as Properties (``-p bookkeeping=true``)."""
-    out = []
-    for name in NAMES:
-        kind, formula, text = DECLARATIONS[name]
-        fns = tuple((r, RELATIONS[r]) for r in sorted(relations_of(formula)))
-        out.append(declare(kind, name, formula,
-                           lambda w, _fns=fns: {r: fn(cfg, w) for r, fn in _fns},
-                           text, SENTENCES.get(name)))
-    return out
+    view = field_view(cfg, RELATIONS, FIELDS)
+    return [declare(DECLARATIONS[name][0], name, DECLARATIONS[name][1], view,
+                    DECLARATIONS[name][2], SENTENCES.get(name)) for name in NAMES]

@@ -18,7 +18,7 @@ are never fair.
 from __future__ import annotations
 
 from kmc.invariants.liveness import leads_to
-from kmc.invariants.logic import And, Not, Rel, exists, relations_of, variables
+from kmc.invariants.logic import And, Not, Rel, exists, variables
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True
@@ -39,22 +39,11 @@ def weakly_fair(model) -> tuple:
     return tuple(a for a in model.action_names() if a not in NEVER_FAIR)
 
 
-def _view(cfg, formulas):
-    from kmc.model.partitions.properties import RELATIONS
-
-    names = sorted(set().union(*(relations_of(f) for f in formulas)))
-    fns = tuple((n, RELATIONS[n]) for n in names)
-    last = [None, None]  # the two predicates of a property ask for the same state's view
-
-    def view(w):
-        if last[0] is not w:
-            last[0], last[1] = w, {n: fn(cfg, w) for n, fn in fns}
-        return last[1]
-    return view
-
-
-def liveness_for(cfg) -> list:
-    view = _view(cfg, (STUCK, PENDING))
+def liveness_for(cfg, view=None) -> list:
+    """Over ``view`` (``properties.relations_view(cfg)`` by default)."""
+    if view is None:
+        from kmc.model.partitions.properties import relations_view
+        view = relations_view(cfg)
     return [
         leads_to("ExpansionEventuallyUnblocks", STUCK, Not(STUCK), view=view,
                  description="a member blocked on a partition with data to deliver is "

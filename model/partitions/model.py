@@ -108,10 +108,11 @@ class PartitionModel(Model):
         if self._props is None:
             from kmc.model.partitions.bookkeeping_properties import bookkeeping_for
             from kmc.model.partitions.liveness import liveness_for
-            from kmc.model.partitions.properties import properties_for
-            self._props = list(properties_for(self.cfg)) + \
+            from kmc.model.partitions.properties import properties_for, relations_view
+            view = relations_view(self.cfg)  # one view: its memos serve every property
+            self._props = list(properties_for(self.cfg, view)) + \
                 (bookkeeping_for(self.cfg) if self.bookkeeping else []) + \
-                (liveness_for(self.cfg) if self.liveness else [])
+                (liveness_for(self.cfg, view) if self.liveness else [])
         return self._props
 
     @property

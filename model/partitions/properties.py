@@ -22,7 +22,8 @@ Each property's view builds only the relations its formula mentions.
 from __future__ import annotations
 
 from kmc.invariants.declare import declare
-from kmc.invariants.logic import And, Rel, exists, forall, implies, relations_of, variables
+from kmc.invariants.fieldview import FieldView
+from kmc.invariants.logic import And, Rel, exists, forall, implies, variables
 from kmc.model.partitions import group
 from kmc.model.partitions.clients import LEGACY_FEWER, MARKED
 from kmc.model.partitions.state import log_end
@@ -221,49 +222,48 @@ RELATIONS = {
 }
 
 
-def view(cfg, w, names=None) -> dict:
-    """The relational view of state ``w`` (only the relations in ``names``, if given)."""
-    names = RELATIONS if names is None else names
-    return {n: RELATIONS[n](cfg, w) for n in names}
-
-
-#: relations that depend on a small part of the state only: memoized on that part (many
-#: states share it), which keeps the always-checks off the hot path
-_MEMO_KEY = {
-    "Produced": lambda w: tuple(p.sent for p in w.producers),
-    "Delivered": lambda w: w.ghost.delivered,
+#: the fields of the state each relation reads, and no other: the view memoises a
+#: relation by these fields' values, and the property checker a verdict by the fields of
+#: the property's relations (``invariants.fieldview``, ``invariants.fused``)
+FIELDS = {
+    "Produced": ("producers",), "Sent": ("producers",),
+    "Delivered": ("ghost",), "Removed": ("ghost",), "FailoverIn": ("ghost",),
+    "ProducedTo": ("broker",),
+    "WaitsOn": ("group",), "Waiting": ("group",),
+    "Blocked": ("broker", "group"), "Undelivered": ("broker", "group"),
+    "Split": ("store",), "Merge": ("store",), "Live": ("store",),
+    "AdminError": ("admin",),
 }
-_MEMO_LIMIT = 1 << 16
 
 
-def _memoized(cfg, name):
-    fn, key_of, cache = RELATIONS[name], _MEMO_KEY[name], {}
-
-    def relation(cfg_, w):
-        key = key_of(w)
-        facts = cache.get(key)
-        if facts is None:
-            if len(cache) >= _MEMO_LIMIT:
-                cache.clear()
-            facts = cache[key] = frozenset(fn(cfg, w))
-        return facts
-    return relation
+def field_view(cfg, relations: dict, fields: dict) -> FieldView:
+    """The view of ``relations`` (name -> ``fn(cfg, w)``) for one configuration: the
+    relations that read the same fields (``fields``: name -> field names) are one part."""
+    by_fields: dict = {}
+    for name, fn in relations.items():
+        by_fields.setdefault(fields[name], {})[name] = fn
+    return FieldView([(f, _part(cfg, fns)) for f, fns in by_fields.items()])
 
 
-def _view_fn(cfg, formula):
-    names = tuple(sorted(relations_of(formula)))
-    fns = tuple((n, _memoized(cfg, n) if n in _MEMO_KEY else RELATIONS[n]) for n in names)
-    return lambda w: {n: fn(cfg, w) for n, fn in fns}
+def _part(cfg, fns: dict):
+    return lambda w: {n: fn(cfg, w) for n, fn in fns.items()}
 
 
-def properties_for(cfg) -> list:
-    """The invariants, plus the witnesses the run's scenario asks for."""
+def relations_view(cfg) -> FieldView:
+    """Every relation above, for configuration ``cfg``."""
+    return field_view(cfg, RELATIONS, FIELDS)
+
+
+def properties_for(cfg, view=None) -> list:
+    """The invariants, plus the witnesses the run's scenario asks for, over ``view``
+    (``relations_view(cfg)`` by default)."""
     unknown = [n for n in cfg.witnesses if n not in WITNESSES]
     if unknown:
         raise ValueError(f"unknown witness {unknown[0]!r}: use one of {', '.join(WITNESSES)}")
+    view = relations_view(cfg) if view is None else view
     out = []
     for name in INVARIANTS + tuple(n for n in WITNESSES if n in cfg.witnesses):
         kind, formula, text = DECLARATIONS[name]
-        out.append(declare(kind, name, formula, _view_fn(cfg, formula), text,
+        out.append(declare(kind, name, formula, view, text,
                            SENTENCES.get(name)))
     return out

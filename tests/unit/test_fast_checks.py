@@ -106,11 +106,16 @@ def _fresh(view, s):
 
 
 @pytest.mark.parametrize("case", [("lifecycle-large", "kip516"), ("kraft-stray", "kraft"),
-                                  ("recreate-other-count", None)])
+                                  ("recreate-other-count", None),
+                                  ("split-merge-spark", "kip253")])
 def test_memoised_view_parts_equal_a_fresh_computation(case):
-    _m, pairs = _states(*case, 1000)
+    m, pairs = _states(*case, 1000, {"bookkeeping": True} if case[1] == "kip253" else None)
     if case[0] == "lifecycle-large":
         views = {type(s): (topic_views.view,) for _p, s in pairs}
+    elif case[1] == "kip253":  # the properties' view and the bookkeeping invariants'
+        own = tuple({id(p.view): p.view for p in m.properties()}.values())
+        assert len(own) == 2
+        views = {type(s): own for _p, s in pairs}
     else:
         views = {type(s): (kraft_views._VIEWS[type(s)], kraft_protocol.protocol_view)
                  for _p, s in pairs}
@@ -127,7 +132,10 @@ def test_memoised_view_parts_equal_a_fresh_computation(case):
                                   ("stale-read", "legacy", {}),
                                   ("kraft-stray", "kraft-3.6", {}),
                                   ("recreate-during-expansion", None, {}),
-                                  ("recreate-other-count", None, {})])
+                                  ("recreate-other-count", None, {}),
+                                  ("split-merge-spark", "kip253", {"bookkeeping": True}),
+                                  ("shrink-two", "modulo", {"bookkeeping": True,
+                                                            "liveness": True})])
 def test_fused_checks_answer_as_each_property_does(case):
     m, pairs = _states(*case[:2], 1200, case[2])
     props = list(m.properties())
