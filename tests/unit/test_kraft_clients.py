@@ -100,3 +100,27 @@ def test_fetch_by_name_reads_the_recreated_topic_only_for_old_clients():
     old = api.check("kraft-lagging-broker", "kraft-clients-3.0")
     assert trunk.verdict("NoStaleRead") == "holds"
     old.assert_violated("NoStaleRead", 7)
+
+
+@pytest.mark.parametrize("scenario", ["kraft-consumer-recreate", "recreate-other-count"])
+def test_the_error_of_reset_none_is_a_witness_of_the_consumer_and_the_group(scenario):
+    """ConsumerStoppedByError is declared exactly when a reader runs under reset=none,
+    holds in exactly the states where the consumer or a member stopped, and is found."""
+    def witness(params):
+        m = api.build(scenario, "kraft", params)
+        return m, [p for p in m.properties() if p.name == "ConsumerStoppedByError"]
+
+    assert witness({"reset": "earliest"})[1] == []
+    m, (stopped,) = witness({"reset": "none"})
+    r = api.check(m)
+    assert r.verdicts()["ConsumerStoppedByError"] == "witness_found"
+    (w,) = m.init_states()
+    assert not stopped.check(w)
+    grp = getattr(w, "group", None)
+    if grp is None:
+        assert stopped.check(w._replace(consumer=w.consumer._replace(failed=True)))
+    else:
+        mem = grp.members[0]._replace(pos=((0, -2, 1, 0),))  # -2: group.STOPPED
+        assert stopped.check(w._replace(group=grp._replace(members=(mem,))))
+        mem = mem._replace(pos=((0, 0, 1, 0),))
+        assert not stopped.check(w._replace(group=grp._replace(members=(mem,))))

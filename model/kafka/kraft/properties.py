@@ -38,6 +38,8 @@ FencedLeader = Rel("FencedLeader", 2, ("broker", "inc"))
 Named = Rel("Named", 3, ("source", "name", "topic_id"))
 StaleMeta = Rel("StaleMeta", 2, ("broker", "topic_id"))
 Stray = Rel("Stray", 2, ("broker", "topic_id"))
+Stopped = Rel("Stopped", 1, ("reader",))
+GroupStopped = Rel("GroupStopped", 1, ("member",))
 Skipped = Rel("Skipped", 2, ("inc", "offset"))
 Starting = Rel("Starting", 1, ("broker",))
 Crashed = Rel("Crashed", 1, ("broker",))
@@ -100,6 +102,13 @@ NAME_RECREATED = declare(
     "sometimes", "NameRecreated",
     exists(i, And(Live(i), 2 <= i)), view,
     "the topic name is created again after a deletion, and committed")
+
+CONSUMER_STOPPED = declare(
+    "sometimes", "ConsumerStoppedByError",
+    Or(exists(x, Stopped(x)), exists(m, GroupStopped(m))), view,
+    "the consumer (or a group member) stops with the error auto.offset.reset=none "
+    "raises instead of choosing a position (NoOffsetForPartitionException, "
+    "LogTruncationException)")
 
 STALE_METADATA_SERVED = declare(
     "sometimes", "StaleMetadataServed",
@@ -204,10 +213,14 @@ QUIESCENT = (SHARED["StaleReplicasCleaned"], DELETION_COMPLETES,
 
 
 def witnesses_for(bounds) -> tuple:
-    """The witnesses a scenario's bounds make reachable in principle."""
+    """The witnesses a scenario's bounds make reachable in principle: with a consumer
+    or a group whose ``auto.offset.reset`` is ``none``, its error (nothing is committed
+    when the story starts, so a first fetch raises it)."""
+    readers = bounds.consumer or bounds.members
+    stopped = (CONSUMER_STOPPED,) if readers and bounds.reset == "none" else ()
     return lp.witnesses_for(bounds, NAME_RECREATED, SHARED["StaleFetchAttempted"],
                             FAILOVER_MID_DELETION, RESTART_WITH_STRAY_LOG,
-                            stale_meta=STALE_METADATA_SERVED)
+                            stale_meta=STALE_METADATA_SERVED) + stopped
 
 
 def feature_properties(bounds) -> tuple:

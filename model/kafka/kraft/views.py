@@ -19,6 +19,9 @@
 - ``Starting(broker)``: restarted and not yet running (halted included);
   ``Crashed(broker)``: down after a crash.
 - ``Skipped(inc, offset)``: records the consumer's position passed unread.
+- ``Stopped(reader)``: the consumer (reader 0) stopped by an error its
+  ``auto.offset.reset`` policy raised; ``GroupStopped(member)``: a group member stopped
+  so on a partition.
 - ``StaleMeta(broker, topic_id)``, ``Failover(epoch, remove_lost)``,
   ``Stray(broker, topic_id)``: witnesses.
 - With a consumer group (``group``): ``GroupSkipped(inc, partition, offset)``: offsets
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 from kmc.model.kafka.kraft import clientmeta as cm
 from kmc.model.kafka.kraft import image as im
+from kmc.model.kafka.kraft.group import STOPPED
 from kmc.invariants.fieldview import FieldView, named
 from kmc.model.kafka.kraft.state import (
     CATCHING_UP, DOWN, HALTED, LOGS_LOADED, RUNNING, TOPIC, FeatureWorld, World, inc_of,
@@ -105,22 +109,29 @@ def _ghost(w) -> dict:
             "Failover": set(g.failovers), "Stray": set(g.strays), "Skipped": set(g.skipped)}
 
 
+def _consumer(w) -> dict:
+    return {"Stopped": {(0,)} if w.consumer.failed else set()}
+
+
 def _named(parts) -> dict:
     return {"Named": parts["_named_brokers"] | parts["_named"]}
 
 
 def _no_group(w) -> dict:
     return {"GroupSkipped": (), "GroupStale": (), "Assignment": (), "Owns": (),
-            "Expansion": ()}
+            "GroupStopped": (), "Expansion": ()}
 
 
 def _group(w) -> dict:
     grp = w.group
     if grp is None:
-        return {"GroupSkipped": (), "GroupStale": (), "Assignment": (), "Owns": ()}
+        return {"GroupSkipped": (), "GroupStale": (), "Assignment": (), "Owns": (),
+                "GroupStopped": ()}
     return {"GroupSkipped": grp.skipped, "GroupStale": grp.stale,
             "Assignment": {(m, mem.newest) for m, mem in enumerate(grp.members)},
-            "Owns": {(m, x[0]) for m, mem in enumerate(grp.members) for x in mem.pos}}
+            "Owns": {(m, x[0]) for m, mem in enumerate(grp.members) for x in mem.pos},
+            "GroupStopped": {(m,) for m, mem in enumerate(grp.members)
+                             if any(x[1] == STOPPED for x in mem.pos)}}
 
 
 def _expansions(w) -> dict:
@@ -128,7 +139,8 @@ def _expansions(w) -> dict:
 
 
 _PARTS = ((("quorum",), _quorum), (("brokers",), _brokers),
-          (("brokers", "ghost"), _published), (("ghost",), _ghost))
+          (("brokers", "ghost"), _published), (("ghost",), _ghost),
+          (("consumer",), _consumer))
 _DERIVED = ((("brokers", "quorum"), ("_named_brokers", "_named"), _named),)
 _VIEWS = {World: FieldView(_PARTS + (((), _no_group),), _DERIVED),
           FeatureWorld: FieldView(_PARTS + ((("group",), _group),
