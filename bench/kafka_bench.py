@@ -1,6 +1,7 @@
 """Kafka model speed per core: distinct states per second of CPU time, memory per state.
 
-    python bench/kafka_bench.py                 # lifecycle-large kip516 and kraft-stray, BFS
+    python bench/kafka_bench.py                 # lifecycle-large kip516, kraft-stray and
+                                                # split-merge-spark kip253, BFS
     python bench/kafka_bench.py --spark         # also lifecycle-large on Spark local[2]
     python bench/kafka_bench.py --case kraft-stray
 
@@ -25,6 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASES = {
     "lifecycle-large": ("lifecycle-large", "kip516", {}),
     "kraft-stray": ("kraft-stray", None, {}),
+    "split-merge-spark": ("split-merge-spark", "kip253", {}),
 }
 
 _BFS = """

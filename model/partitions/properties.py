@@ -17,7 +17,9 @@ The view (``view``) turns a state into a few relations:
 - ``Removed(p)``, ``Live(p)``, ``FailoverIn(kind)``, ``AdminError(code)``: history facts;
 - ``Sent(producer, sent, script)``: messages the producer has sent, of its script's.
 
-Each property's view builds only the relations its formula mentions.
+All properties of a run share one view (``relations_view``): each relation declares the
+fields of the state it reads (``FIELDS``) and is memoised by their values, and the
+property checker memoises a verdict by the fields of the property's relations.
 """
 from __future__ import annotations
 
