@@ -144,3 +144,15 @@ def test_a_consumer_with_a_lagging_brokers_metadata_reads_only_under_names(varia
     w2 = model.next_state(w, ("consumer-fetch",))
     assert w2.ghost.attempts == ((2, 1),)
     assert w2.ghost.reads == (() if variant == "kraft" else ((0, 2, 1),))
+
+
+def test_missed_heartbeats_have_a_witness_that_a_lost_fence_loses():
+    """RunningBrokerFenced is declared with missed heartbeats (``fences``) only, found
+    on kraft-stray without crashes, and not found once missing heartbeats fences nobody."""
+    names = {p.name for p in api.build("kraft-stray", "kraft", {}).properties()}
+    assert "RunningBrokerFenced" not in names
+    model = api.build("kraft-stray", "kraft", {"fences": 1, "crashes": 0})
+    assert api.check(model).verdicts()["RunningBrokerFenced"] == "witness_found"
+    model._steps["miss-heartbeats"] = lambda _m, w, *_args: w._replace(
+        budget=w.budget._replace(fences=0))  # the lease runs out, no fence is written
+    assert api.check(model).verdicts()["RunningBrokerFenced"] == "witness_missing"

@@ -110,6 +110,14 @@ CONSUMER_STOPPED = declare(
     "raises instead of choosing a position (NoOffsetForPartitionException, "
     "LogTruncationException)")
 
+BROKER_FENCED = declare(
+    "sometimes", "RunningBrokerFenced",
+    exists((b, o), pp.BrokerAt(b, 1, o, 1)), pp.protocol_view,
+    "a running broker is fenced in the committed metadata: its heartbeats stopped "
+    "reaching the controller for a lease (BrokerHeartbeatManager; "
+    "ReplicationControlManager.maybeFenceOneStaleBroker), or it registered again and is "
+    "not caught up yet")
+
 STALE_METADATA_SERVED = declare(
     "sometimes", "StaleMetadataServed",
     exists((b, t), StaleMeta(b, t)), view,
@@ -215,12 +223,14 @@ QUIESCENT = (SHARED["StaleReplicasCleaned"], DELETION_COMPLETES,
 def witnesses_for(bounds) -> tuple:
     """The witnesses a scenario's bounds make reachable in principle: with a consumer
     or a group whose ``auto.offset.reset`` is ``none``, its error (nothing is committed
-    when the story starts, so a first fetch raises it)."""
+    when the story starts, so a first fetch raises it); with missed heartbeats, a
+    running broker fenced."""
     readers = bounds.consumer or bounds.members
     stopped = (CONSUMER_STOPPED,) if readers and bounds.reset == "none" else ()
+    fenced = (BROKER_FENCED,) if bounds.fences else ()
     return lp.witnesses_for(bounds, NAME_RECREATED, SHARED["StaleFetchAttempted"],
                             FAILOVER_MID_DELETION, RESTART_WITH_STRAY_LOG,
-                            stale_meta=STALE_METADATA_SERVED) + stopped
+                            stale_meta=STALE_METADATA_SERVED) + stopped + fenced
 
 
 def feature_properties(bounds) -> tuple:
