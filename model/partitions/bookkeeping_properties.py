@@ -256,5 +256,8 @@ RELATIONS = {
 def bookkeeping_for(cfg) -> list:
     """The invariants above as Properties (``-p bookkeeping=true``)."""
     view = field_view(cfg, RELATIONS, FIELDS)
-    return [declare(DECLARATIONS[name][0], name, DECLARATIONS[name][1], view,
-                    DECLARATIONS[name][2], SENTENCES.get(name)) for name in NAMES]
+    out = []
+    for name in NAMES:
+        kind, formula, text = DECLARATIONS[name]
+        out.append(declare(kind, name, formula, view, text, SENTENCES.get(name)))
+    return out
