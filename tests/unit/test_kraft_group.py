@@ -123,3 +123,67 @@ def test_latest_skips_what_was_written_before_the_first_fetch_and_earliest_does_
     assert {n for n, v in r.verdicts().items() if v == "violated"} == {
         "GroupNoRecordSkipped"}
     r.assert_violated("GroupNoRecordSkipped", 6)
+
+
+def _group_property(model, name):
+    (prop,) = [p for p in model.properties() if p.name == name]
+    return prop
+
+
+def test_the_assignment_splits_the_leaders_partitions_exactly_once():
+    """GroupAssignmentExact holds on the scenario, and each way of breaking the range
+    assignment (a partition twice, one left out, one beyond the count) violates it."""
+    model, w = _model(members=2, brokers=1)
+    r = api.check(model)
+    assert r.complete and r.verdict("GroupAssignmentExact") == "holds"
+    exact = _group_property(model, "GroupAssignmentExact")
+    for _ in range(2):
+        w = model.next_state(w, ("member-refresh", _, 1))
+    w = model.next_state(w, ("group-rebalance",))
+    assert w.group.snapshot == 1 and exact.check(w)
+    g = w.group
+
+    def owning(*parts, snapshot=1):
+        mems = tuple(m._replace(pos=tuple((p, -1, -1, -1) for p in mine))
+                     for m, mine in zip(g.members, parts))
+        return w._replace(group=g._replace(members=mems, snapshot=snapshot))
+
+    assert exact.check(owning((0,), (1,), snapshot=2))
+    assert not exact.check(owning((0,), (0,)))        # one partition, two owners
+    assert not exact.check(owning((0,), (), snapshot=2))  # partition 1 owned by nobody
+    assert not exact.check(owning((0, 1), ()))        # beyond the leader's count
+
+
+def test_an_assignment_that_gives_a_partition_twice_is_found_by_exploration(monkeypatch):
+    monkeypatch.setattr(gp, "range_assign", lambda n, k: tuple(
+        tuple(range(n)) for _ in range(k)))
+    r = api.check("recreate-other-count", "kraft", {"members": 2, "brokers": 1})
+    r.assert_violated("GroupAssignmentExact", 3)  # init, the leader's refresh, the rebalance
+
+
+def test_only_positions_are_committed_and_a_commit_is_found():
+    """GroupCommitsPositions holds on the scenario and fails for a committed position
+    that no member held (a negative offset); GroupOffsetsCommitted is found, declared
+    only where a count change makes the group commit."""
+    model, w = _model()
+    r = api.check(model)
+    assert r.verdict("GroupCommitsPositions") == "holds"
+    assert r.verdict("GroupOffsetsCommitted") == "witness_found"
+    commits = _group_property(model, "GroupCommitsPositions")
+    committed = _group_property(model, "GroupOffsetsCommitted")
+    assert commits.check(w) and not committed.check(w)
+    w0 = w._replace(group=w.group._replace(committed=((0, 0),)))
+    assert commits.check(w0) and committed.check(w0)
+    assert not commits.check(w._replace(group=w.group._replace(committed=((0, -1),))))
+    names = {p.name for p in api.build(
+        "recreate-other-count", "kraft", {"reset": "none"}).properties()}
+    assert "GroupCommitsPositions" in names and "GroupOffsetsCommitted" not in names
+
+
+def test_committing_a_members_missing_position_is_found_by_exploration(monkeypatch):
+    """A rebalance that commits -1 (no position) in place of a member's position
+    violates GroupCommitsPositions."""
+    real = gp.map_put
+    monkeypatch.setattr(gp, "map_put", lambda c, p, pos: real(c, p, min(pos, -1)))
+    r = api.check("recreate-other-count", "kraft", {"brokers": 1})
+    assert r.verdict("GroupCommitsPositions") == "violated"

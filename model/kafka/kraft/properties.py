@@ -49,6 +49,8 @@ GroupStale = Rel("GroupStale", 3, ("member", "newest_inc", "read_inc"))
 Assignment = Rel("Assignment", 2, ("member", "inc"))
 Expansion = Rel("Expansion", 3, ("sent_inc", "resolved_inc", "error"))
 Owns = Rel("Owns", 2, ("member", "partition"))
+GroupPart = Rel("GroupPart", 1, ("partition",))
+Committed = Rel("Committed", 2, ("partition", "offset"))
 
 a, b, d, e, g, h, i, m, n, o, p, s, t, u, x = variables("a b d e g h i m n o p s t u x")
 
@@ -162,6 +164,29 @@ GROUP_ASSIGNED_RECREATED = declare(
     exists((m, i), And(Assignment(m, i), 2 <= i)), view,
     "the group rebalances onto the re-created topic")
 
+GROUP_ASSIGNMENT_EXACT = declare(
+    "always", "GroupAssignmentExact",
+    And(forall((m, p), implies(Owns(m, p), GroupPart(p))),
+        forall(p, implies(GroupPart(p), exists(m, Owns(m, p)))),
+        forall((m, n, p), implies(And(Owns(m, p), Owns(n, p)), m == n))), view,
+    "the members' assignments split the partitions of the count the group leader "
+    "assigned from: each of them to exactly one member, and no other (RangeAssignor."
+    "assign lays every partition of a subscribed topic out once among its members)")
+
+GROUP_COMMITS_POSITIONS = declare(
+    "always", "GroupCommitsPositions",
+    forall((p, o), implies(Committed(p, o), 0 <= o)), view,
+    "every committed offset is a position a member held (SubscriptionState.allConsumed "
+    "commits only valid positions; OffsetAndMetadata refuses a negative offset)",
+    lambda v: f"the offset {v['o']} is committed for partition {v['p']}")
+
+GROUP_OFFSETS_COMMITTED = declare(
+    "sometimes", "GroupOffsetsCommitted",
+    exists((p, o), Committed(p, o)), view,
+    "a member's position is committed to the group coordinator (the commit before a "
+    "rebalance, ConsumerCoordinator.onJoinPrepare)")
+
+
 def group_owns_new_partition(first: int):
     """GroupOwnsNewPartition: a member is assigned a partition beyond the ``first``
     ones the topic started with (the group followed a partition count change)."""
@@ -238,9 +263,14 @@ def feature_properties(bounds) -> tuple:
     recreate = bounds.incarnations >= 2 and bounds.deletes >= 1
     always, sometimes = (), ()
     if bounds.members:
-        always += (GROUP_NO_RECORD_SKIPPED, GROUP_NO_STALE_INCARNATION)
+        always += (GROUP_NO_RECORD_SKIPPED, GROUP_NO_STALE_INCARNATION,
+                   GROUP_ASSIGNMENT_EXACT, GROUP_COMMITS_POSITIONS)
         if recreate:
             sometimes += (GROUP_ASSIGNED_RECREATED,)
+        if (bounds.deletes or bounds.adds) and bounds.reset != "none":
+            # a count change makes the group rejoin, committing the positions it
+            # holds (with reset none, a member without a committed offset holds none)
+            sometimes += (GROUP_OFFSETS_COMMITTED,)
         grows = bounds.adds and bounds.target > bounds.partitions
         if grows or (recreate and bounds.recreate_partitions > bounds.partitions):
             sometimes += (group_owns_new_partition(bounds.partitions),)

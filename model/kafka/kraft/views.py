@@ -29,7 +29,9 @@
   ``GroupStale(member, newest_inc, read_inc)``: records of an older incarnation
   received after an assignment computed from ``newest_inc``;
   ``Assignment(member, inc)``: the incarnation the member's assignments were computed
-  from, at their newest; ``Owns(member, partition)``: its current assignment.
+  from, at their newest; ``Owns(member, partition)``: its current assignment;
+  ``GroupPart(partition)``: the partitions of the count the last assignment was
+  computed from; ``Committed(partition, offset)``: the coordinator's committed offsets.
 - With CreatePartitions (``partitions``): ``Expansion(sent_inc, resolved_inc,
   error)``: handled requests.
 
@@ -117,21 +119,25 @@ def _named(parts) -> dict:
     return {"Named": parts["_named_brokers"] | parts["_named"]}
 
 
+_NO_GROUP = {"GroupSkipped": (), "GroupStale": (), "Assignment": (), "Owns": (),
+             "GroupStopped": (), "GroupPart": (), "Committed": ()}
+
+
 def _no_group(w) -> dict:
-    return {"GroupSkipped": (), "GroupStale": (), "Assignment": (), "Owns": (),
-            "GroupStopped": (), "Expansion": ()}
+    return {**_NO_GROUP, "Expansion": ()}
 
 
 def _group(w) -> dict:
     grp = w.group
     if grp is None:
-        return {"GroupSkipped": (), "GroupStale": (), "Assignment": (), "Owns": (),
-                "GroupStopped": ()}
+        return _NO_GROUP
     return {"GroupSkipped": grp.skipped, "GroupStale": grp.stale,
             "Assignment": {(m, mem.newest) for m, mem in enumerate(grp.members)},
             "Owns": {(m, x[0]) for m, mem in enumerate(grp.members) for x in mem.pos},
             "GroupStopped": {(m,) for m, mem in enumerate(grp.members)
-                             if any(x[1] == STOPPED for x in mem.pos)}}
+                             if any(x[1] == STOPPED for x in mem.pos)},
+            "GroupPart": {(p,) for p in range(grp.snapshot)},
+            "Committed": set(grp.committed)}
 
 
 def _expansions(w) -> dict:
