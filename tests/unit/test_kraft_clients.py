@@ -6,6 +6,7 @@ import pytest
 from kmc import api, catalog
 from kmc.cli import main
 from kmc.model.kafka.kraft import clientmeta as cm
+from kmc.model.kafka.kraft import clients
 from kmc.model.kafka.kraft.variants import RELEASE_LINES, VARIANTS
 
 OLD, NEW = 2, 3  # topic IDs of the deleted and the re-created incarnation
@@ -124,3 +125,30 @@ def test_the_error_of_reset_none_is_a_witness_of_the_consumer_and_the_group(scen
         assert stopped.check(w._replace(group=grp._replace(members=(mem,))))
         mem = mem._replace(pos=((0, 0, 1, 0),))
         assert not stopped.check(w._replace(group=grp._replace(members=(mem,))))
+
+
+def _quiescent(model, name):
+    (prop,) = [p for p in model.properties() if p.name == name]
+    return prop
+
+
+def test_settled_clients_read_all_and_finish_as_recorded(monkeypatch):
+    """ConsumerReadsAll and ProducerFinishes hold with today's clients, fail where old
+    clients stay on the deleted topic (as ConsumerNotStuck does), and fail for a
+    consumer whose fetches read nothing or a producer that never sends; a client that
+    still has a step is not settled."""
+    r = api.check("kraft-consumer-recreate", "kraft")
+    assert r.verdict("ConsumerReadsAll") == "holds"
+    assert r.verdict("ProducerFinishes") == "holds"
+    old = api.check("kraft-consumer-recreate", "kraft-clients-2.8")
+    old.assert_violated("ConsumerReadsAll", 10)
+    old.assert_violated("ProducerFinishes", 8)
+    model = api.build("kraft-consumer-recreate", "kraft", {})
+    (w,) = model.init_states()
+    reads, finishes = (_quiescent(model, n) for n in ("ConsumerReadsAll", "ProducerFinishes"))
+    assert reads.check(w) and finishes.check(w)  # both can still refresh
+    monkeypatch.setattr(clients, "consumer_fetch", lambda _m, w: w)
+    assert api.check(model).verdict("ConsumerReadsAll") == "violated"
+    monkeypatch.undo()
+    monkeypatch.setattr(clients, "can_produce", lambda _m, _w: False)
+    assert api.check(model).verdict("ProducerFinishes") == "violated"

@@ -187,3 +187,41 @@ def test_committing_a_members_missing_position_is_found_by_exploration(monkeypat
     monkeypatch.setattr(gp, "map_put", lambda c, p, pos: real(c, p, min(pos, -1)))
     r = api.check("recreate-other-count", "kraft", {"brokers": 1})
     assert r.verdict("GroupCommitsPositions") == "violated"
+
+
+def test_the_coordinator_holds_offsets_only_for_partitions_its_image_knows():
+    """CommittedOffsetsKnown holds on the scenario; a coordinator that keeps a deleted
+    topic's offsets (onPartitionsDeleted not called) violates it, and so does an
+    offset for a partition beyond the image's count, unless the coordinator is down."""
+    params = {"records": 0}
+    model, w = _model(**params)
+    assert api.check(model).verdict("CommittedOffsetsKnown") == "holds"
+    known = _group_property(model, "CommittedOffsetsKnown")
+    assert known.check(w._replace(group=w.group._replace(committed=((0, 0),))))
+    beyond = w._replace(group=w.group._replace(committed=((1, 0),)))
+    assert not known.check(beyond)
+    down = beyond.brokers[0]._replace(status="down")
+    assert known.check(beyond._replace(brokers=(down,) + beyond.brokers[1:]))
+    model = api.build("recreate-other-count", "kraft", params)
+    model.flags = model.flags._replace(group_offsets_deleted=False)
+    r = api.check(model)
+    assert r.verdict("CommittedOffsetsKnown") == "violated"
+    # the group consumed, rebalanced (committing), and the coordinator dropped the topic
+    assert r.discoveries["CommittedOffsetsKnown"].trace.actions[-1] == ("fetch-metadata", 1)
+
+
+def test_a_settled_group_has_read_every_record_of_the_live_topic(monkeypatch):
+    """GroupReadsAll holds on the scenario (the reset policies' exceptions included);
+    a leader that answers no member's fetch leaves the record unread once nothing is
+    left to do, and a member that can still fetch is not settled."""
+    for reset in ("earliest", "latest", "none"):
+        r = api.check("recreate-other-count", "kraft", {"brokers": 1, "reset": reset})
+        assert r.verdict("GroupReadsAll") == "holds", reset
+    model, w = _model(brokers=1)
+    reads_all = _group_property(model, "GroupReadsAll")
+    w = _joined(model, w)
+    assert reads_all.check(w)  # the member has a fetch to do: not settled yet
+    monkeypatch.setattr(gp.clients, "serve", lambda *_a, **_k: (None, None))
+    assert not reads_all.check(w)
+    r = api.check("recreate-other-count", "kraft", {"brokers": 1})
+    assert r.verdict("GroupReadsAll") == "violated"

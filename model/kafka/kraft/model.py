@@ -234,7 +234,7 @@ class KRaftModel(Model):
 
     # ---- contract extras ----------------------------------------------------------------
     def properties(self):
-        return properties_for(self.bounds, self.flags)
+        return properties_for(self.bounds, self.flags, self)
 
     @property
     def weakly_fair(self):

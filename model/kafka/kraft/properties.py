@@ -24,7 +24,8 @@ from kmc.invariants.liveness import leads_to
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
 from kmc.model.kafka import lifecycle_properties as lp
 from kmc.model.kafka.kraft import protocol_properties as pp
-from kmc.model.kafka.kraft.views import stuck_view, view
+from kmc.model.kafka.kraft.group_properties import feature_properties
+from kmc.model.kafka.kraft.views import settled_view, stuck_view, view
 from kmc.model.kafka.lifecycle_properties import Assigned, Down, Hosts, Live
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
@@ -44,13 +45,11 @@ Skipped = Rel("Skipped", 2, ("inc", "offset"))
 Starting = Rel("Starting", 1, ("broker",))
 Crashed = Rel("Crashed", 1, ("broker",))
 Stuck = Rel("Stuck", 2, ("cached_inc", "live_inc"))
-GroupSkipped = Rel("GroupSkipped", 3, ("inc", "partition", "offset"))
-GroupStale = Rel("GroupStale", 3, ("member", "newest_inc", "read_inc"))
-Assignment = Rel("Assignment", 2, ("member", "inc"))
-Expansion = Rel("Expansion", 3, ("sent_inc", "resolved_inc", "error"))
-Owns = Rel("Owns", 2, ("member", "partition"))
-GroupPart = Rel("GroupPart", 1, ("partition",))
-Committed = Rel("Committed", 2, ("partition", "offset"))
+LeaderRecord = Rel("LeaderRecord", 3, ("inc", "partition", "offset"))
+ConsumerRead = Rel("ConsumerRead", 2, ("inc", "offset"))
+Presubscribed = Rel("Presubscribed", 3, ("inc", "partition", "offset"))
+ProducerLeft = Rel("ProducerLeft", 1, ("records",))
+Busy = Rel("Busy", 1, ("client",))
 
 a, b, d, e, g, h, i, m, n, o, p, s, t, u, x = variables("a b d e g h i m n o p s t u x")
 
@@ -142,72 +141,6 @@ NO_RECORD_SKIPPED = declare(
               "without receiving that record")
 
 
-GROUP_NO_RECORD_SKIPPED = declare(
-    "always", "GroupNoRecordSkipped",
-    Not(exists((i, p, o), GroupSkipped(i, p, o))), view,
-    "no member's position passes a record the group did not receive (the first "
-    "incarnation's records written before the group subscribed excepted), whatever "
-    "auto.offset.reset says",
-    lambda m: f"a member's position passed offset {m['o']} of partition {m['p']} of "
-              f"incarnation {m['i']} without the group receiving that record")
-
-GROUP_NO_STALE_INCARNATION = declare(
-    "always", "GroupNoStaleIncarnation",
-    Not(exists((m, n, g), GroupStale(m, n, g))), view,
-    "a member never receives records of an incarnation older than one it was already "
-    "assigned partitions of",
-    lambda v: f"member-{v['m']}, assigned partitions of incarnation {v['n']}, received a "
-              f"record of the older incarnation {v['g']}")
-
-GROUP_ASSIGNED_RECREATED = declare(
-    "sometimes", "GroupAssignedRecreated",
-    exists((m, i), And(Assignment(m, i), 2 <= i)), view,
-    "the group rebalances onto the re-created topic")
-
-GROUP_ASSIGNMENT_EXACT = declare(
-    "always", "GroupAssignmentExact",
-    And(forall((m, p), implies(Owns(m, p), GroupPart(p))),
-        forall(p, implies(GroupPart(p), exists(m, Owns(m, p)))),
-        forall((m, n, p), implies(And(Owns(m, p), Owns(n, p)), m == n))), view,
-    "the members' assignments split the partitions of the count the group leader "
-    "assigned from: each of them to exactly one member, and no other (RangeAssignor."
-    "assign lays every partition of a subscribed topic out once among its members)")
-
-GROUP_COMMITS_POSITIONS = declare(
-    "always", "GroupCommitsPositions",
-    forall((p, o), implies(Committed(p, o), 0 <= o)), view,
-    "every committed offset is a position a member held (SubscriptionState.allConsumed "
-    "commits only valid positions; OffsetAndMetadata refuses a negative offset)",
-    lambda v: f"the offset {v['o']} is committed for partition {v['p']}")
-
-GROUP_OFFSETS_COMMITTED = declare(
-    "sometimes", "GroupOffsetsCommitted",
-    exists((p, o), Committed(p, o)), view,
-    "a member's position is committed to the group coordinator (the commit before a "
-    "rebalance, ConsumerCoordinator.onJoinPrepare)")
-
-
-def group_owns_new_partition(first: int):
-    """GroupOwnsNewPartition: a member is assigned a partition beyond the ``first``
-    ones the topic started with (the group followed a partition count change)."""
-    return declare(
-        "sometimes", "GroupOwnsNewPartition",
-        exists((m, p), And(Owns(m, p), first <= p)), view,
-        "a member is assigned a partition the topic did not have at first")
-
-
-EXPANSION_OF_RECREATED = declare(
-    "sometimes", "ExpansionOfRecreated",
-    exists((s, t, e), And(Expansion(s, t, e), 1 <= s, s < t, e == "")), view,
-    "a CreatePartitions sent while one incarnation was live grows a later one")
-
-EXPANSION_AFTER_DELETION = declare(
-    "sometimes", "ExpansionAfterDeletion",
-    exists((s, e), And(Expansion(s, 0, e), 1 <= s)), view,
-    "a CreatePartitions sent while the topic was live reaches the controller after "
-    "its deletion (UNKNOWN_TOPIC_OR_PARTITION)")
-
-
 def client_not_stuck(rule: str, client: str):
     """ConsumerNotStuck / ProducerNotStuck for the clients' metadata rule ``rule``
     (views.stuck_view)."""
@@ -220,6 +153,39 @@ def client_not_stuck(rule: str, client: str):
         lambda m, c=client: f"nothing is left to do and incarnation {m['g']} of the topic "
                             f"is live, yet the {c} (holding incarnation {m['a']}; 0: "
                             "none) rejects every broker's Metadata answer for it")
+
+
+def clients_finish(model) -> tuple:
+    """ConsumerReadsAll and ProducerFinishes for ``model``'s clients (their view asks
+    the model whether a client still has a step: ``views.settled_view``)."""
+    bd, out = model.bounds, ()
+    if bd.consumer:
+        out += (declare(
+            "quiescent", "ConsumerReadsAll",
+            forall((i, o), implies(LeaderRecord(i, 0, o), Or(
+                ConsumerRead(i, o), Skipped(i, o), Presubscribed(i, 0, o),
+                exists(x, Stopped(x)), exists(u, And(Busy(u), u == "consumer"))))),
+            settled_view(model),
+            "settled, the consumer included (no Metadata answer to take, no fetch to "
+            "do): it has received every record in the live incarnation's leader log, "
+            "except what auto.offset.reset lets it pass (latest: the records written "
+            "before it subscribed; none: it stopped with the error; a skip "
+            "NoRecordSkipped reports)",
+            lambda v: f"nothing is left to do, yet the consumer never received the "
+                      f"record at offset {v['o']} of incarnation {v['i']}"),)
+    if bd.records:
+        out += (declare(
+            "quiescent", "ProducerFinishes",
+            forall(n, implies(ProducerLeft(n), Or(
+                exists(u, And(Busy(u), u == "producer")), Not(exists(i, Live(i)))))),
+            settled_view(model),
+            "settled, the producer included (no Metadata answer to take, no record it "
+            "can send): it has written its whole script, or the topic is gone (its "
+            "sends end with UNKNOWN_TOPIC_OR_PARTITION once delivery.timeout.ms runs "
+            "out)",
+            lambda v: f"nothing is left to do and the topic is live, yet the producer "
+                      f"still has {v['n']} record(s) it cannot send"),)
+    return out
 
 
 BROKER_FINISHES_STARTUP = leads_to(
@@ -258,28 +224,9 @@ def witnesses_for(bounds) -> tuple:
                             stale_meta=STALE_METADATA_SERVED) + stopped + fenced
 
 
-def feature_properties(bounds) -> tuple:
-    """``(always, sometimes)`` of the CreatePartitions and consumer group features."""
-    recreate = bounds.incarnations >= 2 and bounds.deletes >= 1
-    always, sometimes = (), ()
-    if bounds.members:
-        always += (GROUP_NO_RECORD_SKIPPED, GROUP_NO_STALE_INCARNATION,
-                   GROUP_ASSIGNMENT_EXACT, GROUP_COMMITS_POSITIONS)
-        if recreate:
-            sometimes += (GROUP_ASSIGNED_RECREATED,)
-        if (bounds.deletes or bounds.adds) and bounds.reset != "none":
-            # a count change makes the group rejoin, committing the positions it
-            # holds (with reset none, a member without a committed offset holds none)
-            sometimes += (GROUP_OFFSETS_COMMITTED,)
-        grows = bounds.adds and bounds.target > bounds.partitions
-        if grows or (recreate and bounds.recreate_partitions > bounds.partitions):
-            sometimes += (group_owns_new_partition(bounds.partitions),)
-    if bounds.adds and recreate:
-        sometimes += (EXPANSION_AFTER_DELETION, EXPANSION_OF_RECREATED)
-    return always, sometimes
-
-
-def properties_for(bounds, flags) -> tuple:
+def properties_for(bounds, flags, model=None) -> tuple:
+    """The properties of a KRaft run with these bounds and variant flags; ``model``
+    (the run's model) adds those whose view asks it for steps."""
     consumer = (NO_RECORD_SKIPPED, client_not_stuck(flags.client_rule, "consumer")) \
         if bounds.consumer else ()
     if bounds.records:
@@ -288,7 +235,9 @@ def properties_for(bounds, flags) -> tuple:
     if bounds.liveness:
         live = ((BROKER_FINISHES_STARTUP,) if bounds.crashes else ()) + (
             REPLICAS_EVENTUALLY_HOSTED,)
-    always, sometimes = feature_properties(bounds)
+    always, sometimes, quiescent = feature_properties(bounds, model)
+    if model is not None:
+        quiescent = clients_finish(model) + quiescent
     return (ALWAYS + pp.ALWAYS + consumer[:1] + always + QUIESCENT + pp.QUIESCENT
-            + consumer[1:]
+            + consumer[1:] + quiescent
             + witnesses_for(bounds) + sometimes + live + pp.liveness_for(bounds))

@@ -31,7 +31,9 @@
   ``Assignment(member, inc)``: the incarnation the member's assignments were computed
   from, at their newest; ``Owns(member, partition)``: its current assignment;
   ``GroupPart(partition)``: the partitions of the count the last assignment was
-  computed from; ``Committed(partition, offset)``: the coordinator's committed offsets.
+  computed from; ``Committed(partition, offset)``: the coordinator's committed offsets;
+  ``CoordinatorKnows(partition)``: the partitions of the topic in the coordinator's
+  image (its broker running).
 - With CreatePartitions (``partitions``): ``Expansion(sent_inc, resolved_inc,
   error)``: handled requests.
 
@@ -42,8 +44,12 @@ a property reads (``invariants.fused``).
 from __future__ import annotations
 
 from kmc.model.kafka.kraft import clientmeta as cm
+from kmc.model.kafka.kraft import clients as cl
+from kmc.model.kafka.kraft import group as gp
 from kmc.model.kafka.kraft import image as im
-from kmc.model.kafka.kraft.group import STOPPED
+from kmc.model.kafka.kraft import logmanager as lm
+from kmc.model.kafka.kraft.group import COORDINATOR, STOPPED
+from kmc.model.kafka.canon import keyed_get
 from kmc.invariants.fieldview import FieldView, named
 from kmc.model.kafka.kraft.state import (
     CATCHING_UP, DOWN, HALTED, LOGS_LOADED, RUNNING, TOPIC, FeatureWorld, World, inc_of,
@@ -120,7 +126,7 @@ def _named(parts) -> dict:
 
 
 _NO_GROUP = {"GroupSkipped": (), "GroupStale": (), "Assignment": (), "Owns": (),
-             "GroupStopped": (), "GroupPart": (), "Committed": ()}
+             "GroupStopped": (), "GroupPart": (), "Committed": (), "CoordinatorKnows": ()}
 
 
 def _no_group(w) -> dict:
@@ -140,6 +146,12 @@ def _group(w) -> dict:
             "Committed": set(grp.committed)}
 
 
+def _coordinator(w) -> dict:
+    br = w.brokers[COORDINATOR - 1]
+    t = None if br.status != RUNNING else im.topic_by_name(br.image, TOPIC)
+    return {"CoordinatorKnows": set() if t is None else {(p,) for p in range(len(t.parts))}}
+
+
 def _expansions(w) -> dict:
     return {"Expansion": w.expansions}
 
@@ -150,6 +162,7 @@ _PARTS = ((("quorum",), _quorum), (("brokers",), _brokers),
 _DERIVED = ((("brokers", "quorum"), ("_named_brokers", "_named"), _named),)
 _VIEWS = {World: FieldView(_PARTS + (((), _no_group),), _DERIVED),
           FeatureWorld: FieldView(_PARTS + ((("group",), _group),
+                                            (("brokers",), _coordinator),
                                             (("expansions",), _expansions)), _DERIVED)}
 
 
@@ -197,6 +210,65 @@ def stuck_view(rule: str, client: str = "consumer"):
         held = inc_of(c.meta[0]) if c.meta else 0
         return {"Stuck": {(held, inc_of(t.topic_id))}}
     return stuck
+
+
+def settled_view(model):
+    """``view`` plus what the clients' quiescent properties ask (ConsumerReadsAll,
+    ProducerFinishes, GroupReadsAll): ``LeaderRecord(inc, partition, offset)``, the
+    records in the logs of the live incarnation's leaders (committed image; the leader
+    running and hosting the partition with that topic ID); ``ConsumerRead(inc,
+    offset)`` and ``GroupRead(inc, partition, offset)``, the records the consumer /
+    the group received; ``Presubscribed(inc, partition, offset)``, the first
+    incarnation's records written before the clients subscribed, which
+    ``auto.offset.reset=latest`` passes; ``StoppedOn(partition)``: a member stopped
+    there by reset ``none``; ``ProducerLeft(records)``: records the producer has yet
+    to write; ``Busy(client)`` ("consumer", "producer", "group"): the client has a step
+    that changes something (``busy``)."""
+    bd = model.bounds
+    before = bd.initial_records if bd.reset == "latest" else 0
+    presubscribed = {(1, p, o) for p in range(bd.partitions) for o in range(before)}
+
+    def settled(w) -> dict:
+        g = getattr(w, "group", None)
+        return {**view(w), "LeaderRecord": _leader_records(w),
+                "ConsumerRead": set(w.ghost.consumed),
+                "GroupRead": set() if g is None else set(g.consumed),
+                "Presubscribed": presubscribed,
+                "StoppedOn": set() if g is None else {
+                    (x[0],) for mem in g.members for x in mem.pos if x[1] == STOPPED},
+                "ProducerLeft": {(w.producer.left,)} if w.producer.left > 0 else set(),
+                "Busy": busy(model, w)}
+    return settled
+
+
+def _leader_records(w) -> set:
+    out = set()
+    t = im.topic_by_name(im.build(w.quorum.log[:w.quorum.hwm]), TOPIC)
+    for p, part in enumerate(() if t is None else t.parts):
+        br = w.brokers[part.leader - 1] if part.leader > 0 else None
+        if br is None or br.status != RUNNING:
+            continue
+        h, log = keyed_get(br.hosted, p), lm.log_of(br.logs, p)
+        if h is not None and log is not None and h.topic_id == log.topic_id == t.topic_id:
+            out.update((inc_of(t.topic_id), p, o) for o in range(len(log.records)))
+    return out
+
+
+def busy(model, w) -> set:
+    """The clients with a step that changes something: the steps ``actions`` offers
+    them, asked of their own modules."""
+    out, bd = set(), model.bounds
+    running = [b for b, br in enumerate(w.brokers, 1) if br.status == RUNNING]
+    if bd.consumer and (
+            any(cl.consumer_refresh(model, w, b) != w for b in running)
+            or cl.may_consumer_fetch(w) and cl.consumer_fetch(model, w) != w):
+        out.add(("consumer",))
+    if bd.records and (any(cl.producer_refresh(model, w, b) != w for b in running)
+                       or cl.can_produce(model, w)):
+        out.add(("producer",))
+    if bd.members and gp.actions(model, w):
+        out.add(("group",))
+    return out
 
 
 def describe(w) -> str:
