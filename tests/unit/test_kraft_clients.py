@@ -152,3 +152,13 @@ def test_settled_clients_read_all_and_finish_as_recorded(monkeypatch):
     monkeypatch.undo()
     monkeypatch.setattr(clients, "can_produce", lambda _m, _w: False)
     assert api.check(model).verdict("ProducerFinishes") == "violated"
+
+
+def test_the_clients_steps_the_settled_view_asks_about_are_inputs():
+    """``views.busy`` reads a client's steps from ``model.actions``: every step it
+    names is one of the model's inputs, and each client's steps are disjoint."""
+    from kmc.model.kafka.kraft import model as km
+    from kmc.model.kafka.kraft import views
+    steps = [s for _c, s in views.CLIENT_STEPS]
+    assert set().union(*steps) <= km.INPUTS
+    assert sum(map(len, steps)) == len(set().union(*steps))

@@ -278,3 +278,52 @@ def test_no_replay_flag(cached, capsys):
                  "--no-replay", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["mutants"]
     assert rows and not any(r["replayed"] for r in rows)
+
+
+#: a counter whose property asks the model's ``actions`` (as the KRaft clients'
+#: settled properties do): ``x > 100`` never holds, so its mutants change nothing
+ASKING = '''from kmc import Model, always, sometimes
+
+
+def can_inc(x):
+    if x > 100:
+        return False
+    return x < 3
+
+
+class Asking(Model):
+    name = "asking"
+
+    def init_states(self):
+        return [(0,)]
+
+    def actions(self, s):
+        return ["inc"] if can_inc(s[0]) else []
+
+    def next_state(self, s, a):
+        return (s[0] + 1,)
+
+    def properties(self):
+        return [always("DoneOrBusy", lambda s: s[0] == 3 or bool(self.actions(s))),
+                sometimes("Three", lambda s: s[0] == 3)]
+
+
+def make():
+    return Asking()
+'''
+
+
+def test_code_a_property_reaches_through_actions_is_still_replayed(tmp_path_factory):
+    """A property that asks ``model.actions`` asks what the successors ask: the run
+    records its answers and a replay asks the mutant the same, so the helper's mutants
+    are replayed, with the outcomes of full runs."""
+    fast, full = _both(_model_file(tmp_path_factory, "mutate_asking_model", ASKING))
+    assert [_key(r) for r in fast["mutants"]] == [_key(r) for r in full["mutants"]]
+    never = [r for r in fast["mutants"] if r["line"] in _lines_of("if x > 100:", ASKING)]
+    assert never and all(r["outcome"] == "equivalent" and r["replayed"] == 1
+                         for r in never if r["operator"] != "drop-stmt")
+    # ``x <= 3``: the counter reaches 4, where nothing is enabled and DoneOrBusy fails
+    bound = [r for r in fast["mutants"] if r["line"] in _lines_of("return x < 3", ASKING)
+             and r["operator"] == "cmp"]
+    assert bound and bound[0]["outcome"] == "property" and \
+        bound[0]["killed_by"] == ["DoneOrBusy"]

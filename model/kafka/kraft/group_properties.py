@@ -14,7 +14,7 @@ from __future__ import annotations
 from kmc.invariants.declare import declare
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
 from kmc.model.kafka.kraft.group import COORDINATOR
-from kmc.model.kafka.kraft.views import settled_view, view
+from kmc.model.kafka.kraft.views import view
 from kmc.model.kafka.lifecycle_properties import Down
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
@@ -115,15 +115,15 @@ COMMITTED_OFFSETS_KNOWN = declare(
               "which its broker's image does not know")
 
 
-def group_reads_all(model):
-    """GroupReadsAll for ``model`` (its view asks the model whether the group still
-    has a step: ``views.settled_view``)."""
+def group_reads_all(settled):
+    """GroupReadsAll over ``settled``, a model's ``views.settled_view`` (it asks the
+    model whether the group still has a step)."""
     return declare(
         "quiescent", "GroupReadsAll",
         forall((i, p, o), implies(LeaderRecord(i, p, o), Or(
             GroupRead(i, p, o), GroupSkipped(i, p, o), Presubscribed(i, p, o),
             StoppedOn(p), exists(c, And(Busy(c), c == "group"))))),
-        settled_view(model),
+        settled,
         "settled, the group included (no member has a Metadata answer to take, a "
         "rebalance to make or a fetch to do): the group has received every record in "
         "the leader logs of the live incarnation, except what auto.offset.reset lets "
@@ -133,17 +133,18 @@ def group_reads_all(model):
                   f"offset {v['o']} of partition {v['p']} (incarnation {v['i']})")
 
 
-def feature_properties(bounds, model=None) -> tuple:
+def feature_properties(bounds, settled=None) -> tuple:
     """``(always, sometimes, quiescent)`` of the CreatePartitions and consumer group
-    features (the quiescent ones only with ``model``: their view asks it for steps)."""
+    features (the quiescent ones only with ``settled``, a model's
+    ``views.settled_view``)."""
     recreate = bounds.incarnations >= 2 and bounds.deletes >= 1
     always, sometimes, quiescent = (), (), ()
     if bounds.members:
         always += (GROUP_NO_RECORD_SKIPPED, GROUP_NO_STALE_INCARNATION,
                    GROUP_ASSIGNMENT_EXACT, GROUP_COMMITS_POSITIONS,
                    COMMITTED_OFFSETS_KNOWN)
-        if model is not None:
-            quiescent += (group_reads_all(model),)
+        if settled is not None:
+            quiescent += (group_reads_all(settled),)
         if recreate:
             sometimes += (GROUP_ASSIGNED_RECREATED,)
         if (bounds.deletes or bounds.adds) and bounds.reset != "none":

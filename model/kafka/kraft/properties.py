@@ -155,17 +155,18 @@ def client_not_stuck(rule: str, client: str):
                             "none) rejects every broker's Metadata answer for it")
 
 
-def clients_finish(model) -> tuple:
-    """ConsumerReadsAll and ProducerFinishes for ``model``'s clients (their view asks
-    the model whether a client still has a step: ``views.settled_view``)."""
-    bd, out = model.bounds, ()
+def clients_finish(bounds, settled) -> tuple:
+    """ConsumerReadsAll and ProducerFinishes for the clients ``bounds`` have, over
+    ``settled``, the model's ``views.settled_view`` (it asks the model whether a client
+    still has a step)."""
+    bd, out = bounds, ()
     if bd.consumer:
         out += (declare(
             "quiescent", "ConsumerReadsAll",
             forall((i, o), implies(LeaderRecord(i, 0, o), Or(
                 ConsumerRead(i, o), Skipped(i, o), Presubscribed(i, 0, o),
                 exists(x, Stopped(x)), exists(u, And(Busy(u), u == "consumer"))))),
-            settled_view(model),
+            settled,
             "settled, the consumer included (no Metadata answer to take, no fetch to "
             "do): it has received every record in the live incarnation's leader log, "
             "except what auto.offset.reset lets it pass (latest: the records written "
@@ -178,7 +179,7 @@ def clients_finish(model) -> tuple:
             "quiescent", "ProducerFinishes",
             forall(n, implies(ProducerLeft(n), Or(
                 exists(u, And(Busy(u), u == "producer")), Not(exists(i, Live(i)))))),
-            settled_view(model),
+            settled,
             "settled, the producer included (no Metadata answer to take, no record it "
             "can send): it has written its whole script, or the topic is gone (its "
             "sends end with UNKNOWN_TOPIC_OR_PARTITION once delivery.timeout.ms runs "
@@ -235,9 +236,10 @@ def properties_for(bounds, flags, model=None) -> tuple:
     if bounds.liveness:
         live = ((BROKER_FINISHES_STARTUP,) if bounds.crashes else ()) + (
             REPLICAS_EVENTUALLY_HOSTED,)
-    always, sometimes, quiescent = feature_properties(bounds, model)
-    if model is not None:
-        quiescent = clients_finish(model) + quiescent
+    settled = None if model is None else settled_view(model)
+    always, sometimes, quiescent = feature_properties(bounds, settled)
+    if settled is not None:
+        quiescent = clients_finish(bounds, settled) + quiescent
     return (ALWAYS + pp.ALWAYS + consumer[:1] + always + QUIESCENT + pp.QUIESCENT
             + consumer[1:] + quiescent
             + witnesses_for(bounds) + sometimes + live + pp.liveness_for(bounds))

@@ -44,10 +44,7 @@ a property reads (``invariants.fused``).
 from __future__ import annotations
 
 from kmc.model.kafka.kraft import clientmeta as cm
-from kmc.model.kafka.kraft import clients as cl
-from kmc.model.kafka.kraft import group as gp
 from kmc.model.kafka.kraft import image as im
-from kmc.model.kafka.kraft import logmanager as lm
 from kmc.model.kafka.kraft.group import COORDINATOR, STOPPED
 from kmc.model.kafka.canon import keyed_get
 from kmc.invariants.fieldview import FieldView, named
@@ -248,27 +245,25 @@ def _leader_records(w) -> set:
         br = w.brokers[part.leader - 1] if part.leader > 0 else None
         if br is None or br.status != RUNNING:
             continue
-        h, log = keyed_get(br.hosted, p), lm.log_of(br.logs, p)
+        h, log = keyed_get(br.hosted, p), keyed_get(br.logs, p)  # LogManager.getLog
         if h is not None and log is not None and h.topic_id == log.topic_id == t.topic_id:
             out.update((inc_of(t.topic_id), p, o) for o in range(len(log.records)))
     return out
 
 
+#: the steps of each client (``model.INPUTS``)
+CLIENT_STEPS = (("consumer", frozenset({"consumer-refresh", "consumer-fetch"})),
+                ("producer", frozenset({"producer-refresh", "produce"})),
+                ("group", frozenset({"member-refresh", "group-rebalance", "member-fetch"})))
+
+
 def busy(model, w) -> set:
-    """The clients with a step that changes something: the steps ``actions`` offers
-    them, asked of their own modules."""
-    out, bd = set(), model.bounds
-    running = [b for b, br in enumerate(w.brokers, 1) if br.status == RUNNING]
-    if bd.consumer and (
-            any(cl.consumer_refresh(model, w, b) != w for b in running)
-            or cl.may_consumer_fetch(w) and cl.consumer_fetch(model, w) != w):
-        out.add(("consumer",))
-    if bd.records and (any(cl.producer_refresh(model, w, b) != w for b in running)
-                       or cl.can_produce(model, w)):
-        out.add(("producer",))
-    if bd.members and gp.actions(model, w):
-        out.add(("group",))
-    return out
+    """The clients with a step that changes something: those ``model.actions`` offers
+    (it offers a client's step only when the step changes the state). Asked through
+    the model's ``actions``, the one question about steps a property asks: `kmc
+    mutate` records it and asks a mutant the same before it takes a run as unchanged."""
+    kinds = {a[0] for a in model.actions(w)}
+    return {(c,) for c, steps in CLIENT_STEPS if kinds & steps}
 
 
 def describe(w) -> str:
