@@ -55,8 +55,9 @@ class Graph:
         #: as (file, first line); one frozenset object per distinct set
         self.touched: list = []
         self._sets: dict = {}
-        #: other questions the run asked the model (a counterexample being rebuilt):
-        #: (method, position of the state, other arguments, answer)
+        #: other questions the run asked the model (a counterexample being rebuilt, a
+        #: property asking ``actions``): (method, position of the state, other
+        #: arguments, answer, the functions of the mutated files it called)
         self.calls: list = []
         self._done: set = set()
         self.overflow = False
@@ -87,15 +88,19 @@ class Graph:
         if len(self.states) > MAX_STATES:
             self.overflow = True
 
-    def call(self, method: str, s, args: tuple, out) -> None:
+    def call(self, method: str, s, args: tuple, out, called=None) -> None:
         """The run asked ``method(s, *args)`` and got ``out`` (a state, a list of
-        actions or None)."""
+        actions or None), calling the functions ``called`` (None: not known)."""
         if self.overflow:
             return
         i = self._at(s)
         if method == "next_state" and out is not None:
             out = self._at(out)
-        self.calls.append((method, i, args, out if method == "next_state" else list(out)))
+        if called is not None:
+            called = frozenset(called)
+            called = self._sets.setdefault(called, called)
+        self.calls.append((method, i, args, out if method == "next_state" else list(out),
+                           called))
 
     def frozen(self):
         """What a worker keeps: None when the run was too large to record."""
@@ -218,7 +223,9 @@ def same_graph(model, graph, functions=None, reloaded=()) -> bool:
         for (a, t), (b, j) in zip(got, want):
             if a != b or t != states[j]:
                 return False
-    for method, i, args, want in calls:
+    for method, i, args, want, called in calls:
+        if functions is not None and called is not None and functions.isdisjoint(called):
+            continue
         got = getattr(model, method)(mine(states[i]), *mine(args))
         if method == "actions":
             if list(got) != want:

@@ -88,17 +88,28 @@ class Recorder:
         if graph is not None:  # a counterexample is rebuilt with actions and next_state
             actions, next_state = model.actions, model.next_state
 
-            def recorded_actions(s):  # (successors may call them: part of the expansion)
-                out = list(inside(actions, s))
-                if not expanding:
-                    graph.call("actions", s, (), out)
+            def asked(method, fn, s, *args):
+                """A question outside an expansion, recorded with the functions it
+                called; successors may ask it too, as part of their expansion."""
+                if expanding:
+                    return inside(fn, s, *args)
+                if tracer is not None:
+                    tracer.called = set()
+                try:
+                    out = inside(fn, s, *args)
+                    if method == "actions":
+                        out = list(out)
+                    graph.call(method, s, args, out, tracer and tracer.called)
+                finally:
+                    if tracer is not None:
+                        tracer.called = None
                 return out
 
+            def recorded_actions(s):
+                return asked("actions", actions, s)
+
             def recorded_next_state(s, a):
-                out = inside(next_state, s, a)
-                if not expanding:
-                    graph.call("next_state", s, (a,), out)
-                return out
+                return asked("next_state", next_state, s, a)
 
             model.actions, model.next_state = recorded_actions, recorded_next_state
 

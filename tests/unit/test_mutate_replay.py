@@ -272,6 +272,23 @@ def test_only_the_states_that_called_the_function_are_asked_again(toy):
     assert not same_graph(mod.make(4), touched, {(toy, 1)})
 
 
+def test_only_the_questions_that_called_the_function_are_asked_again(toy):
+    """A recorded question (a property asking ``actions``) is asked again only when
+    it called the changed code: ``actions`` of the state x=3, y=1 is ``inc`` with the
+    toy's bound 4 and nothing with bound 3."""
+    mod = _toy_module(toy)
+    states, expanded, successors, _calls, _touched = _record(mod.make(4))
+    at = states.index(mod.S(3, 1))
+    none = (frozenset(),) * len(expanded)
+
+    def asked(called):
+        return (states, expanded, successors, (("actions", at, (), ["inc"], called),), none)
+
+    assert same_graph(mod.make(3), asked(frozenset()), {(toy, 1)})  # not asked again
+    assert same_graph(mod.make(4), asked(frozenset({(toy, 1)})), {(toy, 1)})
+    assert not same_graph(mod.make(3), asked(frozenset({(toy, 1)})), {(toy, 1)})
+
+
 def test_no_replay_flag(cached, capsys):
     only = f":{_lines_of('if s[0] > 100:')[0]}:"
     assert main(["mutate", "--scenario", f"{cached}:make", "--only", only, "-j", "1",
