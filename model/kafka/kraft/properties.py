@@ -6,8 +6,10 @@ always: NoStaleRead, NoStaleReplication, TopicIdUnique, NoWriteToDeletedTopic,
 LeaderEpochFencing,
 NoFencedLeader, MetadataMonotonic, NoUncommittedEffect.
 quiescent (settled: no internal step left): StaleReplicasCleaned, DeletionCompletes,
-AssignedReplicasHosted; with a consumer NoRecordSkipped (always) and ConsumerNotStuck,
-with a producer ProducerNotStuck.
+AssignedReplicasHosted; with a consumer NoRecordSkipped (always), ConsumerNotStuck and
+ConsumerReadsAll, with a producer ProducerNotStuck and ProducerFinishes (the last two
+of each: settled, the client included). The consumer group's and CreatePartitions'
+properties are declared in ``group_properties``.
 liveness (``-p liveness=true``): BrokerFinishesStartup, ReplicasEventuallyHosted.
 sometimes: the witnesses a scenario's bounds make reachable (``witnesses_for``).
 The plane's own facts of its controller, quorum, publisher and logs are declared in

@@ -210,31 +210,42 @@ def stuck_view(rule: str, client: str = "consumer"):
 
 
 def settled_view(model):
-    """``view`` plus what the clients' quiescent properties ask (ConsumerReadsAll,
-    ProducerFinishes, GroupReadsAll): ``LeaderRecord(inc, partition, offset)``, the
-    records in the logs of the live incarnation's leaders (committed image; the leader
-    running and hosting the partition with that topic ID); ``ConsumerRead(inc,
-    offset)`` and ``GroupRead(inc, partition, offset)``, the records the consumer /
-    the group received; ``Presubscribed(inc, partition, offset)``, the first
-    incarnation's records written before the clients subscribed, which
-    ``auto.offset.reset=latest`` passes; ``StoppedOn(partition)``: a member stopped
-    there by reset ``none``; ``ProducerLeft(records)``: records the producer has yet
-    to write; ``Busy(client)`` ("consumer", "producer", "group"): the client has a step
-    that changes something (``busy``)."""
+    """What the clients' quiescent properties ask (ConsumerReadsAll, ProducerFinishes,
+    GroupReadsAll): ``LeaderRecord(inc, partition, offset)``, the records in the logs of
+    the live incarnation's leaders (committed image; the leader running and hosting the
+    partition with that topic ID); ``ConsumerRead(inc, offset)`` and ``GroupRead(inc,
+    partition, offset)``, the records the consumer / the group received;
+    ``Presubscribed(inc, partition, offset)``, the first incarnation's records written
+    before the clients subscribed, which ``auto.offset.reset=latest`` passes;
+    ``StoppedOn(partition)``: a member stopped there by reset ``none``;
+    ``ProducerLeft(records)``: records the producer has yet to write; ``Busy(client)``
+    ("consumer", "producer", "group"): the client has a step that changes something
+    (``busy``), asked only when a client has a record left to read or to write (else
+    no property reads it: it is left empty); and ``view``'s ``Live``, ``Skipped``,
+    ``Stopped`` and ``GroupSkipped``."""
     bd = model.bounds
     before = bd.initial_records if bd.reset == "latest" else 0
     presubscribed = {(1, p, o) for p in range(bd.partitions) for o in range(before)}
 
     def settled(w) -> dict:
-        g = getattr(w, "group", None)
-        return {**view(w), "LeaderRecord": _leader_records(w),
-                "ConsumerRead": set(w.ghost.consumed),
-                "GroupRead": set() if g is None else set(g.consumed),
+        v, g, ghost = view(w), getattr(w, "group", None), w.ghost
+        group_read = set() if g is None else set(g.consumed)
+        leader = _leader_records(w)
+        unread = leader - presubscribed
+        left = w.producer.left > 0 and bool(v["Live"])
+        if bd.members and unread - group_read:
+            left = True
+        if bd.consumer and any(p == 0 and (i, o) not in ghost.consumed
+                               for i, p, o in unread):
+            left = True
+        return {"Live": v["Live"], "Skipped": v["Skipped"], "Stopped": v["Stopped"],
+                "GroupSkipped": v["GroupSkipped"], "LeaderRecord": leader,
+                "ConsumerRead": set(ghost.consumed), "GroupRead": group_read,
                 "Presubscribed": presubscribed,
                 "StoppedOn": set() if g is None else {
                     (x[0],) for mem in g.members for x in mem.pos if x[1] == STOPPED},
                 "ProducerLeft": {(w.producer.left,)} if w.producer.left > 0 else set(),
-                "Busy": busy(model, w)}
+                "Busy": busy(model, w) if left else set()}
     return settled
 
 
