@@ -26,7 +26,9 @@ from kmc.invariants.liveness import leads_to
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
 from kmc.model.kafka import lifecycle_properties as lp
 from kmc.model.kafka.kraft import protocol_properties as pp
-from kmc.model.kafka.kraft.group_properties import feature_properties
+from kmc.model.kafka.kraft.group_properties import (
+    Busy, LeaderRecord, Presubscribed, feature_properties,
+)
 from kmc.model.kafka.kraft.views import settled_view, stuck_view, view
 from kmc.model.kafka.lifecycle_properties import Assigned, Down, Hosts, Live
 
@@ -47,11 +49,8 @@ Skipped = Rel("Skipped", 2, ("inc", "offset"))
 Starting = Rel("Starting", 1, ("broker",))
 Crashed = Rel("Crashed", 1, ("broker",))
 Stuck = Rel("Stuck", 2, ("cached_inc", "live_inc"))
-LeaderRecord = Rel("LeaderRecord", 3, ("inc", "partition", "offset"))
 ConsumerRead = Rel("ConsumerRead", 2, ("inc", "offset"))
-Presubscribed = Rel("Presubscribed", 3, ("inc", "partition", "offset"))
 ProducerLeft = Rel("ProducerLeft", 1, ("records",))
-Busy = Rel("Busy", 1, ("client",))
 
 a, b, d, e, g, h, i, m, n, o, p, s, t, u, x = variables("a b d e g h i m n o p s t u x")
 
