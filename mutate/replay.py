@@ -16,7 +16,10 @@ exactly the baseline's code), and repeats the few other questions the run asked
 equals the recorded one, the mutant's exploration would take exactly the baseline's
 steps (the explorers are deterministic and everything else runs unchanged code), so its
 run *is* the baseline's run: the same verdicts, counts, counterexamples and state set.
-The first answer that differs stops the replay, and the worker explores the run in full.
+The first answer that differs stops the replay, and the worker explores the run, asking
+the mutant's model only for what the replay could not vouch for (``reusing``): the
+successors of the states whose expansion called the changed code, and of the states the
+baseline never reached; every other recorded state gets its recorded successors.
 
 Most mutants that survive or are equivalent change nothing on most of the runs they
 reach, and exploring those runs was most of a mutation run's time; a replay asks the
@@ -233,6 +236,27 @@ def same_graph(model, graph, functions=None, reloaded=()) -> bool:
         elif (got is None) != (want is None) or (got is not None and got != states[want]):
             return False
     return True
+
+
+def reusing(succ, graph, functions, reloaded=()):
+    """``succ`` (a mutant's successor function) that gives a recorded state whose
+    successors did not call ``functions`` its recorded successors instead of computing
+    them: on such a state the mutant runs exactly the baseline's code (the argument of
+    ``same_graph``, state by state), so the answer is the one the mutant would compute.
+    A run the replay could not decide is explored with it: only the states whose
+    successors called the changed code, and the states the baseline never expanded, are
+    computed."""
+    states, expanded, recorded, _calls, touched = graph
+    mine = Rebuild(reloaded) if reloaded else (lambda x: x)
+    table = {states[i]: want for i, want, called in zip(expanded, recorded, touched)
+             if called is not None and functions.isdisjoint(called)}
+
+    def successors(s):
+        want = table.get(s)
+        if want is None:
+            return succ(s)
+        return [(mine(a), mine(states[j])) for a, j in want]
+    return successors
 
 
 class Spec(NamedTuple):

@@ -140,13 +140,15 @@ def _build(entry):
     return api, sc, info, api.build_model(sc, info["variant"], info["params"])
 
 
-def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None) -> dict:
+def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
+              reuse=None) -> dict:
     """One suite entry, run the way ``kmc regress`` runs it (a Spark entry on BFS: same
     verdicts and counts), as a plain dict; an exception is recorded, not raised. With
     ``state_limit`` a BFS or DFS run stops after that many states (``stopped_by:
     max_states``); ``tracer`` and ``graph`` go to the ``Recorder``. With a ``tracer``
     (a baseline's run) it also gives what the set-up built (``image``:
-    ``snapshot.setup_image``)."""
+    ``snapshot.setup_image``). ``reuse``: a function that takes the model's successor
+    function and gives the one to explore with (``replay.reusing``)."""
     t0 = time.perf_counter()
     image = None
     try:
@@ -157,6 +159,8 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None) ->
             with tracer.phase(True):
                 api, sc, info, model = _build(entry)
                 image = _image(info, sc, model)
+        if reuse is not None:
+            model.successors = reuse(model.successors)
         recorder = None if getattr(model, "packed", None) else \
             Recorder(model, tracer, graph)
         opts = dict(entry.options)
@@ -193,13 +197,21 @@ def _image(info, sc, model):
         return snapshot.OPAQUE
 
 
-def replays(entry, spec, where, functions) -> bool:
+#: what a replay decides about a run: it is the baseline's run; the run is explored,
+#: reusing the recorded successors the mutant cannot have changed; explored in full
+SAME, REUSE, FULL = "same", "reuse", "full"
+
+
+def replays(entry, spec, where, functions) -> str:
     """Is the mutant loaded in this process the baseline's run on ``entry``, by
     ``spec`` (``replay.Spec``: the baseline's graph of it and what its set-up built)?
+    ``SAME`` when it is; ``REUSE`` when the set-up built what the baseline's did but a
+    successor or a question got another answer (the run is explored with
+    ``replay.reusing``); ``FULL`` when the set-up differs (the model may read what it
+    built in any state) or the replay raised (the full run then records it).
     ``functions``: the code, as (file, first line), through which the mutant can change
     the run (``replay.affected``); ``where``: the first line of the function whose body
-    holds the mutant, None outside any function's body. An exception is a no: the full
-    run then records it."""
+    holds the mutant, None outside any function's body."""
     from kmc.mutate.replay import same_graph, set_up_matters
     from kmc.mutate.snapshot import setup_image
 
@@ -207,10 +219,10 @@ def replays(entry, spec, where, functions) -> bool:
         api, sc, info, model = _build(entry)
         if set_up_matters(spec, where, functions) and \
                 setup_image(info, sc, model) != spec.image:
-            return False
-        return same_graph(model, spec.graph, functions, spec.rebuild)
+            return FULL
+        return SAME if same_graph(model, spec.graph, functions, spec.rebuild) else REUSE
     except Exception:
-        return False
+        return FULL
 
 
 def _one_line(text: str) -> str:
@@ -276,7 +288,7 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     whose body holds the mutant, or None; what ``replay.affected`` needs besides)."""
     from kmc.mutate.classify import decisive
     from kmc.mutate.isolation import install
-    from kmc.mutate.replay import affected
+    from kmc.mutate.replay import affected, reusing
 
     t0 = time.perf_counter()
     _limit_address_space(WORKER_ADDRESS_SPACE)
@@ -292,12 +304,18 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     runs = {}
     for e in entries:
         spec = (specs or {}).get(e.id)
+        decided = FULL
         if spec is not None and functions is not None and \
-                functions.isdisjoint(spec.outside) and \
-                replays(e, spec, where, functions):
+                functions.isdisjoint(spec.outside):
+            decided = replays(e, spec, where, functions)
+        if decided == SAME:
             runs[e.id] = {**spec.run, "replayed": True}
             continue
-        runs[e.id] = run_entry(e, (limits or {}).get(e.id))
+        reuse = None
+        if decided == REUSE:
+            def reuse(succ, spec=spec):
+                return reusing(succ, spec.graph, functions, spec.rebuild)
+        runs[e.id] = run_entry(e, (limits or {}).get(e.id), reuse=reuse)
         if baseline is not None and decisive(baseline[e.id], runs[e.id]):
             break
     return {"runs": runs, "elapsed_s": time.perf_counter() - t0}

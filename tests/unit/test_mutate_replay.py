@@ -272,6 +272,41 @@ def test_only_the_states_that_called_the_function_are_asked_again(toy):
     assert not same_graph(mod.make(4), touched, {(toy, 1)})
 
 
+def test_a_run_explored_after_a_replay_reuses_the_untouched_successors(toy):
+    """A run the replay cannot decide is explored asking the mutant's model only for the
+    states whose expansion called the changed code and the states never recorded:
+    every other state gets its recorded successors, and the run reaches what the
+    mutant's own run reaches."""
+    from kmc.mutate.replay import reusing
+
+    mod = _toy_module(toy)
+    graph = _record(mod.make(3))
+    states, expanded, successors, calls, _touched = graph
+    asked = []
+    mutant = mod.make(4)  # x may now reach 4
+
+    def succ(s):
+        asked.append(s)
+        return mutant.successors(s)
+
+    # the states where x is 2 or more called the changed code; the others did not
+    touched = tuple(frozenset({(toy, 1)}) if states[i][0] >= 2 else frozenset()
+                    for i in expanded)
+    reuse = reusing(succ, (states, expanded, successors, calls, touched), {(toy, 1)})
+    got, todo, seen = {}, list(mutant.init_states()), set()
+    while todo:
+        s = todo.pop()
+        if s in seen:
+            continue
+        seen.add(s)
+        got[s] = reuse(s)
+        todo.extend(t for _a, t in got[s])
+    assert got == {s: mutant.successors(s) for s in seen}
+    assert any(s[0] == 4 for s in seen)  # the mutant's own new states
+    assert asked and all(s[0] >= 2 for s in asked)  # only touched or new states asked
+    assert len(asked) < len(seen)
+
+
 def test_only_the_questions_that_called_the_function_are_asked_again(toy):
     """A recorded question (a property asking ``actions``) is asked again only when
     it called the changed code: ``actions`` of the state x=3, y=1 is ``inc`` with the
