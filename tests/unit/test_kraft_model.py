@@ -156,3 +156,16 @@ def test_missed_heartbeats_have_a_witness_that_a_lost_fence_loses():
     model._steps["miss-heartbeats"] = lambda _m, w, *_args: w._replace(
         budget=w.budget._replace(fences=0))  # the lease runs out, no fence is written
     assert api.check(model).verdicts()["RunningBrokerFenced"] == "witness_missing"
+
+
+def test_a_crash_with_a_delete_directory_has_a_witness_that_no_window_loses():
+    """CrashWithDeleteDir is declared with a crash and a deletion only, found on
+    kraft-stray (a broker may go down before its kafka-delete-logs task removed the
+    renamed log), and not found once a deletion removes the directory at once."""
+    names = {p.name for p in api.build("kraft-stray", "kraft", {"crashes": 0}).properties()}
+    assert "CrashWithDeleteDir" not in names
+    model = api.build("kraft-stray", "kraft", {})
+    assert api.check(model).verdicts()["CrashWithDeleteDir"] == "witness_found"
+    model = api.build("kraft-stray", "kraft", {})
+    model.delete_window = False  # no -delete directory is ever kept
+    assert api.check(model).verdicts()["CrashWithDeleteDir"] == "witness_missing"

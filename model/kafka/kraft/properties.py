@@ -120,6 +120,14 @@ BROKER_FENCED = declare(
     "ReplicationControlManager.maybeFenceOneStaleBroker), or it registered again and is "
     "not caught up yet")
 
+CRASH_WITH_DELETE_DIR = declare(
+    "sometimes", "CrashWithDeleteDir",
+    exists(b, pp.CrashedWithDelete(b)), pp.protocol_view,
+    "a broker goes down while a log of a removed topic is renamed -delete and not yet "
+    "removed (ReplicaManager.applyDelta -> LogManager.asyncDelete renames it; the "
+    "kafka-delete-logs task removes it later): its restart finds the directory "
+    "(LogManager.loadLog, the DeleteDirSuffix branch)")
+
 STALE_METADATA_SERVED = declare(
     "sometimes", "StaleMetadataServed",
     exists((b, t), StaleMeta(b, t)), view,
@@ -217,13 +225,16 @@ def witnesses_for(bounds) -> tuple:
     """The witnesses a scenario's bounds make reachable in principle: with a consumer
     or a group whose ``auto.offset.reset`` is ``none``, its error (nothing is committed
     when the story starts, so a first fetch raises it); with missed heartbeats, a
-    running broker fenced."""
+    running broker fenced; with a crash and a deletion, a broker down with a ``-delete``
+    directory."""
     readers = bounds.consumer or bounds.members
     stopped = (CONSUMER_STOPPED,) if readers and bounds.reset == "none" else ()
     fenced = (BROKER_FENCED,) if bounds.fences else ()
+    delete_dir = (CRASH_WITH_DELETE_DIR,) if bounds.crashes and bounds.deletes else ()
     return lp.witnesses_for(bounds, NAME_RECREATED, SHARED["StaleFetchAttempted"],
                             FAILOVER_MID_DELETION, RESTART_WITH_STRAY_LOG,
-                            stale_meta=STALE_METADATA_SERVED) + stopped + fenced
+                            stale_meta=STALE_METADATA_SERVED) + stopped + fenced + \
+        delete_dir
 
 
 def properties_for(bounds, flags, model=None) -> tuple:

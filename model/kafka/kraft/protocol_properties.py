@@ -51,6 +51,7 @@ Committed = Rel("Committed", 1, ("hwm",))
 Leaderless = Rel("Leaderless", 2, ("inc", "partition"))
 NotRunning = Rel("NotRunning", 1, ("broker",))
 PendingDelete = Rel("PendingDelete", 1, ("broker",))
+CrashedWithDelete = Rel("CrashedWithDelete", 1, ("broker",))
 Unflushed = Rel("Unflushed", 1, ("broker",))
 
 (b, c, d, e, f, g, h, i, k, l, m, n, o, p, r, s,
@@ -176,7 +177,8 @@ def _protocol_relations(w) -> dict:
       (-1 without one) and whether the committed metadata fences it;
       ``Committed(hwm)``; ``Leaderless(inc, partition)``: committed partitions without a
       leader; ``NotRunning(broker)``; ``PendingDelete(broker)``: a running broker
-      with a ``-delete`` directory on disk; ``Unflushed(broker)``: a broker that is up
+      with a ``-delete`` directory on disk; ``CrashedWithDelete(broker)``: a broker
+      down after a crash with one; ``Unflushed(broker)``: a broker that is up
       (not down or halted) with a log whose partition.metadata is not flushed.
     """
     q = w.quorum
@@ -187,6 +189,8 @@ def _protocol_relations(w) -> dict:
     image_of, hosted_at, image_part, stray, broker_at, down = (set() for _ in range(6))
     pending = {(bn,) for bn, br in enumerate(w.brokers, 1)
                if br.deleting and br.status == RUNNING}
+    crashed_with = {(bn,) for bn, br in enumerate(w.brokers, 1)
+                    if br.deleting and br.status == DOWN}
     unflushed = {(bn,) for bn, br in enumerate(w.brokers, 1)
                  if br.status not in (DOWN, HALTED) and not all(x.flushed for x in br.logs)}
     leaderless = {(inc_of(tid), pn) for tid, _nm, parts in committed[0]
@@ -230,7 +234,7 @@ def _protocol_relations(w) -> dict:
         "ImageOf": image_of, "HostedAt": hosted_at, "ImagePart": image_part,
         "StrayOnDisk": stray, "BrokerAt": broker_at, "Committed": {(q.hwm,)},
         "Leaderless": leaderless, "NotRunning": down, "PendingDelete": pending,
-        "Unflushed": unflushed,
+        "CrashedWithDelete": crashed_with, "Unflushed": unflushed,
     }
 
 
