@@ -225,3 +225,22 @@ def test_a_settled_group_has_read_every_record_of_the_live_topic(monkeypatch):
     assert not reads_all.check(w)
     r = api.check("recreate-other-count", "kraft", {"brokers": 1})
     assert r.verdict("GroupReadsAll") == "violated"
+
+
+def test_a_settled_group_owns_every_partition_of_the_live_topic(monkeypatch):
+    """GroupOwnsLivePartitions holds on the scenario; a group that never rejoins on a
+    partition count change leaves the re-created topic's second partition unowned
+    once nothing is left to do (no record needs to be written there)."""
+    r = api.check("recreate-other-count", "kraft", {"brokers": 1})
+    assert r.verdict("GroupOwnsLivePartitions") == "holds"
+    model, w = _model(brokers=1)
+    owns = _group_property(model, "GroupOwnsLivePartitions")
+    assert owns.check(w)  # the member has a refresh and a rebalance to do
+    monkeypatch.setattr(gp, "needs_rebalance", lambda g: g.gen == 0 and bool(_count(g)))
+    r = api.check("recreate-other-count", "kraft", {"brokers": 1})
+    assert r.verdict("GroupOwnsLivePartitions") == "violated"
+
+
+def _count(g):
+    lead = g.members[0]
+    return len(lead.meta[1]) if lead.meta else 0

@@ -169,3 +169,25 @@ def test_a_crash_with_a_delete_directory_has_a_witness_that_no_window_loses():
     model = api.build("kraft-stray", "kraft", {})
     model.delete_window = False  # no -delete directory is ever kept
     assert api.check(model).verdicts()["CrashWithDeleteDir"] == "witness_missing"
+
+
+def test_budgets_and_the_published_offset_are_checked_on_every_state():
+    """BudgetsRespected fails once a step overspends a budget of the scenario (a missed
+    heartbeat that takes two fences), MetadataMonotonic once a broker's image is not at
+    the highest offset it published (the ghost not raised, or an image gone back)."""
+    model = api.build("kraft-stray", "kraft", {"fences": 1, "crashes": 0})
+    assert api.check(model).verdict("BudgetsRespected") == "holds"
+    (w,) = model.init_states()
+    props = {p.name: p for p in model.properties()}
+    budgets, monotonic = props["BudgetsRespected"], props["MetadataMonotonic"]
+    assert budgets.check(w) and monotonic.check(w)
+    assert not budgets.check(w._replace(budget=w.budget._replace(fences=-1)))
+    assert not budgets.check(w._replace(producer=w.producer._replace(left=-1)))
+    high = w.ghost.high
+    assert not monotonic.check(w._replace(ghost=w.ghost._replace(high=(0,) + high[1:])))
+    assert not monotonic.check(w._replace(ghost=w.ghost._replace(
+        high=(high[0] + 1,) + high[1:])))
+    step = model._steps["miss-heartbeats"]
+    model._steps["miss-heartbeats"] = lambda m, w, *args: step(m, w, *args)._replace(
+        budget=step(m, w, *args).budget._replace(fences=w.budget.fences - 2))
+    assert api.check(model).verdict("BudgetsRespected") == "violated"

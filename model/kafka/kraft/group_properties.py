@@ -5,7 +5,7 @@ coordinator, and CreatePartitions. Declared with the plane's others
 
 always: GroupNoRecordSkipped, GroupNoStaleIncarnation, GroupAssignmentExact,
 GroupCommitsPositions, CommittedOffsetsKnown.
-quiescent: GroupReadsAll (settled, the group included).
+quiescent: GroupReadsAll, GroupOwnsLivePartitions (settled, the group included).
 sometimes: GroupAssignedRecreated, GroupOffsetsCommitted, GroupOwnsNewPartition,
 ExpansionAfterDeletion, ExpansionOfRecreated.
 """
@@ -33,6 +33,7 @@ LeaderRecord = Rel("LeaderRecord", 3, ("inc", "partition", "offset"))
 GroupRead = Rel("GroupRead", 3, ("inc", "partition", "offset"))
 Presubscribed = Rel("Presubscribed", 3, ("inc", "partition", "offset"))
 StoppedOn = Rel("StoppedOn", 1, ("partition",))
+LivePart = Rel("LivePart", 2, ("inc", "partition"))
 Busy = Rel("Busy", 1, ("client",))
 
 b, c, e, g, i, m, n, o, p, s, t = variables("b c e g i m n o p s t")
@@ -134,6 +135,23 @@ def group_reads_all(settled):
                   f"offset {v['o']} of partition {v['p']} (incarnation {v['i']})")
 
 
+def group_owns_live_partitions(settled):
+    """GroupOwnsLivePartitions over ``settled`` (``group_reads_all``)."""
+    return declare(
+        "quiescent", "GroupOwnsLivePartitions",
+        forall((i, p), implies(LivePart(i, p), Or(
+            exists(m, Owns(m, p)), exists(c, And(Busy(c), c == "group")),
+            exists(b, Down(b))))),
+        settled,
+        "settled, the group included, every broker running: each partition of the live "
+        "incarnation is assigned to a member (a partition count the group has not "
+        "rebalanced to makes it rejoin: ConsumerCoordinator.rejoinNeededOrPending on a "
+        "metadata snapshot that no longer matches; RangeAssignor lays out every "
+        "partition)",
+        lambda v: f"nothing is left to do, yet no member is assigned partition {v['p']} "
+                  f"of incarnation {v['i']}")
+
+
 def feature_properties(bounds, settled=None) -> tuple:
     """``(always, sometimes, quiescent)`` of the CreatePartitions and consumer group
     features (the quiescent ones only with ``settled``, a model's
@@ -145,7 +163,7 @@ def feature_properties(bounds, settled=None) -> tuple:
                    GROUP_ASSIGNMENT_EXACT, GROUP_COMMITS_POSITIONS,
                    COMMITTED_OFFSETS_KNOWN)
         if settled is not None:
-            quiescent += (group_reads_all(settled),)
+            quiescent += (group_reads_all(settled), group_owns_live_partitions(settled))
         if recreate:
             sometimes += (GROUP_ASSIGNED_RECREATED,)
         if (bounds.deletes or bounds.adds) and bounds.reset != "none":

@@ -9,6 +9,8 @@
 - ``Hosts(broker, partition, inc)``: partitions a running broker hosts with their log.
 - ``Assigned(broker, partition, inc)``: replicas the committed metadata assigns.
 - ``Live(inc)``: the topic is in the committed image.
+- ``Left(budget, amount)``: what is left of each of the scenario's budgets (crashes,
+  failovers, fences, the producer's records, CreatePartitions requests).
 - ``Down(broker)``: not running. ``Pending(offset)``: a batch beyond the high watermark.
 - ``Applied(broker, offset, epoch)``: batches in a broker's copy of the metadata log;
   ``Entry(offset, epoch)``: batches of the leader's log.
@@ -118,6 +120,15 @@ def _consumer(w) -> dict:
     return {"Stopped": {(0,)} if w.consumer.failed else set()}
 
 
+def _left(w) -> dict:
+    bg = w.budget
+    left = {("crashes", bg.crashes), ("failovers", bg.failovers), ("fences", bg.fences),
+            ("records", w.producer.left)}
+    if type(w) is FeatureWorld:
+        left.add(("create-partitions", w.adds_left))
+    return {"Left": left}
+
+
 def _named(parts) -> dict:
     return {"Named": parts["_named_brokers"] | parts["_named"]}
 
@@ -156,9 +167,11 @@ def _expansions(w) -> dict:
 _PARTS = ((("quorum",), _quorum), (("brokers",), _brokers),
           (("brokers", "ghost"), _published), (("ghost",), _ghost),
           (("consumer",), _consumer))
+_LEFT = {World: (("budget", "producer"), _left),
+         FeatureWorld: (("budget", "producer", "adds_left"), _left)}
 _DERIVED = ((("brokers", "quorum"), ("_named_brokers", "_named"), _named),)
-_VIEWS = {World: FieldView(_PARTS + (((), _no_group),), _DERIVED),
-          FeatureWorld: FieldView(_PARTS + ((("group",), _group),
+_VIEWS = {World: FieldView(_PARTS + (_LEFT[World], ((), _no_group)), _DERIVED),
+          FeatureWorld: FieldView(_PARTS + (_LEFT[FeatureWorld], (("group",), _group),
                                             (("brokers",), _coordinator),
                                             (("expansions",), _expansions)), _DERIVED)}
 
@@ -218,10 +231,13 @@ def settled_view(model):
     ``Presubscribed(inc, partition, offset)``, the first incarnation's records written
     before the clients subscribed, which ``auto.offset.reset=latest`` passes;
     ``StoppedOn(partition)``: a member stopped there by reset ``none``;
+    ``LivePart(inc, partition)``: the partitions of the live incarnation (committed
+    image), with ``view``'s ``Owns`` and ``Down``;
     ``ProducerLeft(records)``: records the producer has yet to write; ``Busy(client)``
     ("consumer", "producer", "group"): the client has a step that changes something
-    (``busy``), asked only when a client has a record left to read or to write (else
-    no property reads it: it is left empty); and ``view``'s ``Live``, ``Skipped``,
+    (``busy``), asked only when a client has a record left to read or to write or the
+    group owns no partition of a live one (else no property reads it: it is left
+    empty); and ``view``'s ``Live``, ``Skipped``,
     ``Stopped`` and ``GroupSkipped``."""
     bd = model.bounds
     before = bd.initial_records if bd.reset == "latest" else 0
@@ -233,7 +249,9 @@ def settled_view(model):
         leader = _leader_records(w)
         unread = leader - presubscribed
         left = w.producer.left > 0 and bool(v["Live"])
-        if bd.members and unread - group_read:
+        live_parts = _live_parts(w)
+        if bd.members and (unread - group_read or
+                           {p for _i, p in live_parts} - {p for _m, p in v["Owns"]}):
             left = True
         if bd.consumer and any(p == 0 and (i, o) not in ghost.consumed
                                for i, p, o in unread):
@@ -241,12 +259,18 @@ def settled_view(model):
         return {"Live": v["Live"], "Skipped": v["Skipped"], "Stopped": v["Stopped"],
                 "GroupSkipped": v["GroupSkipped"], "LeaderRecord": leader,
                 "ConsumerRead": set(ghost.consumed), "GroupRead": group_read,
-                "Presubscribed": presubscribed,
+                "Presubscribed": presubscribed, "LivePart": live_parts,
+                "Owns": v["Owns"], "Down": v["Down"],
                 "StoppedOn": set() if g is None else {
                     (x[0],) for mem in g.members for x in mem.pos if x[1] == STOPPED},
                 "ProducerLeft": {(w.producer.left,)} if w.producer.left > 0 else set(),
                 "Busy": busy(model, w) if left else set()}
     return settled
+
+
+def _live_parts(w) -> set:
+    t = im.topic_by_name(im.build(w.quorum.log[:w.quorum.hwm]), TOPIC)
+    return set() if t is None else {(inc_of(t.topic_id), p) for p in range(len(t.parts))}
 
 
 def _leader_records(w) -> set:
