@@ -5,7 +5,7 @@ state these properties over relations of the same names and meaning, which each 
 view produces from its own state (``model/topics/views.py``,
 ``model/kafka/kraft/views.py``):
 
-always: NoStaleRead, NoStaleReplication, NoWriteToDeletedTopic.
+always: NoStaleRead, NoStaleReplication, NoWriteToDeletedTopic, BudgetsRespected.
 quiescent: StaleReplicasCleaned, AssignedReplicasHosted, DeletionCompletes (its pending
 work and an optional extra conjunct are the plane's: a /admin/delete_topics marker on
 ZooKeeper; on KRaft an uncommitted metadata batch, and no running broker hosting a
@@ -39,8 +39,9 @@ Live = Rel("Live", 1, ("inc",))
 Down = Rel("Down", 1, ("broker",))
 Pending = Rel("Pending", 1, ("work",))
 Failover = Rel("Failover", 2, ("epoch", "deletion_pending"))
+Left = Rel("Left", 2, ("budget", "amount"))
 
-r, a, g, b, p, s, i, d, e, n = variables("r a g b p s i d e n")
+r, a, g, b, p, s, i, d, e, n, k, x = variables("r a g b p s i d e n k x")
 
 
 class Plane(NamedTuple):
@@ -86,6 +87,13 @@ def lifecycle_properties(plane: Plane) -> dict:
             "a deleted topic's stale log, never in the successor of the topic it meant",
             lambda m: f"the producer, writing to incarnation {m['a']} of the topic, had "
                       f"its record appended to a log of incarnation {m['g']}"),
+        declare(
+            "always", "BudgetsRespected",
+            forall((k, x), implies(Left(k, x), 0 <= x)), view,
+            "no step spends more than the scenario's bounds allow (its crashes, controller "
+            "failovers, admin requests, the producer's records, ...): a run past them "
+            "checks behaviour outside the bounds it reports",
+            lambda m: f"the scenario's {m['k']} budget was overspent: {m['x']} left"),
         declare(
             "quiescent", "StaleReplicasCleaned",
             Or(exists(d, Down(d)),

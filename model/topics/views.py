@@ -41,6 +41,8 @@
 - ``Staged(broker, partition, inc)``: a replica moved to log.dir/deleting/, not purged yet.
 - ``Awaiting(broker, partition, inc)``: a StopReplica the active controller keeps in
   memory until the broker answers it with success.
+- ``Left(budget, amount)``: what is left of each of the scenario's budgets (CreateTopics
+  and DeleteTopics requests, the producer's records, crashes, failovers, reassignments).
 - ``Busy(client)`` ("producer", "consumer"): the client has a step that changes
   something; model-dependent, so added by ``with_clients(model)`` for the properties that
   need it.
@@ -162,6 +164,13 @@ def _producer(w) -> dict:
     return {"ProducerLeft": {(w.producer.left,)} if w.producer.left > 0 else set()}
 
 
+def _left(w) -> dict:
+    ad, bg = w.admin, w.budget
+    return {"Left": {("creates", ad.creates), ("deletes", ad.deletes),
+                     ("records", w.producer.left), ("crashes", bg.crashes),
+                     ("failovers", bg.failovers), ("reassignments", bg.reassign)}}
+
+
 def _mem(w) -> dict:
     return {"Awaiting": {(x[0], x[1], x[3]) for x in w.mem.pending}}
 
@@ -189,7 +198,7 @@ def _leader_log(w) -> dict:
 view = FieldView((
     (("brokers",), _brokers), (("store",), _store), (("net",), _net),
     (("ghost",), _ghost), (("admin",), _admin), (("producer",), _producer),
-    (("mem",), _mem),
+    (("mem",), _mem), (("admin", "producer", "budget"), _left),
     (("store", "brokers"), _leader_log),
 ), (
     (("brokers", "store", "net"), ("_ids_brokers", "_ids_store", "_ids_net"), _id_of),

@@ -144,3 +144,18 @@ def test_deleting_eventually_purged_holds_on_kip516_and_fails_without_the_purge_
     r = api.check(broken)
     assert r.verdict("DeletingEventuallyPurged") == "violated"
     assert r.verdict("StaleReplicasCleaned") == "holds"  # staged logs are not stale ones
+
+
+def test_budgets_respected_is_shared_and_fails_once_a_budget_is_overspent():
+    """BudgetsRespected, declared once for both planes, holds on kip516 and on z3 mode,
+    and fails on a state that spent one DeleteTopics, crash or record too many."""
+    m, w = start()
+    assert run("offline-delete", "kip516").verdict("BudgetsRespected") == "holds"
+    assert run("offline-delete", "kip516", z3=True).verdict("BudgetsRespected") == "holds"
+    budgets = props(m)["BudgetsRespected"]
+    assert budgets.check(w)
+    assert not budgets.check(w._replace(admin=w.admin._replace(deletes=-1)))
+    assert not budgets.check(w._replace(budget=w.budget._replace(crashes=-1)))
+    assert not budgets.check(w._replace(producer=w.producer._replace(left=-1)))
+    kraft = {p.name: p for p in api.build("kraft-stray", "kraft").properties()}
+    assert repr(kraft["BudgetsRespected"].formula) == repr(budgets.formula)

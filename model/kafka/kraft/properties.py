@@ -4,7 +4,7 @@
 
 always: NoStaleRead, NoStaleReplication, TopicIdUnique, NoWriteToDeletedTopic,
 LeaderEpochFencing,
-NoFencedLeader, MetadataMonotonic, NoUncommittedEffect, BudgetsRespected.
+NoFencedLeader, MetadataMonotonic, NoUncommittedEffect, BudgetsRespected (shared).
 quiescent (settled: no internal step left): StaleReplicasCleaned, DeletionCompletes,
 AssignedReplicasHosted; with a consumer NoRecordSkipped (always), ConsumerNotStuck and
 ConsumerReadsAll, with a producer ProducerNotStuck and ProducerFinishes (the last two
@@ -51,10 +51,8 @@ Crashed = Rel("Crashed", 1, ("broker",))
 Stuck = Rel("Stuck", 2, ("cached_inc", "live_inc"))
 ConsumerRead = Rel("ConsumerRead", 2, ("inc", "offset"))
 ProducerLeft = Rel("ProducerLeft", 1, ("records",))
-Left = Rel("Left", 2, ("budget", "amount"))
 
-a, b, d, e, g, h, i, k, m, n, o, p, s, t, u, x = variables(
-    "a b d e g h i k m n o p s t u x")
+a, b, d, e, g, h, i, m, n, o, p, s, t, u, x = variables("a b d e g h i m n o p s t u x")
 
 PLANE = lp.Plane(view=view, up="running")
 #: the properties both planes share (model.kafka.lifecycle_properties), by name
@@ -89,15 +87,6 @@ METADATA_MONOTONIC = declare(
     "highest offset the broker ever published",
     lambda m: f"broker-{m['b']} published an image at offset {m['o']} after one at "
               f"offset {m['h']}")
-
-BUDGETS_RESPECTED = declare(
-    "always", "BudgetsRespected",
-    forall((k, x), implies(Left(k, x), 0 <= x)), view,
-    "no step spends more than the scenario's bounds allow: at most the crashes, "
-    "controller failovers and missed-heartbeat fences it names, the producer's records "
-    "and the CreatePartitions requests of its script (a run past them checks behaviour "
-    "outside the bounds it reports)",
-    lambda m: f"the scenario's {m['k']} budget was overspent: {m['x']} left")
 
 NO_UNCOMMITTED_EFFECT = declare(
     "always", "NoUncommittedEffect",
@@ -228,7 +217,7 @@ REPLICAS_EVENTUALLY_HOSTED = leads_to(
 
 ALWAYS = (SHARED["NoStaleRead"], SHARED["NoStaleReplication"], TOPIC_ID_UNIQUE,
           SHARED["NoWriteToDeletedTopic"], LEADER_EPOCH_FENCING, NO_FENCED_LEADER,
-          METADATA_MONOTONIC, NO_UNCOMMITTED_EFFECT, BUDGETS_RESPECTED)
+          METADATA_MONOTONIC, NO_UNCOMMITTED_EFFECT, SHARED["BudgetsRespected"])
 QUIESCENT = (SHARED["StaleReplicasCleaned"], DELETION_COMPLETES,
              SHARED["AssignedReplicasHosted"])
 
