@@ -5,7 +5,8 @@ the plane's own.
 
 always: NoStaleRead, NoStaleReplication, TopicIdUnique, NoWriteToDeletedTopic,
 ControllerEpochFencing, RecreateAfterDelete (KAFKA-6098), LeaderEpochUnique,
-FollowerFencing (KIP-320), NoAcknowledgedLoss.
+FollowerFencing (KIP-320), NoAcknowledgedLoss, DeletedIncarnationInert, BudgetsRespected
+(shared).
 quiescent (settled: no internal step left): StaleReplicasCleaned, DeletionCompletes,
 AssignedReplicasHosted; with
 a producer ProducerFinishes, with a consumer ConsumerReadsAll (settled: the client has no
@@ -110,6 +111,17 @@ NO_ACKNOWLEDGED_LOSS = declare(
     lambda x: f"the record at offset {x['o']} of partition {x['p']} (incarnation {x['i']}, "
               "still live) was acknowledged, yet no replica holds it any more")
 
+DELETED_INCARNATION_INERT = declare(
+    "always", "DeletedIncarnationInert",
+    And(forall((i, p, e, b), implies(LeaderOf(i, p, e, b), Live(i))),
+        forall((i, p, o), implies(Acked(i, p, o), Live(i))),
+        forall((i, p, o), implies(Consumed(i, p, o), Live(i)))), view,
+    "once DeleteTopics marks an incarnation, it never gets a leader, an acknowledged "
+    "record or a consumer read again (the history LeaderEpochUnique, NoAcknowledgedLoss "
+    "and ConsumerReadsAll read is the live incarnation's)",
+    lambda x: f"incarnation {x['i']} of the topic, deleted, still has a leader, an "
+              "acknowledged record or a consumer read on record")
+
 REPLICA_LEADER_NAMED = declare(
     "always", "ReplicaLeaderNamed",
     forall((b, p, i, t, e, ld), implies(And(ReplicaState(b, p, i, t, e, ld), Live(i),
@@ -201,7 +213,7 @@ ALWAYS = (SHARED["NoStaleRead"], SHARED["NoStaleReplication"], TOPIC_ID_UNIQUE,
           SHARED["NoWriteToDeletedTopic"], CONTROLLER_EPOCH_FENCING, RECREATE_AFTER_DELETE,
           LEADER_EPOCH_UNIQUE, FOLLOWER_FENCING, NO_ACKNOWLEDGED_LOSS,
           REPLICA_LEADER_NAMED, METADATA_FLUSHED, AWAITING_DELETED,
-          SHARED["BudgetsRespected"])
+          SHARED["BudgetsRespected"], DELETED_INCARNATION_INERT)
 QUIESCENT = (SHARED["StaleReplicasCleaned"], DELETION_COMPLETES,
              SHARED["AssignedReplicasHosted"], REPLICAS_FOLLOW_CONTROLLER,
              STOP_REPLICAS_ANSWERED)
