@@ -235,9 +235,9 @@ def settled_view(model):
     image), with ``view``'s ``Owns`` and ``Down``;
     ``ProducerLeft(records)``: records the producer has yet to write; ``Busy(client)``
     ("consumer", "producer", "group"): the client has a step that changes something
-    (``busy``), asked only when a client has a record left to read or to write or the
-    group owns no partition of a live one (else no property reads it: it is left
-    empty); and ``view``'s ``Live``, ``Skipped``,
+    (``busy``), asked only when a client has a record left to read or to write or a
+    partition of the live topic is assigned to no member (else no property reads it: it
+    is left empty); and ``view``'s ``Live``, ``Skipped``,
     ``Stopped`` and ``GroupSkipped``."""
     bd = model.bounds
     before = bd.initial_records if bd.reset == "latest" else 0
