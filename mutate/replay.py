@@ -84,10 +84,7 @@ class Graph:
         self._done.add(i)
         self.expanded.append(i)
         self.successors.append(tuple((a, self._at(t)) for a, t in out))
-        if called is not None:
-            called = frozenset(called)
-            called = self._sets.setdefault(called, called)
-        self.touched.append(called)
+        self.touched.append(self._intern(called))
         if len(self.states) > MAX_STATES:
             self.overflow = True
 
@@ -99,11 +96,15 @@ class Graph:
         i = self._at(s)
         if method == "next_state" and out is not None:
             out = self._at(out)
-        if called is not None:
-            called = frozenset(called)
-            called = self._sets.setdefault(called, called)
         self.calls.append((method, i, args, out if method == "next_state" else list(out),
-                           called))
+                           self._intern(called)))
+
+    def _intern(self, called):
+        """``called`` as a frozenset, one object per distinct set (None stays None)."""
+        if called is None:
+            return None
+        called = frozenset(called)
+        return self._sets.setdefault(called, called)
 
     def frozen(self):
         """What a worker keeps: None when the run was too large to record."""
@@ -207,6 +208,12 @@ def _class_named(t):
     return obj
 
 
+def untouched(functions, called) -> bool:
+    """Did a recorded expansion or question that called ``called`` (None: not known)
+    call none of ``functions`` (None: every function counts as changed)?"""
+    return functions is not None and called is not None and functions.isdisjoint(called)
+
+
 def same_graph(model, graph, functions=None, reloaded=()) -> bool:
     """Does ``model`` give every recorded state exactly the recorded successors, and
     every other recorded question the recorded answer? With ``functions`` (a set of
@@ -218,7 +225,7 @@ def same_graph(model, graph, functions=None, reloaded=()) -> bool:
     succ = model.successors
     mine = Rebuild(reloaded) if reloaded else (lambda x: x)
     for i, want, called in zip(expanded, recorded, touched):
-        if functions is not None and called is not None and functions.isdisjoint(called):
+        if untouched(functions, called):
             continue
         got = succ(mine(states[i]))
         if len(got) != len(want):
@@ -227,7 +234,7 @@ def same_graph(model, graph, functions=None, reloaded=()) -> bool:
             if a != b or t != states[j]:
                 return False
     for method, i, args, want, called in calls:
-        if functions is not None and called is not None and functions.isdisjoint(called):
+        if untouched(functions, called):
             continue
         got = getattr(model, method)(mine(states[i]), *mine(args))
         if method == "actions":
@@ -249,7 +256,7 @@ def reusing(succ, graph, functions, reloaded=()):
     states, expanded, recorded, _calls, touched = graph
     mine = Rebuild(reloaded) if reloaded else (lambda x: x)
     table = {states[i]: want for i, want, called in zip(expanded, recorded, touched)
-             if called is not None and functions.isdisjoint(called)}
+             if untouched(functions, called)}
 
     def successors(s):
         want = table.get(s)

@@ -188,6 +188,9 @@ def test_budgets_and_the_published_offset_are_checked_on_every_state():
     assert not monotonic.check(w._replace(ghost=w.ghost._replace(
         high=(high[0] + 1,) + high[1:])))
     step = model._steps["miss-heartbeats"]
-    model._steps["miss-heartbeats"] = lambda m, w, *args: step(m, w, *args)._replace(
-        budget=step(m, w, *args).budget._replace(fences=w.budget.fences - 2))
+
+    def overspends(m, w, *args):  # the missed heartbeats take two fences
+        out = step(m, w, *args)
+        return out._replace(budget=out.budget._replace(fences=w.budget.fences - 2))
+    model._steps["miss-heartbeats"] = overspends
     assert api.check(model).verdict("BudgetsRespected") == "violated"

@@ -246,10 +246,12 @@ def settled_view(model):
     def settled(w) -> dict:
         v, g, ghost = view(w), getattr(w, "group", None), w.ghost
         group_read = set() if g is None else set(g.consumed)
-        leader = _leader_records(w)
+        t = im.topic_by_name(im.build(w.quorum.log[:w.quorum.hwm]), TOPIC)
+        leader = _leader_records(w, t)
         unread = leader - presubscribed
         left = w.producer.left > 0 and bool(v["Live"])
-        live_parts = _live_parts(w)
+        live_parts = set() if t is None else {
+            (inc_of(t.topic_id), p) for p in range(len(t.parts))}
         if bd.members and (unread - group_read or
                            {p for _i, p in live_parts} - {p for _m, p in v["Owns"]}):
             left = True
@@ -268,14 +270,9 @@ def settled_view(model):
     return settled
 
 
-def _live_parts(w) -> set:
-    t = im.topic_by_name(im.build(w.quorum.log[:w.quorum.hwm]), TOPIC)
-    return set() if t is None else {(inc_of(t.topic_id), p) for p in range(len(t.parts))}
-
-
-def _leader_records(w) -> set:
+def _leader_records(w, t) -> set:
+    """The records in the leader logs of ``t``, the topic in the committed image."""
     out = set()
-    t = im.topic_by_name(im.build(w.quorum.log[:w.quorum.hwm]), TOPIC)
     for p, part in enumerate(() if t is None else t.parts):
         br = w.brokers[part.leader - 1] if part.leader > 0 else None
         if br is None or br.status != RUNNING:
