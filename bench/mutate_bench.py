@@ -8,7 +8,8 @@ It plans the run exactly as ``kmc mutate --tier smoke`` does (the same files, mu
 and entries), runs the baseline on every entry and then every Kth mutant on ``--jobs``
 workers, and prints: the baseline's wall time, the mutant phase's wall time, each
 outcome's and each file's worker seconds, and the whole run's time extrapolated from the
-sample (the sampled worker seconds times K over the workers, plus the baseline). The
+sample (the mutant phase's wall time times K, plus the baseline), and what the
+mutants cost outside their own time (the parent forks every worker). The
 slowest mutants come last, with how many of their runs a replay decided. Figures, never
 assertions: the sample's mutants are spread over every file in plan order, so the
 extrapolation holds as far as the sample is typical.
@@ -60,6 +61,14 @@ def main(argv=None) -> int:
     return 0
 
 
+def _rss_gib() -> float:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 30
+    except (OSError, ValueError):
+        return float("nan")
+
+
 def _report(rows, every, jobs, t_base, t_mut) -> None:
     by_outcome, by_file = collections.defaultdict(list), collections.defaultdict(list)
     for r in rows:
@@ -67,8 +76,12 @@ def _report(rows, every, jobs, t_base, t_mut) -> None:
         by_file[r["file"]].append(r["elapsed_s"] or 0.0)
     worker = sum(sum(v) for v in by_outcome.values())
     print(f"mutant phase: {len(rows)} mutants in {t_mut:.1f} s wall, {worker:.1f} worker s")
-    whole = worker * every / jobs + t_base
-    print(f"whole run, extrapolated: {whole / 60:.1f} min on {jobs} workers")
+    outside = (t_mut * jobs - worker) / max(len(rows), 1)
+    print(f"outside the mutants' own time (forking, loading, waiting): {outside:.3f} "
+          f"worker s per mutant; this process holds {_rss_gib():.2f} GiB")
+    whole = t_mut * every + t_base
+    print(f"whole run, extrapolated: {whole / 60:.1f} min on {jobs} workers "
+          f"(the mutant phase's wall time times {every}, plus the baseline)")
     print("\nworker seconds by outcome:")
     for k, v in sorted(by_outcome.items(), key=lambda kv: -sum(kv[1])):
         print(f"  {k:12s} {len(v):5d} mutants {sum(v):8.1f} s "

@@ -114,14 +114,14 @@ def classify(baseline: dict, result: dict) -> Verdict:
 
 
 def decisive(base: dict, run: dict) -> bool:
-    """Does ``run`` already kill its mutant by a property or a witness (against the
-    baseline's ``base``), or has its state space outgrown a limit (a guard stopped it,
-    or an allocation failed: ``MemoryError``)? A worker may stop there: the later runs
-    cannot undo a kill, and a mutant that blew one run's state space up would blow up
-    the larger runs after it too. Another crash is not decisive: a later run may still
-    show a property's verdict, the stronger kill."""
+    """Does ``run`` already kill its mutant (against the baseline's ``base``): by a
+    property, a witness, a crash (an exception, ``MemoryError`` included), or a state
+    space outgrowing a limit? A worker may stop there: the later runs cannot undo a
+    kill, and most kills come on the smallest runs, which a mutant runs first. A mutant
+    that crashes on one run is named by its crash even where a later run would show a
+    property's verdict too (``--every-run`` runs them all)."""
     if run.get("error"):
-        return run["error"].startswith("MemoryError")
+        return True
     if _grew(base, run) or any(p not in base["violated"] for p in run["violated"]):
         return True
     return any(p not in run["violated"] for p in base["violated"]) or \

@@ -270,8 +270,8 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
                 on_row=None, every_run: bool = False,
                 replay: bool = True) -> tuple[list, list]:
     """Every mutant of ``plan`` on ``jobs`` workers; returns (rows, ids not run). A
-    mutant stops at its first run that a property or a witness kills or that outgrows
-    a limit (``classify.decisive``), unless ``every_run``. With ``replay``, a run the
+    mutant stops at its first run that kills it (``classify.decisive``), unless
+    ``every_run``. With ``replay``, a run the
     mutant cannot have changed is decided by replaying the baseline's state graph
     (``kmc.mutate.replay``): the same results, in a fraction of the time."""
     stop_at = None if every_run else {e: r for e, r in base["runs"].items()}

@@ -61,6 +61,17 @@ def test_a_crash_is_a_kill_and_names_the_exception(runs):
     assert (row["outcome"], row["killed_by"]) == ("crash", ["NameError"])
 
 
+def test_a_crash_ends_the_mutant_at_its_first_run_unless_every_run(toy):
+    entries = [Entry(id=f"toy{k}", scenario=f"{toy}:make") for k in (1, 2)]
+    line = line_of("out = []")
+    for every_run, evidence in ((False, 1), (True, 2)):
+        plan = make_plan(entries, only=[f":{line}:"])
+        plan.mutants = [m for m in plan.mutants if m.operator == "drop-stmt"]
+        (row,) = mutate(plan, jobs=1, every_run=every_run)["mutants"]
+        assert (row["outcome"], row["killed_by"]) == ("crash", ["NameError"])
+        assert len(row["evidence"]) == evidence, row["evidence"]
+
+
 def test_a_changed_count_alone_is_not_a_kill(runs):
     line = line_of("if s.y == 0 and s.x > 1")
     col = SOURCE.splitlines()[line - 1].index("1")
