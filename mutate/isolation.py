@@ -77,13 +77,14 @@ def mutated_tree(m: Mutant, source: str) -> ast.Module:
 class _Loader(importlib.abc.Loader):
     """Executes a module from a syntax tree or a source text held in memory."""
 
-    def __init__(self, code, path: str):
-        self.code, self.path = code, path
+    def __init__(self, code, path: str, names=None):
+        self.code, self.path, self.names = code, path, names or {}
 
     def create_module(self, spec):
         return None
 
     def exec_module(self, module):
+        module.__dict__.update(self.names)
         exec(compile(self.code, self.path, "exec", dont_inherit=True), module.__dict__)
 
 
@@ -125,12 +126,23 @@ def install(m: Mutant, source: str, snapshot: dict) -> MutantFinder:
     return finder
 
 
-def install_unmutated(served: dict) -> MutantFinder:
+def install_unmutated(served: dict, probed=None) -> MutantFinder:
     """Make the next import of each module of ``served`` (name -> (path, text)) load that
     text afresh, as a mutant's worker loads its modules: the baseline of a run then
-    executes the same import-time code and fills the same caches from cold."""
+    executes the same import-time code and fills the same caches from cold. ``probed``:
+    path -> the numbers of its mutants by site (``probes.instrument``): those files
+    load with their probes."""
+    from kmc.mutate import probes
+
+    def loader(p, text):
+        numbers = (probed or {}).get(p)
+        if not numbers:
+            return _Loader(text, p)
+        tree, _probed = probes.instrument(ast.parse(text, p), numbers)
+        return _Loader(tree, p, {probes.NAME: probes, probes.LAST_NAME: probes.LAST})
+
     finder = MutantFinder.__new__(MutantFinder)
-    finder.served = {name: (p, _Loader(text, p)) for name, (p, text) in served.items()}
+    finder.served = {name: (p, loader(p, text)) for name, (p, text) in served.items()}
     purge(served)
     sys.meta_path.insert(0, finder)
     return finder

@@ -15,6 +15,8 @@ from kmc.mutate.isolation import Mutant, mutants_of, read_source
 from kmc.mutate.pool import NOT_RUN, run_tasks
 from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path,
                                 model_module, scenario_module)
+from kmc.mutate import probes
+from kmc.mutate.probes import numbers as probe_numbers
 from kmc.mutate.replay import Spec
 from kmc.mutate.tracer import decorated_lines, tracked
 from kmc.mutate.worker import baseline_task, mutant_task, namespace_task
@@ -138,7 +140,9 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         path = plan.graph.file_of[module]
         served[module] = (path, plan.sources[path])
     decorated = {path: decorated_lines(text) for path, text in served.values()}
-    tasks = [(baseline_task, (e, plan.files, served, decorated), None) for e in entries]
+    probed = probe_numbers(plan.mutants)
+    tasks = [(baseline_task, (e, plan.files, served, decorated, probed), None)
+             for e in entries]
     tasks.append((namespace_task, (served,), None))
     runs, lines, entry_lines = {}, {f: set() for f in plan.files}, {}
     outside, at_setup, images, graphs, fixed, rebuilt = {}, {}, {}, {}, {}, {}
@@ -277,6 +281,8 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
     stop_at = None if every_run else {e: r for e, r in base["runs"].items()}
     limits = state_limits(base["runs"])
     stmt_lines = base["stmt_lines"]
+    numbers = probe_numbers(plan.mutants)
+    probed = probes.probed(numbers, plan.sources)
     tasks, todo, rows, not_run = [], [], [], []
     for m in plan.mutants:
         entries = entries_reaching(plan, base, m, stmt_lines[m.path])
@@ -292,7 +298,9 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
         where = base["def_lines"][m.path].get((m.line, m.col))
         specs = {e.id: spec for e in entries
                  if replay and (spec := replay_spec(plan, base, m, e, where)) is not None}
-        reach = (where, base["namespaces"], base["tracked"])
+        number = numbers.get(m.path, {}).get((m.line, m.col, m.operator, m.n))
+        reach = (where, base["namespaces"], base["tracked"],
+                 number if number in probed else None)
         tasks.append((mutant_task, (m, plan.sources[m.path], plan.snapshots[m.module],
                                     entries, stop_at, limits, specs, reach), limit))
     # the workers are forked from this process and share the recorded graphs with it:

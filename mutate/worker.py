@@ -34,10 +34,13 @@ class Recorder:
     """Wraps a model's ``init_states`` and ``successors`` to collect the hashes of
     the initial states and of the states whose successors are asked for; with a
     ``tracer`` (``tracer.LineTracer``), tells it when the model computes successors and
-    when the explorer asks for what the set-up built (initial states, action names);
-    with a ``graph`` (``replay.Graph``), records every expansion."""
+    when the explorer asks for what the set-up built (initial states, action names),
+    and adds to the functions each expansion called the mutants its probes saw infected
+    (``probes.SINK``); with a ``graph`` (``replay.Graph``), records every expansion."""
 
     def __init__(self, model, tracer=None, graph=None):
+        from kmc.mutate.probes import SINK as sink
+
         self.seen: set = set()
         self.successor_calls = 0
         init, succ, seen = model.init_states, model.successors, self.seen
@@ -73,11 +76,14 @@ class Recorder:
             seen.add(_state_hash(s))
             if tracer is not None:
                 tracer.called = set()
+                sink.clear()
             expanding.append(s)
             try:
                 out = inside(succ, s)
             finally:
                 expanding.pop()
+            if tracer is not None and tracer.called is not None:
+                tracer.called |= sink  # (None: a nested expansion, every function counts)
             if graph is not None:
                 graph.add(s, out, tracer and tracer.called)
             if tracer is not None:
@@ -95,10 +101,13 @@ class Recorder:
                     return inside(fn, s, *args)
                 if tracer is not None:
                     tracer.called = set()
+                    sink.clear()
                 try:
                     out = inside(fn, s, *args)
                     if method == "actions":
                         out = list(out)
+                    if tracer is not None and tracer.called is not None:
+                        tracer.called |= sink
                     graph.call(method, s, args, out, tracer and tracer.called)
                 finally:
                     if tracer is not None:
@@ -202,7 +211,7 @@ def _image(info, sc, model):
 SAME, REUSE, FULL = "same", "reuse", "full"
 
 
-def replays(entry, spec, where, functions) -> str:
+def replays(entry, spec, where, functions, touch=None) -> str:
     """Is the mutant loaded in this process the baseline's run on ``entry``, by
     ``spec`` (``replay.Spec``: the baseline's graph of it and what its set-up built)?
     ``SAME`` when it is; ``REUSE`` when the set-up built what the baseline's did but a
@@ -211,7 +220,9 @@ def replays(entry, spec, where, functions) -> str:
     built in any state) or the replay raised (the full run then records it).
     ``functions``: the code, as (file, first line), through which the mutant can change
     the run (``replay.affected``); ``where``: the first line of the function whose body
-    holds the mutant, None outside any function's body."""
+    holds the mutant, None outside any function's body; ``touch``: what marks a recorded
+    expansion as one the mutant may change (``replay.untouched``; default
+    ``functions``)."""
     from kmc.mutate.replay import same_graph, set_up_matters
     from kmc.mutate.snapshot import setup_image
 
@@ -220,7 +231,8 @@ def replays(entry, spec, where, functions) -> str:
         if set_up_matters(spec, where, functions) and \
                 setup_image(info, sc, model) != spec.image:
             return FULL
-        return SAME if same_graph(model, spec.graph, functions, spec.rebuild) else REUSE
+        return SAME if same_graph(model, spec.graph, touch or functions, spec.rebuild) \
+            else REUSE
     except Exception:
         return FULL
 
@@ -236,7 +248,7 @@ def _where(e: Exception) -> str:
     return f"{os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
 
 
-def baseline_task(entry, files, served, decorated=None) -> dict:
+def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
     """One entry on the unmutated model, loaded afresh from ``served`` (name -> (path,
     text): the mutated files and the modules that import them) in this fresh process,
     with the lines of ``files`` that ran, import-time code included. A mutant's worker
@@ -245,12 +257,15 @@ def baseline_task(entry, files, served, decorated=None) -> dict:
     ``served`` were called from (``tracer``: set-up, outside), what the set-up built
     (``snapshot.setup_image``), the run's state graph (``replay``; None when too large)
     and the modules of the classes in its states (``replay.class_modules``).
-    ``decorated``: file -> ``tracer.decorated_lines``."""
+    ``decorated``: file -> ``tracer.decorated_lines``. ``probed``: path -> its mutants'
+    numbers by site: those files run with probes (``probes``), and each recorded
+    expansion holds, besides the functions it called, the numbers of the mutants it
+    infected."""
     from kmc.mutate.isolation import install_unmutated
     from kmc.mutate.replay import Graph, class_modules
     from kmc.mutate.tracer import LineTracer
 
-    install_unmutated(served)
+    install_unmutated(served, probed)
     graph = Graph()
     with LineTracer(files, [p for p, _text in served.values()], decorated) as tracer:
         run = run_entry(entry, tracer=tracer, graph=graph)
@@ -285,7 +300,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     ``limits``: entry id -> the most states its run may reach. ``specs``: entry id ->
     ``replay.Spec`` for the entries the mutant may replay: a replay that matches is the
     baseline's run (``"replayed": true``). ``reach``: (the first line of the function
-    whose body holds the mutant, or None; what ``replay.affected`` needs besides)."""
+    whose body holds the mutant, or None; what ``replay.affected`` needs besides; the
+    mutant's number in the baseline's probes, or None when its site had none)."""
     from kmc.mutate.classify import decisive
     from kmc.mutate.isolation import install
     from kmc.mutate.replay import affected, reusing
@@ -298,23 +314,27 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
         return {"load_error": f"{type(e).__name__}: {e}"}
     where = reach[0] if reach else None  # the mutated function's first line, if any
     try:
-        functions = affected(mutant, snapshot, *reach) if specs else None
+        functions = affected(mutant, snapshot, *reach[:3]) if specs else None
     except Exception:  # what cannot be told is explored
         functions = None
+    # a probed mutant inside a function changes only the expansions it infected
+    number = reach[3] if reach and len(reach) > 3 else None
+    touch = {number} if functions is not None and where is not None \
+        and number is not None else functions
     runs = {}
     for e in entries:
         spec = (specs or {}).get(e.id)
         decided = FULL
         if spec is not None and functions is not None and \
                 functions.isdisjoint(spec.outside):
-            decided = replays(e, spec, where, functions)
+            decided = replays(e, spec, where, functions, touch)
         if decided == SAME:
             runs[e.id] = {**spec.run, "replayed": True}
             continue
         reuse = None
         if decided == REUSE:
             def reuse(succ, spec=spec):
-                return reusing(succ, spec.graph, functions, spec.rebuild)
+                return reusing(succ, spec.graph, touch, spec.rebuild)
         runs[e.id] = run_entry(e, (limits or {}).get(e.id), reuse=reuse)
         if baseline is not None and decisive(baseline[e.id], runs[e.id]):
             break

@@ -1,0 +1,153 @@
+"""The baseline's infection probes (kmc.mutate.probes): the instrumented code computes
+what the original does, and an evaluation that no probe marks for a mutant gives that
+mutant's own result."""
+import ast
+import itertools
+
+import pytest
+
+from kmc.mutate import probes
+from kmc.mutate.isolation import mutants_of, mutated_tree
+from kmc.mutate.runner import make_plan
+from kmc.mutate.worker import baseline_task
+from kmc.reports.regress.suite import Entry
+from mutate_toy import line_of, toy_file
+
+SOURCE = '''from typing import NamedTuple
+
+
+class P(NamedTuple):
+    a: int
+    b: int
+
+
+def f(x, y, p, items):
+    out = []
+    if x > 0 and y:
+        out.append(1)
+    if x == 1 or y > 2:
+        out.append(2)
+    if not (x < 2):
+        out.append(3)
+    q = p._replace(a=x, b=p.b)
+    v = x if y > 1 else -x
+    if 0 <= x < 3:
+        out.append(4)
+    else:
+        out.append(5)
+    w = (y and x) or 7
+    if x in items:
+        out.append(6)
+    return out, q, v, w, g(x), x >= y
+    
+
+def g(n):
+    return n > 0 and (g(n - 1) or n)
+'''
+PATH = "/probe-test/probed.py"
+
+
+def _load(tree):
+    names = {probes.NAME: probes, probes.LAST_NAME: probes.LAST, "__name__": "probed"}
+    exec(compile(tree, PATH, "exec"), names)
+    return names["f"], names["P"]
+
+
+def _call(fn, *args):
+    try:
+        return ("ok", fn(*args))
+    except Exception as e:  # a mutant may raise: its result is the exception's type
+        return ("raised", type(e).__name__)
+
+
+@pytest.fixture(scope="module")
+def mutants():
+    ms = mutants_of(PATH, "probed.py", "probed", SOURCE)
+    numbers = probes.numbers(ms)
+    tree, watched = probes.instrument(ast.parse(SOURCE), numbers[PATH])
+    probed, P = _load(tree)
+    original, _P = _load(ast.parse(SOURCE))
+    own = {k: _load(mutated_tree(m, SOURCE))[0] for k, m in enumerate(ms) if k in watched}
+    assert {ms[k].operator for k in watched} == {"cmp", "const", "drop-and", "drop-or",
+                                                  "and-or", "drop-field"}
+    return ms, probed, original, own, P
+
+
+INPUTS = [(x, y, (1, 2)) for x, y in itertools.product(range(-1, 4), range(0, 4))]
+
+
+def _infected(probed, P, x, y, items):
+    probes.SINK.clear()
+    got = _call(probed, x, y, P(1, 2), items)
+    return got, set(probes.SINK)
+
+
+def test_the_probed_code_computes_what_the_original_does(mutants):
+    _ms, probed, original, _own, P = mutants
+    for x, y, items in INPUTS:
+        assert _infected(probed, P, x, y, items)[0] == _call(original, x, y, P(1, 2), items)
+
+
+def test_a_mutant_no_probe_marks_gives_the_original_result(mutants):
+    ms, probed, original, own, P = mutants
+    checked = 0
+    for x, y, items in INPUTS:
+        want = _call(original, x, y, P(1, 2), items)
+        _got, infected = _infected(probed, P, x, y, items)
+        for k, fn in own.items():
+            if k not in infected:
+                assert _call(fn, x, y, P(1, 2), items) == want, (ms[k].id, x, y)
+                checked += 1
+    assert checked > len(INPUTS) * len(own) // 2  # most are not infected at most inputs
+
+
+def _number(ms, text, operator, n=0):
+    line = line_of(text, SOURCE)
+    (k,) = [k for k, m in enumerate(ms) if m.line == line and m.operator == operator
+            and m.n == n]
+    return k
+
+
+def _where_infected(mutants, k):
+    ms, probed, _original, _own, P = mutants
+    return {(x, y) for x, y, items in INPUTS if k in _infected(probed, P, x, y, items)[1]}
+
+
+def test_a_boundary_flip_is_infected_only_on_the_boundary(mutants):
+    ms = mutants[0]
+    assert _where_infected(mutants, _number(ms, "if x > 0 and y", "cmp")) == \
+        {(0, y) for y in range(4)}
+    assert _where_infected(mutants, _number(ms, "x >= y", "cmp")) == \
+        {(x, x) for x in range(0, 4)}
+
+
+def test_a_dropped_conjunct_is_infected_only_where_it_decides(mutants):
+    ms = mutants[0]
+    # `x > 0 and y` without `y`: differs where x > 0 and y == 0
+    assert _where_infected(mutants, _number(ms, "if x > 0 and y", "drop-and", 1)) == \
+        {(x, 0) for x in range(1, 4)}
+
+
+def test_an_update_to_the_value_already_there_is_no_infection(mutants):
+    ms = mutants[0]
+    assert _where_infected(mutants, _number(ms, "p._replace", "drop-field", 1)) == set()
+    assert _where_infected(mutants, _number(ms, "p._replace", "drop-field", 0)) == \
+        {(x, y) for x, y, _i in INPUTS if x != 1}
+
+
+def test_the_baseline_records_where_a_guard_mutant_is_infected(tmp_path_factory):
+    """The toy's `x > 1` -> `x > 2` runs in every expansion with y == 0, and differs only
+    at x == 2: the recorded graph marks that expansion alone."""
+    toy = toy_file(tmp_path_factory)
+    plan = make_plan([Entry(id="toy", scenario=f"{toy}:make")])
+    numbers = probes.numbers(plan.mutants)
+    line = line_of("if s.y == 0 and s.x > 1")
+    (k,) = [k for k, m in enumerate(plan.mutants) if m.line == line
+            and m.operator == "const" and m.n == 0 and m.description == "1 -> 2"]
+    served = {plan.mutants[0].module: (toy, plan.sources[toy])}
+    from kmc.mutate.pool import run_one
+
+    out = run_one(baseline_task, (plan.entries[0], plan.files, served, None, numbers))
+    states, expanded, _succ, _calls, touched = out["graph"]
+    marked = {tuple(states[i]) for i, t in zip(expanded, touched) if k in t}
+    assert marked == {(2, 0)}
