@@ -187,8 +187,8 @@ class _Probe(ast.NodeTransformer):
         return node
 
     def visit_Compare(self, node):
-        if not self.func or len(node.ops) != 1:
-            return self.generic_visit(node)
+        if not self.func or len(node.ops) != 1 or isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            return self.generic_visit(node)  # (`in` is not asked twice: an iterator is read once)
         op = type(node.ops[0])
         base = _OPS[op]
         # a flipped `==`, `in` or `is` differs whenever it runs: not probed
