@@ -13,8 +13,8 @@ the expansions it infected, not every expansion that called its function
 (``replay.untouched``). Probed:
 
 - a comparison with one ``<``, ``<=``, ``>`` or ``>=`` (``cmp``), or with an ``int`` or
-  ``bool`` constant operand (``const``, ``bool``): the flipped operator, or the changed
-  constant, on the same operands;
+  ``bool`` constant operand (``const``, ``bool``; ``in`` excepted): the flipped operator,
+  or the changed constant, on the same operands;
 - ``and``/``or`` (``drop-and``, ``drop-or``, ``and-or``): the mutated operator or operand
   list folded over the operand values the original evaluated; an operand the original
   never evaluated makes the mutant infected (its value is not known). Where only the
@@ -49,12 +49,9 @@ NAME, LAST_NAME = "__kmc_probes__", "__kmc_last__"
 
 _OPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
         ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne,
-        ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
         ast.Is: operator.is_, ast.IsNot: operator.is_not}
-_FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
-         ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In,
-         ast.Is: ast.IsNot, ast.IsNot: ast.Is}
-_NEGATED = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
+#: the flips a probe compares; a flipped ``==`` or ``is`` differs whenever it runs
+_FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
 _UNKNOWN = object()
 
 
@@ -80,9 +77,7 @@ def cmp(sid, a, b):
     r = op(a, b)
     for k, alt_op, x, y in alts:
         try:
-            m = not r if alt_op is None else \
-                alt_op(a if x is _UNKNOWN else x, b if y is _UNKNOWN else y)
-            if not _same(r, m):
+            if not _same(r, alt_op(a if x is _UNKNOWN else x, b if y is _UNKNOWN else y)):
                 SINK.add(k)
         except Exception:
             SINK.add(k)
@@ -162,7 +157,6 @@ class _Probe(ast.NodeTransformer):
     def __init__(self, numbers):
         self.numbers = numbers
         self.func = 0  # depth of function bodies
-        self.handled: set = set()  # constants a comparison's probe covers
         self.truthy: set = set()  # expressions whose truth alone is read
         self.probed: set = set()  # the numbers of the mutants probed
 
@@ -187,18 +181,16 @@ class _Probe(ast.NodeTransformer):
         return node
 
     def visit_Compare(self, node):
-        if not self.func or len(node.ops) != 1 or isinstance(node.ops[0], (ast.In, ast.NotIn)):
-            return self.generic_visit(node)  # (`in` is not asked twice: an iterator is read once)
         op = type(node.ops[0])
+        # not probed: a chain, or `in` (asked twice, an iterator operand would be read twice)
+        if not self.func or len(node.ops) != 1 or op not in _OPS:
+            return self.generic_visit(node)
         base = _OPS[op]
-        # a flipped `==`, `in` or `is` differs whenever it runs: not probed
-        alts = [] if op in _NEGATED else \
-            [(k, _OPS[_FLIP[op]], _UNKNOWN, _UNKNOWN) for _n, k in self._ids(node, "cmp", (0,))]
-        for side, operand in (("left", node.left), ("right", node.comparators[0])):
-            for value in _changed_constants(self, operand):
-                alts.append((value[0], base, *((value[1], _UNKNOWN) if side == "left"
-                                               else (_UNKNOWN, value[1]))))
-                self.handled.add(id(operand))
+        alts = [(k, _OPS[_FLIP[op]], _UNKNOWN, _UNKNOWN)
+                for _n, k in self._ids(node, "cmp", (0,))] if op in _FLIP else []
+        alts += [(k, base, value, _UNKNOWN) for k, value in _changed_constants(self, node.left)]
+        alts += [(k, base, _UNKNOWN, value)
+                 for k, value in _changed_constants(self, node.comparators[0])]
         node = self.generic_visit(node)
         if not alts:
             return node
@@ -231,8 +223,8 @@ class _Probe(ast.NodeTransformer):
                  for _i, k in self._ids(node, "and-or", (0,))]
         if not alts:
             return node
-        # where only its truth is read (a test), the value an `and` gives does not count
         self.probed.update(alt[0] for alt in alts)
+        # where only its truth is read (a test), the value an `and` gives does not count
         SPECS.append((id(node) in self.truthy, tuple(alts)))
         sid = len(SPECS) - 1
         node.values = [_link(sid, i, v) for i, v in enumerate(node.values)]
@@ -253,9 +245,7 @@ class _Probe(ast.NodeTransformer):
                                  and node.func.attr == "_replace"):
             return node
         ids = self._ids(node, "drop-field", range(len(node.keywords)))
-        if not ids:
-            return node
-        if node.args or any(kw.arg is None for kw in node.keywords):
+        if not ids or node.args or any(kw.arg is None for kw in node.keywords):
             return node
         self.probed.update(k for _i, k in ids)
         SPECS.append(tuple((k, node.keywords[i].arg) for i, k in ids))

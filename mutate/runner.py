@@ -130,8 +130,10 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     could not be read), "tracked": real path -> file name as the tracer gives it,
     "fixed_classes" and "rebuilt_classes": entry id -> modules of the classes in its
     states that a replay cannot rebuild, and of its NamedTuples
-    (``replay.class_modules``), "stmt_lines" and "def_lines": per file, where each
-    node's statement and function start}."""
+    (``replay.class_modules``), "probe_numbers": path -> each mutant's number by site
+    (``probes.numbers``), "probed": the numbers of the mutants the probes watch,
+    "stmt_lines" and "def_lines": per file, where each node's statement and function
+    start}."""
     wanted = {e.id for es in plan.relevant.values() for e in es}
     entries = [e for e in plan.entries if e.id in wanted]
     served = {}
@@ -140,8 +142,8 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         path = plan.graph.file_of[module]
         served[module] = (path, plan.sources[path])
     decorated = {path: decorated_lines(text) for path, text in served.values()}
-    probed = probe_numbers(plan.mutants)
-    tasks = [(baseline_task, (e, plan.files, served, decorated, probed), None)
+    numbers = probe_numbers(plan.mutants)
+    tasks = [(baseline_task, (e, plan.files, served, decorated, numbers), None)
              for e in entries]
     tasks.append((namespace_task, (served,), None))
     runs, lines, entry_lines = {}, {f: set() for f in plan.files}, {}
@@ -172,6 +174,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
             "images": images, "graphs": graphs, "namespaces": namespaces,
             "tracked": tracked(plan.files, [p for p, _text in served.values()]),
             "fixed_classes": fixed, "rebuilt_classes": rebuilt,
+            "probe_numbers": numbers, "probed": probes.probed(numbers, plan.sources),
             "stmt_lines": {path: statement_lines(text)
                            for path, text in plan.sources.items()},
             "def_lines": {path: function_lines(text)
@@ -281,8 +284,7 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
     stop_at = None if every_run else {e: r for e, r in base["runs"].items()}
     limits = state_limits(base["runs"])
     stmt_lines = base["stmt_lines"]
-    numbers = probe_numbers(plan.mutants)
-    probed = probes.probed(numbers, plan.sources)
+    numbers, probed = base["probe_numbers"], base["probed"]
     tasks, todo, rows, not_run = [], [], [], []
     for m in plan.mutants:
         entries = entries_reaching(plan, base, m, stmt_lines[m.path])

@@ -71,19 +71,25 @@ class Recorder:
 
         expanding = []  # non-empty while the model computes successors
 
-        def successors(s):
-            self.successor_calls += 1
-            seen.add(_state_hash(s))
+        def start():  # an expansion or a question begins: what it calls is its own
             if tracer is not None:
                 tracer.called = set()
                 sink.clear()
+
+        def infected():  # ... and it infected the mutants its probes saw differ
+            if tracer is not None and tracer.called is not None:
+                tracer.called |= sink  # (None: a nested expansion, every function counts)
+
+        def successors(s):
+            self.successor_calls += 1
+            seen.add(_state_hash(s))
+            start()
             expanding.append(s)
             try:
                 out = inside(succ, s)
             finally:
                 expanding.pop()
-            if tracer is not None and tracer.called is not None:
-                tracer.called |= sink  # (None: a nested expansion, every function counts)
+            infected()
             if graph is not None:
                 graph.add(s, out, tracer and tracer.called)
             if tracer is not None:
@@ -99,15 +105,12 @@ class Recorder:
                 called; successors may ask it too, as part of their expansion."""
                 if expanding:
                     return inside(fn, s, *args)
-                if tracer is not None:
-                    tracer.called = set()
-                    sink.clear()
+                start()
                 try:
                     out = inside(fn, s, *args)
                     if method == "actions":
                         out = list(out)
-                    if tracer is not None and tracer.called is not None:
-                        tracer.called |= sink
+                    infected()
                     graph.call(method, s, args, out, tracer and tracer.called)
                 finally:
                     if tracer is not None:
@@ -318,7 +321,7 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     except Exception:  # what cannot be told is explored
         functions = None
     # a probed mutant inside a function changes only the expansions it infected
-    number = reach[3] if reach and len(reach) > 3 else None
+    number = reach[3] if reach else None
     touch = {number} if functions is not None and where is not None \
         and number is not None else functions
     runs = {}
