@@ -26,6 +26,7 @@ from kmc.invariants.liveness import leads_to
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
 from kmc.model.kafka import lifecycle_properties as lp
 from kmc.model.kafka.kraft import protocol_properties as pp
+from kmc.model.kafka.kraft import protocol_view as pv
 from kmc.model.kafka.kraft.group_properties import (
     Busy, LeaderRecord, Presubscribed, feature_properties,
 )
@@ -123,7 +124,7 @@ BROKER_FENCED = declare(
 
 CRASH_WITH_DELETE_DIR = declare(
     "sometimes", "CrashWithDeleteDir",
-    exists(b, pp.CrashedWithDelete(b)), pp.protocol_view,
+    exists(b, pv.CrashedWithDelete(b)), pp.protocol_view,
     "a broker goes down while a log of a removed topic is renamed -delete and not yet "
     "removed (ReplicaManager.applyDelta -> LogManager.asyncDelete renames it; the "
     "kafka-delete-logs task removes it later): its restart finds the directory "
