@@ -245,14 +245,14 @@ def same_graph(model, graph, functions=None, reloaded=()) -> bool:
     return True
 
 
-def reusing(succ, graph, functions, reloaded=()):
+def reusing(succ, graph, functions, reloaded=(), known=None):
     """``succ`` (a mutant's successor function) that gives a recorded state whose
     successors did not call ``functions`` its recorded successors instead of computing
     them: on such a state the mutant runs exactly the baseline's code (the argument of
     ``same_graph``, state by state), so the answer is the one the mutant would compute.
     A run the replay could not decide is explored with it: only the states whose
     successors called the changed code, and the states the baseline never expanded, are
-    computed."""
+    computed. ``known`` (``answers.Known``) notes every recorded state handed out."""
     states, expanded, recorded, _calls, touched = graph
     mine = Rebuild(reloaded) if reloaded else (lambda x: x)
     table = {states[i]: want for i, want, called in zip(expanded, recorded, touched)
@@ -262,7 +262,11 @@ def reusing(succ, graph, functions, reloaded=()):
         want = table.get(s)
         if want is None:
             return succ(s)
-        return [(mine(a), mine(states[j])) for a, j in want]
+        out = [(mine(a), mine(states[j])) for a, j in want]
+        if known is not None:
+            for (_a, t), (_b, j) in zip(out, want):
+                known.note(j, t)
+        return out
     return successors
 
 
@@ -274,6 +278,7 @@ class Spec(NamedTuple):
     image: tuple       # what the set-up built (snapshot.setup_image)
     outside: frozenset  # (file, first line) called outside successors and set-up
     setup: frozenset   # (file, first line) called by the set-up
+    answers: tuple | None = None  # the invariants' answers on its states (answers.record)
 
 
 def set_up_matters(spec: Spec, where, functions) -> bool:

@@ -126,6 +126,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     id -> (file, first line) of the functions called outside the model's successors and
     set-up, and by the set-up (``tracer``), "images": entry id -> what its set-up built
     (``snapshot.setup_image``), "graphs": entry id -> state graph (``replay``),
+    "answers": entry id -> the invariants' answers on its states (``answers.record``),
     "namespaces": module -> its globals by value (``snapshot.namespace``; None if they
     could not be read), "tracked": real path -> file name as the tracer gives it,
     "fixed_classes" and "rebuilt_classes": entry id -> modules of the classes in its
@@ -148,6 +149,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     tasks.append((namespace_task, (served,), None))
     runs, lines, entry_lines = {}, {f: set() for f in plan.files}, {}
     outside, at_setup, images, graphs, fixed, rebuilt = {}, {}, {}, {}, {}, {}
+    answers = {}
     namespaces = None
     for i, out in run_tasks(tasks, jobs):
         if i == len(entries):
@@ -167,11 +169,13 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         if out["graph"] is not None:
             graphs[eid] = out["graph"]
             fixed[eid], rebuilt[eid] = map(set, out["classes"])
+            answers[eid] = out["answers"]
         for f, v in out["lines"].items():
             lines[f].update(v)
     return {"runs": runs, "lines": {f: sorted(v) for f, v in lines.items()},
             "entry_lines": entry_lines, "outside": outside, "at_setup": at_setup,
-            "images": images, "graphs": graphs, "namespaces": namespaces,
+            "images": images, "graphs": graphs, "answers": answers,
+            "namespaces": namespaces,
             "tracked": tracked(plan.files, [p for p, _text in served.values()]),
             "fixed_classes": fixed, "rebuilt_classes": rebuilt,
             "probe_numbers": numbers, "probed": probes.probed(numbers, plan.sources),
@@ -265,7 +269,8 @@ def replay_spec(plan: Plan, base: dict, m: Mutant, e, where):
         return None
     return Spec(base["graphs"][e.id], base["runs"][e.id],
                 frozenset(reloaded & base["rebuilt_classes"][e.id]), base["images"][e.id],
-                base["outside"][e.id], base["at_setup"][e.id])
+                base["outside"][e.id], base["at_setup"][e.id],
+                base["answers"].get(e.id))
 
 
 def reloads(plan: Plan, m: Mutant) -> set:

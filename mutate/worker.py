@@ -18,6 +18,7 @@ import importlib
 import os
 import time
 import traceback
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -259,7 +260,8 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
     as the baseline did: its runs skip that entry. Also where the functions of
     ``served`` were called from (``tracer``: set-up, outside), what the set-up built
     (``snapshot.setup_image``), the run's state graph (``replay``; None when too large)
-    and the modules of the classes in its states (``replay.class_modules``).
+    and the modules of the classes in its states (``replay.class_modules``), and the
+    invariants' answers on the graph's states (``answers.record``).
     ``decorated``: file -> ``tracer.decorated_lines``. ``probed``: path -> its mutants'
     numbers by site: those files run with probes (``probes``), and each recorded
     expansion holds, besides the functions it called, the numbers of the mutants it
@@ -274,12 +276,19 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
         run = run_entry(entry, tracer=tracer, graph=graph)
     image = run.pop("image", None)
     frozen = graph.frozen() if graph.expanded else None
+    answers = None
+    if frozen is not None:
+        from kmc.mutate.answers import record
+        try:
+            answers = record(_build(entry)[3], frozen[0])
+        except Exception:  # no answers: a mutant's run checks every state itself
+            answers = None
 
     def pairs(calls):
         return sorted((f, n) for f, v in calls.items() for n in v)
     return {"run": run, "lines": {f: sorted(v) for f, v in tracer.lines.items()},
             "outside": pairs(tracer.outside), "at_setup": pairs(tracer.at_setup),
-            "image": image, "graph": frozen,
+            "image": image, "graph": frozen, "answers": answers,
             "classes": [sorted(x) for x in class_modules(frozen)] if frozen else [[], []]}
 
 
@@ -305,6 +314,7 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     baseline's run (``"replayed": true``). ``reach``: (the first line of the function
     whose body holds the mutant, or None; what ``replay.affected`` needs besides; the
     mutant's number in the baseline's probes, or None when its site had none)."""
+    from kmc.mutate.answers import Known
     from kmc.mutate.classify import decisive
     from kmc.mutate.isolation import install
     from kmc.mutate.replay import affected, reusing
@@ -334,11 +344,14 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
         if decided == SAME:
             runs[e.id] = {**spec.run, "replayed": True}
             continue
-        reuse = None
+        reuse, known = None, None
         if decided == REUSE:
-            def reuse(succ, spec=spec):
-                return reusing(succ, spec.graph, touch, spec.rebuild)
-        runs[e.id] = run_entry(e, (limits or {}).get(e.id), reuse=reuse)
+            known = Known(spec.answers) if spec.answers is not None else None
+
+            def reuse(succ, spec=spec, known=known):
+                return reusing(succ, spec.graph, touch, spec.rebuild, known)
+        with known.installed() if known is not None else nullcontext():
+            runs[e.id] = run_entry(e, (limits or {}).get(e.id), reuse=reuse)
         if baseline is not None and decisive(baseline[e.id], runs[e.id]):
             break
     return {"runs": runs, "elapsed_s": time.perf_counter() - t0}

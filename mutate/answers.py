@@ -1,0 +1,102 @@
+"""Property answers a mutant's run takes from the baseline instead of computing them.
+
+A run the replay could not decide is explored on the mutant (``replay.reusing``), and
+its explorer checks every state it reaches against the run's invariants. A mutant is
+replayed only where its code is never called outside the model's successors and
+set-up, and only when the set-up built what the baseline's did: the invariants' code,
+and everything it calls, then runs in the mutant's process exactly as in the
+baseline's. An invariant's verdict on a state is then a function of the state alone,
+and the baseline's answer on a state is the mutant's answer on an equal state.
+
+So the baseline's worker, after its run, checks the invariants (the properties that
+must hold in every state) on every state of its recorded graph once (``record``). A
+mutant's reusing run hands out recorded states as the successors of the states its
+mutant cannot have changed; those objects, and their answers, are noted by identity
+(``Known.note``: the recorded graph, or the replay's rebuilt copies, keep them alive
+for the whole run, so no other object can take their id). While the run lasts, the
+explorer's check of the invariants on a noted state is the recorded answer
+(``Known.installed``); every other state, the initial states and every state the
+mutant's own code computed included, is checked as usual. The answer is the list of
+the failing invariants' indices, so a recorded violation is found again exactly where
+the baseline's run found it.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from kmc.invariants.fused import Checker
+from kmc.invariants.properties import ALWAYS
+
+_CLEAN: tuple = ()
+
+
+def record(model, states) -> tuple | None:
+    """The invariants' answers on ``states`` (a recorded graph's, in order): (their
+    names in the explorer's order, position -> indices of the invariants false there
+    (positions where all hold are left out), positions where checking raised (no answer
+    is taken there)). None when the model has no invariant, or when an invariant asks
+    the model for its actions or steps: the mutant's code may answer those (a replay
+    asks them again, ``replay.same_graph``), so its verdicts are not the baseline's."""
+    asked = []
+    for name in ("actions", "next_state", "successors"):
+        setattr(model, name, _noting(getattr(model, name), asked))
+    always = [p for p in model.properties() if p.kind == ALWAYS]
+    if not always:
+        return None
+    check = Checker(always).false_at
+    bad, unknown = {}, set()
+    for i, s in enumerate(states):
+        try:
+            out = check(s)
+        except Exception:  # a state the explorer never checks (outside the bounds)
+            unknown.add(i)
+            continue
+        if out:
+            bad[i] = tuple(out)
+        if asked:
+            return None
+    return tuple(p.name for p in always), bad, frozenset(unknown)
+
+
+def _noting(method, asked: list):
+    def noted(*args):
+        asked.append(True)
+        return method(*args)
+    return noted
+
+
+class Known:
+    """The recorded answers a reusing run may take (``record``'s), by the identity of
+    the state objects it handed out."""
+
+    def __init__(self, answers):
+        self.names, self._bad, self._unknown = answers
+        self.by_id: dict = {}
+
+    def note(self, position: int, state) -> None:
+        """``state`` (alive for the whole run) is the recorded state at ``position``."""
+        if position not in self._unknown:
+            self.by_id[id(state)] = self._bad.get(position, _CLEAN)
+
+    @contextmanager
+    def installed(self):
+        """While the block runs, a ``Checker`` of exactly the recorded invariants gives
+        a noted state its recorded answer."""
+        plain = Checker.false_at
+        names, by_id, seen = self.names, self.by_id, {}
+
+        def false_at(chk, state):
+            mine = seen.get(id(chk))
+            if mine is None or mine[0] is not chk:
+                mine = seen[id(chk)] = (chk, tuple(p.name for p in chk.props) == names)
+            if mine[1]:
+                hit = by_id.get(id(state))
+                if hit is not None:
+                    return list(hit)
+            return plain(chk, state)
+
+        Checker.false_at = false_at
+        try:
+            yield self
+        finally:
+            Checker.false_at = plain

@@ -1,0 +1,94 @@
+"""A mutant's run explored after a replay takes the invariants' answers on the states
+the baseline recorded instead of checking them again: the same result as the mutant's
+own run, with fewer checks."""
+import importlib.util
+
+import pytest
+
+from kmc import always, sometimes
+from kmc.api import check
+from kmc.mutate.answers import Known, record
+from kmc.mutate.replay import Graph, reusing
+from mutate_toy import toy_file
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    path = toy_file(tmp_path_factory)
+    spec = importlib.util.spec_from_file_location("mutate_answers_toy", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return path, mod
+
+
+def _tight(mod, limit, asked):
+    """The toy with an invariant that fails once x passes 2; ``asked`` collects every
+    state the invariant is evaluated on."""
+    class Tight(mod.Toy):
+        def properties(self):
+            def small(s):
+                asked.append(s)
+                return s.x <= 2
+            return [always("Small", small), sometimes("Marked", lambda s: s.y == 1)]
+    return Tight(limit)
+
+
+def _graph(model):
+    g, todo, seen = Graph(), list(model.init_states()), set()
+    while todo:
+        s = todo.pop()
+        if s in seen:
+            continue
+        seen.add(s)
+        out = model.successors(s)
+        g.add(s, out)
+        todo.extend(t for _a, t in out)
+    return g.frozen()
+
+
+def test_record_gives_the_failing_invariants_per_recorded_state(toy):
+    _path, mod = toy
+    states = _graph(mod.make(3))[0]
+    names, bad, unknown = record(_tight(mod, 3, []), states)
+    assert names == ("Small",) and not unknown
+    assert bad == {i: (0,) for i, s in enumerate(states) if s.x > 2} and bad
+    assert record(type("NoInvariant", (mod.Toy,), {"properties": lambda self: []})(3),
+                  states) is None
+
+    class Asking(mod.Toy):  # an invariant the mutant's actions may answer
+        def properties(self):
+            return [always("Busy", lambda s: bool(self.actions(s)) or s.x == 3)]
+    assert record(Asking(3), states) is None
+
+
+def test_a_reusing_run_with_the_recorded_answers_is_the_mutants_own_run(toy):
+    path, mod = toy
+    graph = _graph(mod.make(3))
+    states, expanded, successors, calls, _touched = graph
+    answers = record(_tight(mod, 3, []), states)
+    # the mutant (x may reach 4) changed the expansions of the states where x >= 2
+    touched = tuple(frozenset({(path, 1)}) if states[i].x >= 2 else frozenset()
+                    for i in expanded)
+    own_asked, reused_asked = [], []
+    own = check(_tight(mod, 4, own_asked))
+    mutant = _tight(mod, 4, reused_asked)
+    computed, plain = [], mutant.successors
+
+    def computing(s):  # the mutant's own code (kept alive: ids stay unique)
+        out = plain(s)
+        computed.extend(t for _a, t in out)
+        return out
+    known = Known(answers)
+    mutant.successors = reusing(computing, (states, expanded, successors, calls, touched),
+                                {(path, 1)}, known=known)
+    with known.installed():
+        reused = check(mutant)
+
+    def seen(r):
+        return (r.unique_states, r.generated_states, r.max_depth, r.verdicts(),
+                {n: [str(s) for s in d.trace.states] for n, d in r.discoveries.items()})
+    assert seen(reused) == seen(own) and reused.verdict("Small") == "violated"
+    # only the initial state and states the mutant's code computed were checked again
+    mine = {id(t) for t in computed}
+    assert reused_asked and all(id(s) in mine or s == mod.S(0, 0) for s in reused_asked)
+    assert len(reused_asked) < len(own_asked)
