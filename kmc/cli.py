@@ -15,7 +15,7 @@ import sys
 
 from kmc.commands import check as check_command
 from kmc.errors import UsageError
-from kmc.interrupt import interrupted
+from kmc.interrupt import interrupted, seen, watch
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,7 +54,8 @@ def main(argv=None) -> int:
         args = build_parser().parse_args(argv)
         if not getattr(args, "_run", None):
             raise UsageError("no command given: try `kmc list` or `kmc check twophase`")
-        return int(args._run(args))
+        code = int(args._run(args))
+        return interrupted() if seen() else code  # a Ctrl-C Python dropped (watch)
     except UsageError as e:
         print(f"kmc: error: {one_line(str(e))}", file=sys.stderr)
         return 2
@@ -85,6 +86,7 @@ def _version() -> str:
 
 
 def entry() -> None:
+    watch()
     sys.exit(main())
 
 

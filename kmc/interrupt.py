@@ -2,7 +2,33 @@
 the interrupt cut short."""
 from __future__ import annotations
 
+import signal
 import sys
+import threading
+
+#: SIGINTs this process received while ``watch``'s handler was installed
+_SEEN: list = []
+
+
+def watch() -> None:
+    """The command line's Ctrl-C handler: the usual KeyboardInterrupt, and a note of it.
+    Python drops an exception raised inside a finalizer or a weak reference's callback
+    (it only reports it as "ignored"): a Ctrl-C that lands there would let the command
+    run on and end as if nothing happened. The note makes the command end as interrupted
+    all the same (``seen``)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _noted)
+
+
+def _noted(signum, _frame):
+    _SEEN.append(signum)
+    sys.unraisablehook = _quiet  # what a dropped interrupt leaves is noise now
+    raise KeyboardInterrupt
+
+
+def seen() -> bool:
+    """Did a Ctrl-C reach ``watch``'s handler?"""
+    return bool(_SEEN)
 
 
 def interrupted() -> int:

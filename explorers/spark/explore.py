@@ -124,6 +124,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                     partitions=nparts, master=sc.master,
                     driver_seconds=budget, driver_level_max=limit,
                     **space.summary(runs_base, bound))
+                ctrl_c.check()  # a Ctrl-C in the last level, the counterexamples or above
                 return result
             except KeyboardInterrupt:
                 _interrupted(store, checkpoint_dir)

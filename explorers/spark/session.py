@@ -170,19 +170,20 @@ def spark_context(master: str | None = None, executors: int | None = None,
     if app_name and not submitted:
         conf.set("spark.app.name", app_name)
     m = conf.get("spark.master", "local[*]")
-    with CtrlC() as ctrl_c:  # a Ctrl-C while Spark starts is acted on once it is up
-        sc = _create(conf, submitted, m, ctrl_c)
-        try:
+    sc = None
+    try:
+        with CtrlC() as ctrl_c:  # a Ctrl-C while Spark starts is acted on once it is up
+            sc = _create(conf, submitted, m, ctrl_c)
             ctrl_c.check()
             sc.setLogLevel(LOG_LEVEL.upper())
             import_hot_classes(sc)
             if not is_local(m):
                 wait_for_executors(sc, m, interrupted=ctrl_c.event.is_set)
             _ship(sc)
-            ctrl_c.check()
-        except BaseException:
+    except BaseException:
+        if sc is not None:
             _stop(sc)
-            raise
+        raise
     try:
         yield sc
     finally:
@@ -192,12 +193,11 @@ def spark_context(master: str | None = None, executors: int | None = None,
 def _stop(sc) -> None:
     """Stop a context started here and remove the private files, shielded from Ctrl-C
     (a stop cut short leaves workers behind); a Ctrl-C meanwhile is raised after."""
-    with CtrlC() as ctrl_c:
+    with CtrlC():
         try:
             sc.stop()
         finally:
             remove_private_dir()
-    ctrl_c.check()
 
 
 #: JVM classes PySpark finds by their short names on every BFS level (RDD.partitionBy,
@@ -272,8 +272,9 @@ def _create(conf, submitted, master, ctrl_c):
 class CtrlC:
     """Ctrl-C (SIGINT) around Spark work. The handler only notes it, and with a context
     ``sc`` cancels its running jobs from a helper thread (the main thread may be inside a
-    py4j call); the code raises KeyboardInterrupt at safe points (``check``), and any
-    error after a Ctrl-C (a cancelled job's) leaves the block as one. With ``sc`` (the JVM
+    py4j call); the code raises KeyboardInterrupt at safe points (``check``), and the
+    block ends as one after a Ctrl-C, whether it ended normally or with an error (a
+    cancelled job's). With ``sc`` (the JVM
     is up and goes when the driver exits), a second Ctrl-C interrupts at once. A CtrlC
     entered inside another one shares its state: one Ctrl-C, seen by both."""
 
@@ -296,8 +297,10 @@ class CtrlC:
             signal.signal(signal.SIGINT, self._old)
         if self._cancel is not None:
             self._cancel.join(10)  # no py4j call of it left running into a stop
-        if kind is not None and self.event.is_set() and kind is not KeyboardInterrupt:
-            raise KeyboardInterrupt() from None  # e.g. a job failed because it was cancelled
+        if self.event.is_set() and kind is not KeyboardInterrupt:
+            # a job failed because it was cancelled, or the block ended after the last
+            # check (a run's final level, its counterexamples): the Ctrl-C still ends it
+            raise KeyboardInterrupt() from None
         return False
 
     def _handler(self, _sig, _frame):

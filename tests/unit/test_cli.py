@@ -178,3 +178,34 @@ def test_a_ctrl_c_inside_exec_still_exits_130_with_one_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "interrupted_in_exec"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=60)
     assert (out.returncode, out.stderr) == (130, "kmc: interrupted\n")
+
+
+# A Ctrl-C that lands in a finalizer: Python drops the KeyboardInterrupt there (it only
+# reports it as ignored) and the command runs on; it still ends as interrupted.
+INTERRUPTED_IN_FINALIZER = """
+import os, signal, sys
+import kmc.cli as cli
+
+class Finalized:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(10000):  # the handler runs here, inside the finalizer
+            pass
+
+plain = cli.build_parser
+def build_parser():
+    Finalized()
+    return plain()
+cli.build_parser = build_parser
+sys.argv = ["kmc", "list"]
+cli.entry()
+"""
+
+
+def test_a_ctrl_c_python_drops_in_a_finalizer_still_exits_130(tmp_path):
+    (tmp_path / "interrupted_in_finalizer.py").write_text(INTERRUPTED_IN_FINALIZER)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), ROOT])}
+    out = subprocess.run([sys.executable, "-m", "interrupted_in_finalizer"], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stderr) == (130, "kmc: interrupted\n")
+    assert "twophase" in out.stdout  # the command ran on to its end
