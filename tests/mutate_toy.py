@@ -79,3 +79,20 @@ def line_of(text: str, source: str = SOURCE) -> int:
     hits = [n for n, line in enumerate(source.splitlines(), 1) if text in line]
     assert len(hits) == 1, (text, hits)
     return hits[0]
+
+
+def record_graph(model):
+    """The whole state graph of ``model`` as a baseline records it (``replay.Graph``; no
+    tracer: every state counts as touching every function)."""
+    from kmc.mutate.replay import Graph
+
+    g, todo, seen = Graph(), list(model.init_states()), set()
+    while todo:
+        s = todo.pop()
+        if s in seen:
+            continue
+        seen.add(s)
+        out = model.successors(s)
+        g.add(s, out)
+        todo.extend(t for _a, t in out)
+    return g.frozen()

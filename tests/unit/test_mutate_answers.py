@@ -8,8 +8,8 @@ import pytest
 from kmc import always, sometimes
 from kmc.api import check
 from kmc.mutate.answers import Known, record
-from kmc.mutate.replay import Graph, reusing
-from mutate_toy import toy_file
+from kmc.mutate.replay import reusing
+from mutate_toy import record_graph, toy_file
 
 
 @pytest.fixture(scope="module")
@@ -33,22 +33,9 @@ def _tight(mod, limit, asked):
     return Tight(limit)
 
 
-def _graph(model):
-    g, todo, seen = Graph(), list(model.init_states()), set()
-    while todo:
-        s = todo.pop()
-        if s in seen:
-            continue
-        seen.add(s)
-        out = model.successors(s)
-        g.add(s, out)
-        todo.extend(t for _a, t in out)
-    return g.frozen()
-
-
 def test_record_gives_the_failing_invariants_per_recorded_state(toy):
     _path, mod = toy
-    states = _graph(mod.make(3))[0]
+    states = record_graph(mod.make(3))[0]
     names, bad, unknown = record(_tight(mod, 3, []), states)
     assert names == ("Small",) and not unknown
     assert bad == {i: (0,) for i, s in enumerate(states) if s.x > 2} and bad
@@ -63,7 +50,7 @@ def test_record_gives_the_failing_invariants_per_recorded_state(toy):
 
 def test_a_reusing_run_with_the_recorded_answers_is_the_mutants_own_run(toy):
     path, mod = toy
-    graph = _graph(mod.make(3))
+    graph = record_graph(mod.make(3))
     states, expanded, successors, calls, _touched = graph
     answers = record(_tight(mod, 3, []), states)
     # the mutant (x may reach 4) changed the expansions of the states where x >= 2

@@ -8,10 +8,10 @@ import pytest
 
 from kmc.cli import main
 
-from kmc.mutate.replay import Graph, same_graph
+from kmc.mutate.replay import same_graph
 from kmc.mutate.runner import make_plan, mutate
 from kmc.reports.regress.suite import Entry
-from mutate_toy import toy_file
+from mutate_toy import record_graph, toy_file
 
 #: a counter (its state a plain tuple: no class a mutant could reload) whose step goes
 #: through a cached helper; ``x > 100`` never holds, so the mutants of both guards
@@ -233,24 +233,9 @@ def _toy_module(toy):
     return _load(toy)
 
 
-def _record(model):
-    """The whole graph of ``model`` as the baseline records it (no tracer: every state
-    counts as touching every function)."""
-    g, todo, seen = Graph(), list(model.init_states()), set()
-    while todo:
-        s = todo.pop()
-        if s in seen:
-            continue
-        seen.add(s)
-        out = model.successors(s)
-        g.add(s, out)
-        todo.extend(t for _a, t in out)
-    return g.frozen()
-
-
 def test_same_graph_tells_a_changed_successor_apart(toy):
     mod = _toy_module(toy)
-    graph = _record(mod.make(3))
+    graph = record_graph(mod.make(3))
     assert same_graph(mod.make(3), graph)
     assert not same_graph(mod.make(4), graph)  # x may now reach 4: another successor
 
@@ -263,7 +248,7 @@ def test_same_graph_tells_a_changed_successor_apart(toy):
 
 def test_only_the_states_that_called_the_function_are_asked_again(toy):
     mod = _toy_module(toy)
-    states, expanded, successors, calls, _touched = _record(mod.make(3))
+    states, expanded, successors, calls, _touched = record_graph(mod.make(3))
     # no state called the function: nothing is asked, so even another model agrees
     untouched = (states, expanded, successors, calls, (frozenset(),) * len(expanded))
     assert same_graph(mod.make(4), untouched, {(toy, 1)})
@@ -280,7 +265,7 @@ def test_a_run_explored_after_a_replay_reuses_the_untouched_successors(toy):
     from kmc.mutate.replay import reusing
 
     mod = _toy_module(toy)
-    graph = _record(mod.make(3))
+    graph = record_graph(mod.make(3))
     states, expanded, successors, calls, _touched = graph
     asked = []
     mutant = mod.make(4)  # x may now reach 4
@@ -312,7 +297,7 @@ def test_only_the_questions_that_called_the_function_are_asked_again(toy):
     it called the changed code: ``actions`` of the state x=3, y=1 is ``inc`` with the
     toy's bound 4 and nothing with bound 3."""
     mod = _toy_module(toy)
-    states, expanded, successors, _calls, _touched = _record(mod.make(4))
+    states, expanded, successors, _calls, _touched = record_graph(mod.make(4))
     at = states.index(mod.S(3, 1))
     none = (frozenset(),) * len(expanded)
 
