@@ -64,7 +64,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     if checkpoint_dir:
         ckpt.precheck(checkpoint_dir, ckpt.identity(core, 0), resume, max_states, max_depth)
     from kmc.explorers.spark.preflight import explain_failure, from_spark
-    from kmc.explorers.spark.session import CtrlC, is_local, probe_executors, spark_context
+    from kmc.explorers.spark.interrupt import CtrlC
+    from kmc.explorers.spark.session import is_local, probe_executors, spark_context
 
     limit = driver_level_max if driver_level_max is not None else DRIVER_LEVEL_MAX
     if limit is None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 import threading
 import time
@@ -25,6 +24,7 @@ from urllib.parse import urlparse
 from kmc.explorers.errors import ExplorerError
 from kmc.explorers.spark.preflight import (check_java, check_master_reachable, explain_failure,
                                        first_line, require_pyspark)
+from kmc.explorers.spark.interrupt import CtrlC
 from kmc.explorers.spark.logfile import log_path, open_log
 from kmc.explorers.spark.ship import package_zip, private_file, remove_private_dir, source_root
 from kmc.explorers.spark.tuning import LOG_LEVELS, check as check_tuning, env_choice, env_number
@@ -267,58 +267,6 @@ def _create(conf, submitted, master, ctrl_c):
         raise ExplorerError(f"Spark did not start ({first_line(e)}): check Java 17+ and "
                             "the --master URL") from None
     return box["sc"]
-
-
-class CtrlC:
-    """Ctrl-C (SIGINT) around Spark work. The handler only notes it, and with a context
-    ``sc`` cancels its running jobs from a helper thread (the main thread may be inside a
-    py4j call); the code raises KeyboardInterrupt at safe points (``check``), and the
-    block ends as one after a Ctrl-C, whether it ended normally or with an error (a
-    cancelled job's). With ``sc`` (the JVM
-    is up and goes when the driver exits), a second Ctrl-C interrupts at once. A CtrlC
-    entered inside another one shares its state: one Ctrl-C, seen by both."""
-
-    def __init__(self, sc=None):
-        self.sc = sc
-        self.event = threading.Event()
-        self._old = None
-        self._cancel = None
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            self._old = signal.getsignal(signal.SIGINT)
-            if isinstance(getattr(self._old, "__self__", None), CtrlC):
-                self.event = self._old.__self__.event
-            signal.signal(signal.SIGINT, self._handler)
-        return self
-
-    def __exit__(self, kind, *_):
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
-        if self._cancel is not None:
-            self._cancel.join(10)  # no py4j call of it left running into a stop
-        if self.event.is_set() and kind is not KeyboardInterrupt:
-            # a job failed because it was cancelled, or the block ended after the last
-            # check (a run's final level, its counterexamples): the Ctrl-C still ends it
-            raise KeyboardInterrupt() from None
-        return False
-
-    def _handler(self, _sig, _frame):
-        if self.event.is_set() and self.sc is not None:
-            raise KeyboardInterrupt()
-        self.event.set()
-        if self.sc is not None and self._cancel is None:
-            self._cancel = threading.Thread(target=self._cancel_jobs, name="kmc-cancel",
-                                            daemon=True)
-            self._cancel.start()
-
-    def _cancel_jobs(self) -> None:
-        with contextlib.suppress(Exception):  # a context already stopped has no jobs
-            self.sc.cancelAllJobs()
-
-    def check(self) -> None:
-        if self.event.is_set():
-            raise KeyboardInterrupt()
 
 
 def shutdown_gateway(wait_s: float = 30.0, gw=None) -> None:

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from kmc.explorers.spark.session import CtrlC
+from kmc.explorers.spark.interrupt import CtrlC
 
 
 def _ctrl_c():
