@@ -16,6 +16,7 @@ from kmc.model.kafka.kraft.state import DOWN, HALTED, RUNNING, inc_of
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True
+
 NO_LEADER = -1
 
 Change = Rel("Change", 7, ("offset", "le_before", "le_after", "pe_before", "pe_after",
