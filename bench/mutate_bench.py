@@ -62,11 +62,10 @@ def main(argv=None) -> int:
 
 
 def _rss_gib() -> float:
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 30
-    except (OSError, ValueError):
-        return float("nan")
+    from kmc.explorers.memory import resident_bytes
+
+    rss = resident_bytes()
+    return float("nan") if rss is None else rss / 2 ** 30
 
 
 def _report(rows, every, jobs, t_base, t_mut) -> None:

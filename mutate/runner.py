@@ -16,7 +16,6 @@ from kmc.mutate.pool import NOT_RUN, run_tasks
 from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path,
                                 model_module, scenario_module)
 from kmc.mutate import probes
-from kmc.mutate.probes import numbers as probe_numbers
 from kmc.mutate.replay import Spec
 from kmc.mutate.tracer import decorated_lines, tracked
 from kmc.mutate.worker import baseline_task, mutant_task, namespace_task
@@ -143,7 +142,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         path = plan.graph.file_of[module]
         served[module] = (path, plan.sources[path])
     decorated = {path: decorated_lines(text) for path, text in served.values()}
-    numbers = probe_numbers(plan.mutants)
+    numbers = probes.numbers(plan.mutants)
     tasks = [(baseline_task, (e, plan.files, served, decorated, numbers), None)
              for e in entries]
     tasks.append((namespace_task, (served,), None))
