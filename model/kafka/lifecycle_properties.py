@@ -10,7 +10,8 @@ quiescent: StaleReplicasCleaned, AssignedReplicasHosted, DeletionCompletes (its 
 work and an optional extra conjunct are the plane's: a /admin/delete_topics marker on
 ZooKeeper; on KRaft an uncommitted metadata batch, and no running broker hosting a
 partition of a deleted topic, because there the brokers finish a deletion themselves).
-sometimes: StaleFetchAttempted, FailoverMidDeletion.
+sometimes: StaleFetchAttempted, FailoverMidDeletion; ExpansionAfterDeletion and
+ExpansionOfRecreated for the scenarios with CreatePartitions (``expansion_witnesses``).
 
 ``lifecycle_properties(plane)`` builds them for one plane; a ``Plane`` names its view
 and the one word the planes use differently (a broker that takes part is "up" on
@@ -40,8 +41,11 @@ Down = Rel("Down", 1, ("broker",))
 Pending = Rel("Pending", 1, ("work",))
 Failover = Rel("Failover", 2, ("epoch", "deletion_pending"))
 Left = Rel("Left", 2, ("budget", "amount"))
+#: an answered CreatePartitions: the live incarnation when the admin sent it, the one it
+#: grew (0: none), and the error ("" when it took effect)
+Expansion = Rel("Expansion", 3, ("sent_inc", "resolved_inc", "error"))
 
-r, a, g, b, p, s, i, d, e, n, k, x = variables("r a g b p s i d e n k x")
+r, a, g, b, p, s, i, d, e, n, k, x, t = variables("r a g b p s i d e n k x t")
 
 
 class Plane(NamedTuple):
@@ -154,3 +158,19 @@ def witnesses_for(bounds, recreated, stale_fetch, failover, restart, stale_meta=
     if bounds.crashes and bounds.deletes:
         out.append(restart)
     return tuple(out)
+
+
+def expansion_witnesses(plane: Plane) -> tuple:
+    """ExpansionAfterDeletion and ExpansionOfRecreated over ``plane``'s ``Expansion``:
+    a CreatePartitions names the topic, and each plane resolves the name when it acts."""
+    return (
+        declare(
+            "sometimes", "ExpansionAfterDeletion",
+            exists((s, e), And(Expansion(s, 0, e), 1 <= s)), plane.view,
+            "a CreatePartitions sent while the topic was live is answered after its "
+            "deletion, without growing any incarnation"),
+        declare(
+            "sometimes", "ExpansionOfRecreated",
+            exists((s, t, e), And(Expansion(s, t, e), 1 <= s, s < t, e == "")), plane.view,
+            "a CreatePartitions sent while one incarnation was live grows a later one"),
+    )

@@ -35,7 +35,9 @@ everything plane-related, once for all six:
 """
 from __future__ import annotations
 
-from kmc.model.kafka.kraft import scenarios as kraft_scenarios
+from dataclasses import replace
+
+from kmc.model.kafka.kraft import params as kraft_params
 from kmc.model.kafka.kraft.model import KRaftModel
 from kmc.model.kafka.kraft.state import Bounds as KRaftBounds
 from kmc.model.kafka.kraft.variants import VARIANT_NAMES as KRAFT_VARIANTS
@@ -56,7 +58,7 @@ def zk_only(zk_help: dict) -> tuple[str, ...]:
 
 def kraft_only(zk_help: dict) -> tuple[str, ...]:
     """The KRaft scenarios' parameters the ZooKeeper-plane scenarios do not have."""
-    return tuple(n for n in kraft_scenarios.PARAM_HELP if n not in zk_help)
+    return tuple(n for n in kraft_params.PARAM_HELP if n not in zk_help)
 
 
 def _only(text: str, plane: str) -> str:
@@ -64,37 +66,40 @@ def _only(text: str, plane: str) -> str:
 
 
 def two_plane_scenario(name: str, description: str, bounds, zk_help: dict, *, model_cls,
-                       variants: tuple, family: str = "topics") -> Scenario:
+                       variants: tuple, family: str = "topics",
+                       default: str = ZK) -> Scenario:
     """A lifecycle scenario with ``bounds`` (``topics.state.Bounds``) on the ZooKeeper
-    plane, where ``model_cls`` runs ``variants``, and a ``plane`` parameter that moves it
-    onto the KRaft plane. (The ZooKeeper model is passed in: its package imports this
-    module.)"""
+    plane, where ``model_cls`` runs ``variants``, and on the KRaft plane with the shared
+    bounds carried over; a ``plane`` parameter chooses, ``default`` when not given. (The
+    ZooKeeper model is passed in: its package imports this module.)"""
     zk_skip, kraft_skip = zk_only(zk_help), kraft_only(zk_help)
     params = []
     for p in bound_params(bounds, zk_help):
         if p.name in zk_skip:
             p = Param(p.name, p.default, _only(p.help, ZK), p.minimum, p.maximum, p.choices)
         params.append(p)
-    params.append(PLANE)
+    params.append(PLANE if default == ZK else replace(PLANE, default=default))
     kraft_defaults = KRaftBounds()
     kraft_help = {n: (_only(text, KRAFT), lo, hi)
-                  for n, (text, lo, hi) in kraft_scenarios.PARAM_HELP.items()
+                  for n, (text, lo, hi) in kraft_params.PARAM_HELP.items()
                   if n in kraft_skip}
-    params += bound_params(kraft_defaults, kraft_help, kraft_scenarios.CHOICES)
+    params += bound_params(kraft_defaults, kraft_help, kraft_params.CHOICES)
     narrower = _kraft_ranges(name, bounds, zk_help)
     sets = {ZK: VariantSet(variants, DEFAULTS[ZK], unused=kraft_skip),
             KRAFT: VariantSet(KRAFT_VARIANTS, DEFAULTS[KRAFT], unused=zk_skip,
                               params=narrower)}
-    return Scenario(name=name, description=description, build=_build(model_cls, bounds),
-                    params=tuple(params), variants=variants, default_variant=DEFAULTS[ZK],
-                    family=family, selector=PLANE.name, variant_sets=sets)
+    sets = {default: sets[default], **sets}  # the default plane first, as `kmc list` shows
+    return Scenario(name=name, description=description, build=_build(model_cls, bounds, default),
+                    params=tuple(params), variants=sets[default].variants,
+                    default_variant=DEFAULTS[default], family=family,
+                    selector=PLANE.name, variant_sets=sets)
 
 
 def _kraft_ranges(name: str, bounds, zk_help: dict) -> tuple[Param, ...]:
     """The shared parameters whose range the KRaft scenarios keep narrower: the same
     default, KRaft's range."""
     out = []
-    for n, (text, lo, hi) in kraft_scenarios.PARAM_HELP.items():
+    for n, (text, lo, hi) in kraft_params.PARAM_HELP.items():
         if n not in zk_help or zk_help[n][1:] == (lo, hi):
             continue
         value = getattr(bounds, n)
@@ -105,7 +110,7 @@ def _kraft_ranges(name: str, bounds, zk_help: dict) -> tuple[Param, ...]:
     return tuple(out)
 
 
-def _build(zk_model, bounds):
+def _build(zk_model, bounds, default):
     """build(variant, params): the ZooKeeper model with ``bounds`` and the parameters,
     or the KRaft model with the shared bounds carried over by name (KRaft's defaults
     for the rest)."""
@@ -113,7 +118,7 @@ def _build(zk_model, bounds):
           KRAFT: builder(KRaftModel, kraft_bounds(bounds))}
 
     def build(variant, params):
-        return on[params.get(PLANE.name, ZK)](variant, params)
+        return on[params.get(PLANE.name, default)](variant, params)
     return build
 
 

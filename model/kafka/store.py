@@ -7,6 +7,12 @@
   talk about "the deleted topic" and "its successor".
 - ``/admin/delete_topics/[topic]`` -> ``Store.delete_markers`` (legacy deletion).
 
+A ``TopicRecord``'s partitions are what the controller acts on: its context, loaded from
+the znodes at failover and kept in step with them by its own writes. CreatePartitions
+writes the topic znode's assignment behind the controller's back (a ZooKeeper watch
+tells it later); until the controller has loaded that write, ``Store.assignments`` holds
+the znode's assignment (``assignment`` reads the znode whichever way).
+
 Helpers are pure (return new records). Partition records are indexed by position.
 Records use the plain tuple ``repr`` (C-level; ``repr`` is the canonical encoding).
 """
@@ -45,6 +51,8 @@ class Store(NamedTuple):
     topics: tuple = ()          # TopicRecord sorted by name
     delete_markers: tuple = ()  # sorted names under /admin/delete_topics
     incarnations: int = 0       # ghost: creations so far (all names), the ID generator's seed
+    assignments: tuple = ()     # sorted (name, replicas per partition): a topic znode's
+                                # assignment while it differs from the controller's record
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 
@@ -62,7 +70,26 @@ def put_topic(store: Store, rec: TopicRecord) -> Store:
 
 def remove_topic(store: Store, name: str) -> Store:
     return store._replace(topics=keyed_del(store.topics, name),
-                          delete_markers=set_remove(store.delete_markers, name))
+                          delete_markers=set_remove(store.delete_markers, name),
+                          assignments=keyed_del(store.assignments, name))
+
+
+def assignment(store: Store, name: str) -> tuple:
+    """The replicas per partition the topic znode of ``name`` holds (() without one)."""
+    written = keyed_get(store.assignments, name)
+    if written is not None:
+        return written[1]
+    rec = topic(store, name)
+    return () if rec is None else tuple(p.replicas for p in rec.partitions)
+
+
+def write_assignment(store: Store, name: str, replicas: tuple) -> Store:
+    """The topic znode's assignment set to ``replicas`` (one tuple per partition) without
+    the controller's record changing; kept only while the two differ."""
+    rec = topic(store, name)
+    if rec is not None and replicas == tuple(p.replicas for p in rec.partitions):
+        return store._replace(assignments=keyed_del(store.assignments, name))
+    return store._replace(assignments=keyed_put(store.assignments, (name, replicas)))
 
 
 def mark_for_deletion(store: Store, name: str) -> Store:

@@ -18,6 +18,8 @@ from kmc.model.topics.state import (
 )
 
 OK = "NONE"
+#: the leader epoch of a partition the controller has not brought online (NewPartition)
+NEW_PARTITION = -1
 
 
 # ---- helpers ------------------------------------------------------------------------------
@@ -64,7 +66,8 @@ def parts_for(store, b, only=None) -> tuple:
         return ()
     return tuple(PartState(i, rec.topic_id, rec.incarnation, p.leader, p.leader_epoch)
                  for i, p in enumerate(rec.partitions)
-                 if b in p.replicas and (only is None or i in only))
+                 if b in p.replicas and p.leader_epoch != NEW_PARTITION
+                 and (only is None or i in only))
 
 
 def notify(m, w, net, store, changed: dict):
@@ -174,6 +177,8 @@ def reassign(m, w, p, b):
     part = zk.remove_replica(part, b)
     rec = zk.set_partition(rec, p, part)
     store = zk.put_topic(w.store, rec)
+    # the reassignment's end writes the controller's assignment to the topic znode
+    store = zk.write_assignment(store, TOPIC, tuple(x.replicas for x in rec.partitions))
     net = notify(m, w, w.net, store, {p: part.replicas})
     return w._replace(store=store, net=net, ghost=record_leaders(w.ghost, rec),
                       budget=w.budget._replace(reassign=w.budget.reassign - 1))
@@ -261,7 +266,11 @@ def broker_registered(m, w, b):
     store, net, changed, ghost = w.store, w.net, {}, w.ghost
     if rec is not None:
         for i, part in enumerate(rec.partitions):
-            if part.leader == zk.NO_LEADER and b in part.replicas:
+            if part.leader_epoch == NEW_PARTITION and b in part.replicas:
+                part = online(w, part.replicas)
+                rec = zk.set_partition(rec, i, part)
+                changed[i] = tuple(x for x in part.isr if x != b)
+            elif part.leader == zk.NO_LEADER and b in part.replicas:
                 part = part._replace(leader=b, leader_epoch=part.leader_epoch + 1)
                 rec = zk.set_partition(rec, i, part)
                 changed[i] = tuple(x for x in part.replicas if x != b)
@@ -284,7 +293,10 @@ def failover(m, w, winner):
     ctl = fail_over(w.ctl, winner)
     net = m.net.drop(w.net, lambda x: x.dst == old)
     pending = ()
-    rec = zk.topic(w.store, TOPIC)
+    store = load_context(w, w.store)
+    rec = zk.topic(store, TOPIC)
+    if store is not w.store:
+        w = w._replace(store=store, ghost=record_leaders(w.ghost, rec))
     if rec is not None and zk.marked(w.store, TOPIC):
         pending = tuple(sorted((b, i, stop_id(m, rec), rec.incarnation)
                                for i, p in enumerate(rec.partitions) for b in p.replicas))
@@ -298,3 +310,37 @@ def failover(m, w, winner):
     for b in bk.live_ids(w.brokers):
         net = post(m, w, net, lair(-winner, b, ctl.epoch, typ, parts_for(w.store, b)))
     return w._replace(net=net)
+
+
+def online(w, replicas) -> zk.PartitionRecord:
+    """NewPartition -> OnlinePartition (PartitionStateMachine.
+    initializeLeaderAndIsrForPartitions): leader the first live replica, ISR the live
+    ones, leader epoch 0; without a live replica it stays NewPartition."""
+    alive = tuple(b for b in replicas if live(w, b))
+    if not alive:
+        return zk.PartitionRecord(tuple(replicas), zk.NO_LEADER, NEW_PARTITION, ())
+    return zk.PartitionRecord(tuple(replicas), alive[0], 0, alive)
+
+
+def load_context(w, store):
+    """A new controller's record of the topic from the znodes (KafkaController.
+    initializeControllerContext, then PartitionStateMachine.startup): the topic znode's
+    assignment for every partition, which CreatePartitions may have rewritten
+    (``model.topics.expansion``), and its NewPartition partitions brought online unless
+    the topic is queued for deletion. ``store`` itself when nothing changes."""
+    rec = zk.topic(store, TOPIC)
+    if rec is None or not (store.assignments or any(
+            p.leader_epoch == NEW_PARTITION for p in rec.partitions)):
+        return store
+    znode = zk.assignment(store, TOPIC)
+    parts = list(rec.partitions)
+    for k, replicas in enumerate(znode):
+        if k >= len(parts):
+            parts.append(zk.PartitionRecord(tuple(replicas), zk.NO_LEADER, NEW_PARTITION, ()))
+        elif parts[k].replicas != replicas:
+            parts[k] = parts[k]._replace(replicas=tuple(replicas))
+    if not zk.marked(store, TOPIC):
+        parts = [online(w, p.replicas) if p.leader_epoch == NEW_PARTITION else p
+                 for p in parts]
+    return zk.write_assignment(zk.put_topic(store, rec._replace(partitions=tuple(parts))),
+                               TOPIC, znode)

@@ -147,7 +147,7 @@ def snapshot(m, store, old):
 
 
 def _leader(w, meta, p):
-    if meta is None:
+    if meta is None or p >= len(meta.leaders):
         return None, None
     lid = meta.leaders[p][0]
     if lid == NO_LEADER or w.brokers[lid - 1].status != bk.UP:

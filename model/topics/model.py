@@ -21,7 +21,7 @@ from kmc.model.kafka import controller as kc
 from kmc.model.kafka import store as zk
 from kmc.model.kafka import symmetry as ksym
 from kmc.model.kafka.network import Network
-from kmc.model.topics import brokers, control, datapath, pictures
+from kmc.model.topics import brokers, control, datapath, expansion, pictures
 from kmc.model.topics import symmetry as tsym
 from kmc.model.topics.properties import properties_for
 from kmc.model.topics import liveness
@@ -34,7 +34,7 @@ from kmc.model.topics.views import describe
 #: actions the cluster does not take by itself (see module docstring)
 ENVIRONMENT = frozenset({"crash", "restart", "failover", "lose", "create", "delete",
                          "reassign", "produce", "producer-refresh", "consumer-fetch",
-                         "consumer-refresh"})
+                         "consumer-refresh", "send-create-partitions"})
 #: the environment actions that are faults (the rest of ENVIRONMENT is input)
 FAULTS = frozenset({"crash", "restart", "failover", "lose"})
 
@@ -54,6 +54,9 @@ class TopicsModel(Model):
     has_symmetry = True
 
     def __init__(self, variant: str, bounds):
+        # CreatePartitions places replicas by broker id (expansion.placement): renaming
+        # brokers is then no symmetry of the model
+        self.has_symmetry = not bounds.adds
         self.variant = variant
         self.flags = variant_flags(variant)
         self.bounds = bounds
@@ -75,7 +78,14 @@ class TopicsModel(Model):
             "produce": datapath.produce, "producer-refresh": datapath.producer_refresh,
             "consumer-fetch": datapath.consumer_fetch,
             "consumer-refresh": datapath.consumer_refresh,
+            "send-create-partitions": expansion.send,
+            "create-partitions-read": expansion.read,
+            "create-partitions-write": expansion.write,
+            "partition-modifications": expansion.modifications,
         }
+        #: partitions the clients may come to know (CreatePartitions grows the topic)
+        self.max_partitions = max(bounds.partitions, bounds.target) if bounds.adds \
+            else bounds.partitions
 
     # ---- initial state ------------------------------------------------------------------
     def init_states(self):
@@ -97,9 +107,9 @@ class TopicsModel(Model):
         admin = Admin("delete" if bd.deletes > 0 else "done", bd.incarnations - 1,
                       bd.deletes, rec.topic_id, ())
         producer = Client(meta if bd.records else None, bd.records, ())
-        consumer = Client(meta if bd.consumer else None, 0, (0,) * bd.partitions)
+        consumer = Client(meta if bd.consumer else None, 0, (0,) * self.max_partitions)
         return [World(store, ctl, Memory(), tuple(brs), (), admin, producer, consumer,
-                      Budget(bd.crashes, bd.failovers, bd.reassign),
+                      Budget(bd.crashes, bd.failovers, bd.reassign, bd.adds),
                       control.initial_ghost(rec, bd.initial_records))]
 
     # ---- actions ------------------------------------------------------------------------
@@ -123,12 +133,14 @@ class TopicsModel(Model):
             if br.deleting:
                 out.append(("purge", b))
         out.extend(self._admin_actions(w))
+        if bd.adds:
+            out.extend(expansion.actions(self, w))
         if bd.records:
             out.append(("producer-refresh",))
-            out.extend(("produce", p) for p in range(bd.partitions))
+            out.extend(("produce", p) for p in range(self.max_partitions))
         if bd.consumer:
             out.append(("consumer-refresh",))
-            out.extend(("consumer-fetch", p) for p in range(bd.partitions))
+            out.extend(("consumer-fetch", p) for p in range(self.max_partitions))
         for b, br in zip(self.broker_ids, w.brokers):
             if br.status == bk.DOWN:
                 out.append(("restart", b))
@@ -272,6 +284,9 @@ class TopicsModel(Model):
             names += ["produce", "producer-refresh"]
         if bd.consumer:
             names += ["consumer-fetch", "consumer-refresh"]
+        if bd.adds:
+            names += ["send-create-partitions", "create-partitions-read",
+                      "create-partitions-write", "partition-modifications"]
         return sorted(names)
 
     def format_action(self, action) -> str:

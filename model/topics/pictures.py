@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from kmc.model.kafka.broker import lane as broker_lane
 from kmc.model.kafka.controller import lane as controller_lane
+from kmc.model.topics import expansion
 
 
 def endpoint(x: int) -> str:
@@ -63,7 +64,13 @@ def format_action(action) -> str:
     if kind in ("produce", "consumer-fetch"):
         who = "producer produces to" if kind == "produce" else "consumer fetches"
         return f"{who} A-{action[1]}"
+    if kind in EXPANSION:
+        return expansion.format_action(action)
     return kind.replace("-", " ")
+
+
+EXPANSION = frozenset({"send-create-partitions", "create-partitions-read",
+                       "create-partitions-write", "partition-modifications"})
 
 
 def action_actor(action) -> str:
@@ -72,8 +79,11 @@ def action_actor(action) -> str:
         return endpoint(action[1].dst)
     if kind == "lose":
         return endpoint(action[1].src)
-    if kind in ("create", "delete", "reassign"):
+    if kind in ("create", "delete", "reassign", "send-create-partitions"):
         return "admin"
+    if kind in ("partition-modifications", "create-partitions-read",
+                "create-partitions-write"):
+        return controller_lane(action[1])
     if kind in ("fetch", "purge", "crash", "restart"):
         return broker_lane(action[1])
     if kind == "failover":
@@ -120,7 +130,7 @@ def action_message(action, state, flags=None):
     if kind in ("produce", "consumer-fetch"):
         who = "producer" if kind == "produce" else "consumer"
         meta = state.producer.meta if kind == "produce" else state.consumer.meta
-        if meta is None or meta.leaders[action[1]][0] < 1:
+        if meta is None or action[1] >= len(meta.leaders) or meta.leaders[action[1]][0] < 1:
             return None
         lead, le = meta.leaders[action[1]]
         if kind == "produce":

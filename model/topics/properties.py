@@ -219,10 +219,15 @@ QUIESCENT = (SHARED["StaleReplicasCleaned"], DELETION_COMPLETES,
              STOP_REPLICAS_ANSWERED)
 
 
+EXPANSIONS = lp.expansion_witnesses(PLANE)
+
+
 def witnesses_for(bounds) -> tuple:
     """The witnesses a scenario's bounds make reachable in principle."""
+    recreate = bounds.incarnations >= 2 and bounds.deletes >= 1
     return lp.witnesses_for(bounds, NAME_RECREATED, SHARED["StaleFetchAttempted"],
-                            FAILOVER_MID_DELETION, RESTART_WITH_STALE_REPLICA)
+                            FAILOVER_MID_DELETION, RESTART_WITH_STALE_REPLICA) + (
+        EXPANSIONS if bounds.adds and recreate else ())
 
 
 def clients_for(bounds, model) -> tuple:

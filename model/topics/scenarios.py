@@ -27,6 +27,8 @@ PARAM_HELP = {
     "reorder": ("messages between two endpoints may be reordered", None, None),
     "purge_delay": ("deleting/ is purged by a later step (else at once)", None, None),
     "liveness": ("also check the liveness properties, under fairness", None, None),
+    "adds": ("CreatePartitions requests the admin sends (0: none)", 0, 2),
+    "target": ("the partition count a CreatePartitions request asks for", 1, 3),
 }
 
 

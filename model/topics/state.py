@@ -41,6 +41,8 @@ class Bounds(NamedTuple):
     reorder: bool = False     # messages between two endpoints may be reordered
     purge_delay: bool = False  # deleting/ is purged by a later step (else at once)
     liveness: bool = False    # also check the liveness properties (model.topics.liveness)
+    adds: int = 0             # CreatePartitions requests the admin sends (0: none)
+    target: int = 2           # the partition count a CreatePartitions request asks for
 
 
 class Replica(NamedTuple):
@@ -104,6 +106,9 @@ class Ghost(NamedTuple):
     acked: tuple = ()      # sorted (inc, partition, offset) acknowledged (acks=all: every
                            # in-sync replica held it); incarnation 1's initial records included
     consumed: tuple = ()   # sorted (inc, partition, offset) the consumer read
+    expansions: tuple = ()  # sorted (sent_inc, resolved_inc, error) of answered
+                            # CreatePartitions: the live incarnation when the admin sent
+                            # it, the one whose znode it rewrote (0: none)
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 
@@ -111,6 +116,7 @@ class Budget(NamedTuple):
     crashes: int
     failovers: int
     reassign: int
+    adds: int = 0  # CreatePartitions the admin may still send
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 
@@ -125,6 +131,10 @@ class World(NamedTuple):
     consumer: Client
     budget: Budget
     ghost: Ghost
+    #: CreatePartitions requests in flight, sorted (target, sent_inc, read, reader):
+    #: ``read`` is () until a controller's broker read the znode, then the (existing,
+    #: new) assignments; ``reader`` the controller whose broker read it (0 before)
+    requests: tuple = ()
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 

@@ -22,6 +22,8 @@
 - ``CreateAfterDelete(error)``: the answer to the admin's last CreateTopics, which it
   issues only after its DeleteTopics succeeded.
 - ``Failover(new_epoch, deletion_pending)``.
+- ``Expansion(sent_inc, resolved_inc, error)``: an answered CreatePartitions
+  (``model.topics.expansion``).
 - ``LeaderOf(inc, partition, leader_epoch, leader)``: every leader the store ever named.
 - ``Appended(follower, partition, fetched_epoch, follower_epoch)``: a follower appended a
   FetchResponse fetched at ``fetched_epoch`` while at ``follower_epoch``.
@@ -42,7 +44,8 @@
 - ``Awaiting(broker, partition, inc)``: a StopReplica the active controller keeps in
   memory until the broker answers it with success.
 - ``Left(budget, amount)``: what is left of each of the scenario's budgets (CreateTopics
-  and DeleteTopics requests, the producer's records, crashes, failovers, reassignments).
+  and DeleteTopics requests, the producer's records, crashes, failovers, reassignments,
+  CreatePartitions requests).
 - ``Busy(client)`` ("producer", "consumer"): the client has a step that changes
   something; model-dependent, so added by ``with_clients(model)`` for the properties that
   need it.
@@ -152,7 +155,8 @@ def _ghost(w) -> dict:
     g = w.ghost
     return {"Read": set(g.reads), "Wrote": set(g.wrote), "Attempt": set(g.attempts),
             "Failover": set(g.failovers), "LeaderOf": set(g.leaders),
-            "Appended": set(g.appends), "Acked": set(g.acked), "Consumed": set(g.consumed)}
+            "Appended": set(g.appends), "Acked": set(g.acked), "Consumed": set(g.consumed),
+            "Expansion": set(g.expansions)}
 
 
 def _admin(w) -> dict:
@@ -168,7 +172,8 @@ def _left(w) -> dict:
     ad, bg = w.admin, w.budget
     return {"Left": {("creates", ad.creates), ("deletes", ad.deletes),
                      ("records", w.producer.left), ("crashes", bg.crashes),
-                     ("failovers", bg.failovers), ("reassignments", bg.reassign)}}
+                     ("failovers", bg.failovers), ("reassignments", bg.reassign),
+                     ("adds", bg.adds)}}
 
 
 def _mem(w) -> dict:
@@ -210,10 +215,10 @@ def busy(m, w) -> set:
     out = set()
     bd = m.bounds
     if bd.records and (datapath.producer_refresh(m, w) is not None or any(
-            datapath.produce(m, w, p) is not None for p in range(bd.partitions))):
+            datapath.produce(m, w, p) is not None for p in range(m.max_partitions))):
         out.add(("producer",))
     if bd.consumer and (datapath.consumer_refresh(m, w) is not None or any(
-            datapath.consumer_fetch(m, w, p) is not None for p in range(bd.partitions))):
+            datapath.consumer_fetch(m, w, p) is not None for p in range(m.max_partitions))):
         out.add(("consumer",))
     return out
 

@@ -153,15 +153,21 @@ def test_list_json_shows_the_plane_of_every_scenario(capsys):
         assert "MetadataMonotonic" in d["planes"]["kraft"]["properties"]
         assert "MetadataMonotonic" not in d["planes"]["zk"]["properties"]
         assert "plane zk only" in d["params"]["loss"]["help"]
+    both = table["recreate-during-expansion"]
+    assert both["plane"] == "kraft" and list(both["planes"]) == ["kraft", "zk"]
+    assert both["planes"]["zk"]["variants"] == list(ZK_VARIANTS)
+    assert both["variants"] == list(KRAFT_VARIANTS)
     for d in table.values():
         single = {"kraft": "kraft", "partitions": "zk", "validation": None}
-        if d["family"] in single:
+        if d["family"] in single and d is not both:
             assert d["plane"] == single[d["family"]]
             assert list(d["planes"]) == ([d["plane"]] if d["plane"] else [])
     assert main(["list"]) == 0
     text = capsys.readouterr().out
     assert "planes: zk (default), kraft (-p plane=kraft)" in text
     assert "variants with -p plane=kraft (* default):" in text
+    assert "planes: kraft (default), zk (-p plane=zk)" in text
+    assert "variants with -p plane=zk (* default):" in text
 
 
 def _toy(**kw) -> Scenario:

@@ -8,6 +8,15 @@ unfencing), ``image`` (metadata images and deltas), ``publisher`` (brokers follo
 the log), ``replicas`` (ReplicaManager.applyDelta), ``logmanager`` (logs on disk, stray
 detection), ``startup`` (broker restart, step by step), ``clients`` (fetches and
 Metadata requests), ``state``, ``variants``, ``views`` + ``properties``, ``model``,
-``scenarios``. See docs/model-kraft.md.
+``scenarios`` (their ``-p`` parameters in ``params``). See docs/model-kraft.md.
+
+``SCENARIOS`` is loaded on first use: one of them also runs on the ZooKeeper plane, whose
+scenario module imports this package's parameters.
 """
-from kmc.model.kafka.kraft.scenarios import SCENARIOS  # noqa: F401
+
+
+def __getattr__(name):
+    if name == "SCENARIOS":
+        from kmc.model.kafka.kraft.scenarios import SCENARIOS
+        return SCENARIOS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

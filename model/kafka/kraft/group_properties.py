@@ -6,8 +6,9 @@ coordinator, and CreatePartitions. Declared with the plane's others
 always: GroupNoRecordSkipped, GroupNoStaleIncarnation, GroupAssignmentExact,
 GroupCommitsPositions, CommittedOffsetsKnown.
 quiescent: GroupReadsAll, GroupOwnsLivePartitions (settled, the group included).
-sometimes: GroupAssignedRecreated, GroupOffsetsCommitted, GroupOwnsNewPartition,
-ExpansionAfterDeletion, ExpansionOfRecreated.
+sometimes: GroupAssignedRecreated, GroupOffsetsCommitted, GroupOwnsNewPartition, and
+the CreatePartitions witnesses both planes share (ExpansionAfterDeletion,
+ExpansionOfRecreated).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from kmc.invariants.declare import declare
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
 from kmc.model.kafka.kraft.group import COORDINATOR
 from kmc.model.kafka.kraft.views import view
-from kmc.model.kafka.lifecycle_properties import Down
+from kmc.model.kafka.lifecycle_properties import Down, Plane, expansion_witnesses
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True
@@ -23,7 +24,6 @@ PROPERTY_CODE = True
 GroupSkipped = Rel("GroupSkipped", 3, ("inc", "partition", "offset"))
 GroupStale = Rel("GroupStale", 3, ("member", "newest_inc", "read_inc"))
 Assignment = Rel("Assignment", 2, ("member", "inc"))
-Expansion = Rel("Expansion", 3, ("sent_inc", "resolved_inc", "error"))
 Owns = Rel("Owns", 2, ("member", "partition"))
 GroupPart = Rel("GroupPart", 1, ("partition",))
 Committed = Rel("Committed", 2, ("partition", "offset"))
@@ -92,18 +92,6 @@ def group_owns_new_partition(first: int):
         "a member is assigned a partition the topic did not have at first")
 
 
-EXPANSION_OF_RECREATED = declare(
-    "sometimes", "ExpansionOfRecreated",
-    exists((s, t, e), And(Expansion(s, t, e), 1 <= s, s < t, e == "")), view,
-    "a CreatePartitions sent while one incarnation was live grows a later one")
-
-EXPANSION_AFTER_DELETION = declare(
-    "sometimes", "ExpansionAfterDeletion",
-    exists((s, e), And(Expansion(s, 0, e), 1 <= s)), view,
-    "a CreatePartitions sent while the topic was live reaches the controller after "
-    "its deletion (UNKNOWN_TOPIC_OR_PARTITION)")
-
-
 COMMITTED_OFFSETS_KNOWN = declare(
     "always", "CommittedOffsetsKnown",
     forall((p, o), implies(Committed(p, o), Or(
@@ -152,6 +140,10 @@ def group_owns_live_partitions(settled):
                   f"of incarnation {v['i']}")
 
 
+#: the CreatePartitions witnesses both planes share (model.kafka.lifecycle_properties)
+EXPANSIONS = expansion_witnesses(Plane(view=view, up="running"))
+
+
 def feature_properties(bounds, settled=None) -> tuple:
     """``(always, sometimes, quiescent)`` of the CreatePartitions and consumer group
     features (the quiescent ones only with ``settled``, a model's
@@ -174,5 +166,5 @@ def feature_properties(bounds, settled=None) -> tuple:
         if grows or (recreate and bounds.recreate_partitions > bounds.partitions):
             sometimes += (group_owns_new_partition(bounds.partitions),)
     if bounds.adds and recreate:
-        sometimes += (EXPANSION_AFTER_DELETION, EXPANSION_OF_RECREATED)
+        sometimes += EXPANSIONS
     return always, sometimes, quiescent

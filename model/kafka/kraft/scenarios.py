@@ -1,38 +1,22 @@
 """Named scenarios of the KRaft model; every one runs with every variant.
 
 Each is a set of bounds (``state.Bounds``) that makes one KRaft story reachable in few
-states; ``-p`` overrides any bound.
+states; ``-p`` overrides any bound. recreate-during-expansion also runs on the ZooKeeper
+plane (``-p plane=zk``, ``model.kafka.planes``).
 """
 from __future__ import annotations
 
 from kmc.model.kafka.kraft.model import KRaftModel
+from kmc.model.kafka.kraft.params import CHOICES, PARAM_HELP
 from kmc.model.kafka.kraft.state import Bounds
 from kmc.model.kafka.kraft.variants import VARIANT_NAMES
+from kmc.model.kafka.planes import KRAFT, two_plane_scenario
 from kmc.model.kafka.scenarios import lifecycle_scenario
+from kmc.model.topics import scenarios as zk_scenarios
+from kmc.model.topics.model import TopicsModel
+from kmc.model.topics.state import Bounds as ZkBounds
+from kmc.model.topics.variants import VARIANT_NAMES as ZK_VARIANTS
 
-PARAM_HELP = {
-    "brokers": ("brokers", 1, 3),
-    "rf": ("replication factor", 1, 3),
-    "partitions": ("partitions of the topic", 1, 2),
-    "incarnations": ("creations of the name, the initial topic included", 1, 3),
-    "deletes": ("DeleteTopics requests the admin issues", 0, 2),
-    "initial_records": ("records already in the first incarnation", 0, 2),
-    "crashes": ("broker crashes (each may be followed by a restart)", 0, 2),
-    "failovers": ("controller failovers", 0, 2),
-    "fences": ("times a running broker misses its heartbeats", 0, 2),
-    "consumer": ("a consumer reads the topic", None, None),
-    "records": ("records a producer may write (0: no producer)", 0, 2),
-    "reset": ("the consumer's auto.offset.reset", None, None),
-    "leader_epoch": ("leader epoch of the first incarnation when the story starts "
-                     "(leader elections it went through before)", 0, 2),
-    "liveness": ("also check the liveness property BrokerFinishesStartup, under fairness",
-                 None, None),
-    "adds": ("CreatePartitions requests the admin sends (0: none)", 0, 2),
-    "target": ("the partition count a CreatePartitions request asks for", 1, 3),
-    "members": ("members of a consumer group reading the topic (0: no group)", 0, 2),
-    "recreate_partitions": ("partitions of a re-created topic (0: as partitions)", 0, 2),
-}
-CHOICES = {"reset": ("earliest", "latest", "none")}
 
 
 def _scenario(name, description, bounds):
@@ -69,11 +53,15 @@ SCENARIOS = [
         "new log's directory, before its partition.metadata is flushed, and restarts",
         Bounds(brokers=2, rf=1, incarnations=2, crashes=1, initial_records=0,
                liveness=True)),
-    _scenario(
+    two_plane_scenario(
         "recreate-during-expansion",
         "KRaft: a CreatePartitions request is in flight while the topic is deleted and "
-        "re-created; the controller resolves the name when it handles the request",
-        Bounds(brokers=2, rf=2, incarnations=2, adds=1, target=2)),
+        "re-created; the controller resolves the name when it handles the request "
+        "(-p plane=zk: the ZooKeeper-era controller's broker reads and writes the "
+        "topic znode)",
+        ZkBounds(brokers=2, rf=2, incarnations=2, adds=1, target=2),
+        zk_scenarios.PARAM_HELP, model_cls=TopicsModel, variants=ZK_VARIANTS,
+        family="kraft", default=KRAFT),
     _scenario(
         "recreate-other-count",
         "KRaft: a consumer group reads the topic while it is deleted and re-created "

@@ -1,0 +1,120 @@
+"""CreatePartitions on the ZooKeeper plane: AdminUtils' placement, the controller broker's
+read and unfenced write of the topic znode, the controller's reaction to the znode's
+change (KAFKA-6612's restore included), and the stale write that lands on a re-created
+topic and surfaces at the next controller failover."""
+from kmc import api
+from kmc.model.kafka import store as zk
+from kmc.model.topics import control, expansion
+from kmc.model.topics.state import TOPIC
+
+
+def test_placement_is_adminutils_rack_unaware_with_a_fixed_start():
+    # AdminUtils' own example: 5 brokers, 10 partitions, 3 replicas, start index 0
+    got = expansion.placement((0, 1, 2, 3, 4), 10, 3, 0, 0)
+    first = [r[0] for r in got]
+    assert first == [0, 1, 2, 3, 4, 0, 1, 2, 3, 4]
+    # the Javadoc's second- and third-replica rows, broker by broker
+    second = {b: sorted(p for p, r in enumerate(got) if r[1] == b) for b in range(5)}
+    third = {b: sorted(p for p, r in enumerate(got) if r[2] == b) for b in range(5)}
+    assert second == {0: [4, 8], 1: [0, 9], 2: [1, 5], 3: [2, 6], 4: [3, 7]}
+    assert third == {0: [3, 7], 1: [4, 8], 2: [0, 9], 3: [1, 5], 4: [2, 6]}
+    # new partitions continue from the existing count
+    assert expansion.placement((1, 2, 3), 1, 2, 0, 1) == ((2, 3),)
+
+
+def _model(variant="kip516", **params):
+    model = api.build("recreate-during-expansion", variant, {"plane": "zk", **params})
+    (w,) = model.init_states()
+    return model, w
+
+
+def _take(model, w, kind, pred=lambda a: True):
+    """The successor of ``w`` by the one enabled action of ``kind`` that ``pred`` picks."""
+    got = [(a, t) for a, t in model.successors(w) if a[0] == kind and pred(a)]
+    assert len(got) == 1, (kind, [a for a, _ in model.successors(w)])
+    return got[0][1]
+
+
+def _settle(model, w):
+    """Deliver every message in flight (the controller's requests and the answers)."""
+    while True:
+        nxt = [t for a, t in model.successors(w) if a[0] == "deliver"]
+        if not nxt:
+            return w
+        w = nxt[0]
+
+
+def test_the_controller_brings_new_partitions_online_after_the_znode_write():
+    model, w = _model()
+    w = _take(model, w, "send-create-partitions")
+    w = _take(model, w, "create-partitions-read")
+    w = _take(model, w, "create-partitions-write")
+    rec = zk.topic(w.store, TOPIC)
+    # written to the znode only: the controller's record has not changed yet
+    assert len(rec.partitions) == 1 and len(zk.assignment(w.store, TOPIC)) == 2
+    assert w.ghost.expansions == ((1, 1, ""),)
+    w = _take(model, w, "partition-modifications")
+    rec = zk.topic(w.store, TOPIC)
+    assert w.store.assignments == ()
+    new = rec.partitions[1]
+    assert (new.leader, new.leader_epoch, new.isr) == (new.replicas[0], 0, new.replicas)
+    w = _settle(model, w)
+    hosts = {b for b, br in enumerate(w.brokers, 1)
+             if any(r.partition == 1 for r in br.replicas)}
+    assert hosts == set(new.replicas)
+
+
+def test_a_write_to_a_topic_queued_for_deletion_is_restored():
+    # zk-3.9 deletes through /admin/delete_topics: the topic is marked while its
+    # replicas are stopped (KafkaController.processPartitionModifications, KAFKA-6612)
+    model, w = _model("zk-3.9")
+    w = _take(model, w, "send-create-partitions")
+    w = _take(model, w, "create-partitions-read")
+    w = _take(model, w, "delete", lambda a: a[1] == "name")
+    assert zk.marked(w.store, TOPIC)
+    w = _take(model, w, "create-partitions-write")
+    assert len(zk.assignment(w.store, TOPIC)) == 2
+    w = _take(model, w, "partition-modifications")
+    assert w.store.assignments == () and len(zk.topic(w.store, TOPIC).partitions) == 1
+    # a request read after the marker is refused
+    model, w = _model("zk-3.9")
+    w = _take(model, w, "send-create-partitions")
+    w = _take(model, w, "delete", lambda a: a[1] == "name")
+    w = _take(model, w, "create-partitions-read")
+    assert w.requests == () and w.ghost.expansions == ((1, 0, expansion.QUEUED),)
+
+
+def test_a_new_partition_without_a_live_replica_waits_for_a_broker():
+    model, w = _model(crashes=1, rf=1, deletes=0, incarnations=1, brokers=2)
+    w = _take(model, w, "send-create-partitions")
+    w = _take(model, w, "create-partitions-read")
+    (new,) = w.requests[0][2][1]
+    w = _take(model, w, "create-partitions-write")
+    w = _settle(model, _take(model, w, "crash", lambda a: a[1] == new[0]))
+    w = _take(model, w, "partition-modifications")
+    part = zk.topic(w.store, TOPIC).partitions[1]
+    assert (part.leader, part.leader_epoch) == (zk.NO_LEADER, control.NEW_PARTITION)
+    assert not any(p.partition == 1 for m in model.net.messages(w.net)
+                   if m.kind == "LeaderAndIsr" for p in m.parts)
+    w = _take(model, w, "restart", lambda a: a[1] == new[0])
+    part = zk.topic(w.store, TOPIC).partitions[1]
+    assert (part.leader, part.leader_epoch, part.isr) == (new[0], 0, new)
+
+
+def test_a_stale_write_lands_on_the_recreated_topic_and_a_failover_loads_it():
+    model, w = _model(brokers=3, failovers=1)
+    w = _take(model, w, "send-create-partitions")
+    w = _take(model, w, "create-partitions-read")
+    w = _take(model, w, "delete", lambda a: a[1] == "name")
+    w = _take(model, w, "create", lambda a: a[1] == (3, 1))
+    w = _take(model, w, "create-partitions-write")
+    rec = zk.topic(w.store, TOPIC)
+    # incarnation 1's assignment of partition 0 is now in incarnation 2's znode
+    assert rec.incarnation == 2 and rec.partitions[0].replicas == (3, 1)
+    assert zk.assignment(w.store, TOPIC) == ((1, 2), (2, 3))
+    assert w.ghost.expansions == ((1, 2, ""),)
+    w = _take(model, w, "failover")
+    part = zk.topic(w.store, TOPIC).partitions[0]
+    assert part.replicas == (1, 2) and part.leader == 3
+    prop = next(p for p in model.properties() if p.name == "LeaderIsReplica")
+    assert not prop.check(w)
