@@ -4,12 +4,14 @@ The six lifecycle scenarios (``model.topics.scenarios``) tell stories both plane
 tell: a topic deleted and re-created while brokers crash, the controller fails over,
 clients read. Each scenario is a set of ZooKeeper-plane bounds (``topics.state.Bounds``);
 ``plane=kraft`` runs the same story on the KRaft model (``kraft.model.KRaftModel``)
-with those bounds carried over by name onto ``kraft.state.Bounds``. This module decides
-everything plane-related, once for all six:
+with those bounds carried over by name onto ``kraft.state.Bounds``. recreate-during-
+expansion is told the other way round: KRaft by default, ``plane=zk`` on the ZooKeeper
+model's CreatePartitions (``topics.expansion``). This module decides everything
+plane-related, once for all of them:
 
 - which parameters carry over: the bounds both planes have (brokers, rf, partitions,
   incarnations, deletes, records, consumer, initial_records, crashes, failovers,
-  liveness), checked against the KRaft scenarios' ranges where those are narrower;
+  liveness, adds, target), checked against the KRaft scenarios' ranges where those are narrower;
 - which do not: a ZooKeeper-plane bound the KRaft model has no counterpart for
   (``zk_only``) and a KRaft bound the ZooKeeper model has none for (``kraft_only``). Set
   explicitly on the other plane, each is a usage error naming it; its default is not
@@ -89,7 +91,8 @@ def two_plane_scenario(name: str, description: str, bounds, zk_help: dict, *, mo
             KRAFT: VariantSet(KRAFT_VARIANTS, DEFAULTS[KRAFT], unused=zk_skip,
                               params=narrower)}
     sets = {default: sets[default], **sets}  # the default plane first, as `kmc list` shows
-    return Scenario(name=name, description=description, build=_build(model_cls, bounds, default),
+    return Scenario(name=name, description=description,
+                    build=_build(model_cls, bounds, default),
                     params=tuple(params), variants=sets[default].variants,
                     default_variant=DEFAULTS[default], family=family,
                     selector=PLANE.name, variant_sets=sets)

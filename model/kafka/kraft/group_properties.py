@@ -36,7 +36,7 @@ StoppedOn = Rel("StoppedOn", 1, ("partition",))
 LivePart = Rel("LivePart", 2, ("inc", "partition"))
 Busy = Rel("Busy", 1, ("client",))
 
-b, c, e, g, i, m, n, o, p, s, t = variables("b c e g i m n o p s t")
+b, c, g, i, m, n, o, p = variables("b c g i m n o p")
 
 GROUP_NO_RECORD_SKIPPED = declare(
     "always", "GroupNoRecordSkipped",
