@@ -27,32 +27,32 @@ def lanes(cfg, candidates: int) -> list[str]:
 
 def actor(a) -> str:
     kind = a[0]
-    if kind in ("AdminAlter", "DeleteRecords"):
+    if kind in ("admin-alter", "delete-records"):
         return "admin"
-    if kind.startswith("Ctrl") or kind == "ControllerFailover":
+    if kind.startswith("ctrl-") or kind == "failover":
         return controller_lane(a[1])
-    if kind == "BrokerHandle":
+    if kind == "broker-handle":
         return BROKER_LANE
-    if kind in ("Produce", "RefreshMetadata"):
+    if kind in ("produce", "producer-refresh"):
         return f"producer{a[1]}"
-    if kind == "Rebalance":
+    if kind == "group-rebalance":
         return "coordinator"
     return f"consumer{a[1]}"
 
 
 def format_action(a) -> str:
     kind = a[0]
-    if kind in ("Produce", "RefreshMetadata"):
+    if kind in ("produce", "producer-refresh"):
         return f"{kind}(producer{a[1]})"
-    if kind in ("ReportPosition", "LookupEpochs", "Unblock", "Deliver"):
+    if kind in ("report-position", "lookup-epochs", "unblock", "member-deliver"):
         return f"{kind}(consumer{a[1]}, p{a[2]})"
-    if kind == "DeleteRecords":
+    if kind == "delete-records":
         return f"DeleteRecords(p{a[1]})"
-    if kind == "BrokerHandle":
-        return f"BrokerHandle(from {_lane(a[1])})"
-    if kind == "ControllerFailover":
-        return f"ControllerFailover({controller_lane(a[1])} dies)"
-    return f"{kind}({controller_lane(a[1])})" if kind.startswith("Ctrl") else kind
+    if kind == "broker-handle":
+        return f"broker-handle(from {_lane(a[1])})"
+    if kind == "failover":
+        return f"failover({controller_lane(a[1])} dies)"
+    return f"{kind}({controller_lane(a[1])})" if kind.startswith("ctrl-") else kind
 
 
 def _epochs(pairs) -> str:
@@ -73,24 +73,24 @@ def request_label(msg) -> str:
 
 def message(cfg, a, w):
     kind = a[0]
-    if kind == "ControllerFailover":
+    if kind == "failover":
         return None
-    if kind.startswith("Ctrl"):
+    if kind.startswith("ctrl-"):
         return _controller_message(cfg, a, w)
-    if kind == "AdminAlter":
+    if kind == "admin-alter":
         n = cfg.ops[w.admin.next]
         err = clients.alter_error(cfg, w.store, n)
         return ("admin", "zookeeper",
                 f"AlterTopic(partitions={n})" + (f" -> {err}" if err else ""))
-    if kind == "DeleteRecords":
+    if kind == "delete-records":
         return ("admin", BROKER_LANE,
                 f"DeleteRecords(p{a[1]}, before={w.group.committed[a[1]]})")
-    if kind == "BrokerHandle":
+    if kind == "broker-handle":
         msg = head_from(w.net, a[1], BROKER)
         return (_lane(msg.src), BROKER_LANE, request_label(msg))
-    if kind == "Produce":
+    if kind == "produce":
         return _produce_message(cfg, a[1], w)
-    if kind == "RefreshMetadata":
+    if kind == "producer-refresh":
         return (BROKER_LANE, f"producer{a[1]}",
                 f"Metadata(undeleted_partition_count={w.broker.meta[0]})")
     return _group_message(a, w)
@@ -106,26 +106,26 @@ def _produce_message(cfg, i, w):
 
 def _group_message(a, w):
     kind, g = a[0], w.group
-    if kind == "Rebalance":
+    if kind == "group-rebalance":
         u, t = w.broker.meta
         return ("coordinator", "consumer0",
                 f"SyncGroup(undeleted_partition_count={u}, partitions={t})")
     c, p = a[1], a[2]
-    if kind == "ReportPosition":
+    if kind == "report-position":
         return (f"consumer{c}", "coordinator",
                 f"ConsumerGroupPositionRequest(p{p} position={g.committed[p]}) "
                 f"[onPartitionKeyMaybeRevoked(p{p})]")
-    if kind == "LookupEpochs":
+    if kind == "lookup-epochs":
         z = w.store.znodes[p]
         return ("coordinator", f"consumer{c}",
                 f"PartitionLeaderEpochsForPartitionsResponse(p{p} "
                 f"leader_epoch_after_creation={_epochs(z.after)})")
-    if kind == "Unblock":
+    if kind == "unblock":
         part = next(x for x in g.members[c] if x.p == p)
         seen = ", ".join(f"p{q} position={g.reported[q]} >= {thr}" for q, thr in part.waits)
         return ("coordinator", f"consumer{c}",
                 f"ConsumerGroupPositionResponse({seen}) [onPartitionKeyAssigned(p{p})]")
-    if kind == "Deliver":
+    if kind == "member-deliver":
         off = g.committed[p]
         key, prod, seq, epoch = w.broker.logs[p].records[off]
         return (BROKER_LANE, f"consumer{c}",
@@ -148,7 +148,7 @@ def _controller_message(cfg, a, w):
     if labels:
         return (me, BROKER_LANE, "; ".join(labels))
     st0, st1 = w.store, after.store
-    if kind == "CtrlRecover":
+    if kind == "ctrl-recover":
         return ("zookeeper", me, f"read topic znode (undeleted_partition_count="
                 f"{st0.undeleted}, partitions={st0.total}) -> {after.ctrl.phase}")
     return (me, "zookeeper", "; ".join(_store_changes(st0, st1)) or kind)

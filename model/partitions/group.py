@@ -6,7 +6,7 @@ and read other members' positions from the coordinator. §8: the blocking rules 
 partition waits until the group's position in its single parent passes the split offset
 (step 4); a surviving partition delivers offsets beyond the threshold only after the marked
 partitions that feed it are drained (step 5). The PartitionKeyRebalanceListener callbacks are
-the Unblock action (onPartitionKeyAssigned) and ReportPosition (onPartitionKeyMaybeRevoked).
+the unblock action (onPartitionKeyAssigned) and report-position (onPartitionKeyMaybeRevoked).
 
 Simplifications (docs/model-partition-changes.md): members share one metadata view and a
 rebalance (JoinGroup + SyncGroup + the epoch/offset look-ups of §8 steps 2-5.2) is one step;
@@ -58,7 +58,7 @@ def parent_thresholds(cfg, w, p: int):
     """§8 steps 4.1-4.3: ((parent, lowerOffsetThreshold), ...) from p's
     leaderEpochAfterCreation (PartitionLeaderEpochsForPartitionsRequest) and
     OffsetsForLeaderEpoch; None when p has no znode (the metadata ran ahead of or behind
-    the store): the member retries the look-up (LookupEpochs)."""
+    the store): the member retries the look-up (lookup-epochs)."""
     z = w.store.znodes[p]
     if z is None:
         return None

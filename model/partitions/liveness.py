@@ -2,9 +2,10 @@
 
 Fairness (docs/model-partition-changes.md, "Liveness and fairness"): every protocol step
 is weakly fair — the controller's steps, the broker handling a request
-(``BrokerHandle``), producers (``Produce``, ``RefreshMetadata``) and the consumer group
-(``Rebalance``, ``LookupEpochs``, ``Unblock``, ``Deliver``, ``ReportPosition``) and the
-deletion of a marked partition's records (``DeleteRecords``). The network is in order and
+(``broker-handle``), producers (``produce``, ``producer-refresh``) and the consumer group
+(``group-rebalance``, ``lookup-epochs``, ``unblock``, ``member-deliver``,
+``report-position``) and the deletion of a marked partition's records
+(``delete-records``). The network is in order and
 loses nothing, so no step is enabled only now and then by a fault: weak fairness is
 enough. The admin's AlterTopic request (an input) and a controller failover (a fault)
 are never fair.
@@ -31,7 +32,7 @@ STUCK = exists((c, p), And(Blocked(c, p), Undelivered(p)))
 PENDING = exists(p, Undelivered(p))
 
 #: action names that are never fair: the admin's request (an input) and failovers
-NEVER_FAIR = ("AdminAlter", "ControllerFailover")
+NEVER_FAIR = ("admin-alter", "failover")
 
 
 def weakly_fair(model) -> tuple:

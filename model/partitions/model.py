@@ -16,24 +16,24 @@ from kmc.model.partitions.state import (
     Admin, Broker, Ctrl, Ghost, Group, Log, Part, Producer, Store, World, new_znode,
 )
 
-FAILOVER = "ControllerFailover"
+FAILOVER = "failover"
 #: controller candidates: a failover elects the other one
 CANDIDATES = 2
 
 #: controller steps a phase can enable (the failover is listed separately, last)
 _PHASE_STEPS = {
-    IDLE: ("CtrlExpandCount", "CtrlShrinkRecord", "CtrlCheckDrained"),
-    "expand-bump": ("CtrlExpandBump",),
-    "expand-lair": ("CtrlExpandLeaderAndIsr",),
-    "expand-create": ("CtrlExpandCreate",),
-    "expand-online": ("CtrlExpandOnline",),
-    "shrink-bump": ("CtrlShrinkRecord", "CtrlShrinkBump"),
-    "shrink-lair": ("CtrlShrinkLeaderAndIsr",),
-    "shrink-um": ("CtrlShrinkUpdateMetadata",),
-    "remove-assignment": ("CtrlRemoveAssignment",),
-    "remove-znode": ("CtrlRemoveZnode",),
-    "recover": ("CtrlRecover",),
-    "resync-um": ("CtrlResyncUpdateMetadata",),
+    IDLE: ("ctrl-expand-count", "ctrl-shrink-record", "ctrl-check-drained"),
+    "expand-bump": ("ctrl-expand-bump",),
+    "expand-lair": ("ctrl-expand-leader-and-isr",),
+    "expand-create": ("ctrl-expand-create",),
+    "expand-online": ("ctrl-expand-online",),
+    "shrink-bump": ("ctrl-shrink-record", "ctrl-shrink-bump"),
+    "shrink-lair": ("ctrl-shrink-leader-and-isr",),
+    "shrink-um": ("ctrl-shrink-update-metadata",),
+    "remove-assignment": ("ctrl-remove-assignment",),
+    "remove-znode": ("ctrl-remove-znode",),
+    "recover": ("ctrl-recover",),
+    "resync-um": ("ctrl-resync-update-metadata",),
 }
 
 
@@ -46,23 +46,23 @@ def _as_candidate(step):
 
 #: action kind -> step(cfg, world, *action arguments) -> next world or None
 _STEP = {
-    "AdminAlter": clients.alter_topic,
+    "admin-alter": clients.alter_topic,
     **{name: _as_candidate(step) for name, step in controller.STEPS.items()},
-    "BrokerHandle": broker.handle,
-    "Produce": clients.produce,
-    "RefreshMetadata": clients.refresh_metadata,
-    "Rebalance": group.rebalance,
-    "ReportPosition": group.report_position,
-    "LookupEpochs": group.lookup_epochs,
-    "Unblock": group.unblock,
-    "Deliver": group.deliver,
-    "DeleteRecords": clients.delete_records,
+    "broker-handle": broker.handle,
+    "produce": clients.produce,
+    "producer-refresh": clients.refresh_metadata,
+    "group-rebalance": group.rebalance,
+    "report-position": group.report_position,
+    "lookup-epochs": group.lookup_epochs,
+    "unblock": group.unblock,
+    "member-deliver": group.deliver,
+    "delete-records": clients.delete_records,
 }
 
 #: every action kind, in listing order (coverage reports the ones that never fired)
-ACTION_NAMES = ("AdminAlter",) + tuple(controller.STEPS) + (
-    "BrokerHandle", "Produce", "RefreshMetadata", "Rebalance", "ReportPosition",
-    "LookupEpochs", "Unblock", "Deliver", "DeleteRecords")
+ACTION_NAMES = ("admin-alter",) + tuple(controller.STEPS) + (
+    "broker-handle", "produce", "producer-refresh", "group-rebalance", "report-position",
+    "lookup-epochs", "unblock", "member-deliver", "delete-records")
 
 
 def initial_world(cfg: Config) -> World:
@@ -143,7 +143,7 @@ class PartitionModel(Model):
 
     def action_kind(self, a) -> str:
         """A failover is a fault, the admin's AlterTopic an input, the rest protocol."""
-        return "fault" if a[0] == FAILOVER else "input" if a[0] == "AdminAlter" else "step"
+        return "fault" if a[0] == FAILOVER else "input" if a[0] == "admin-alter" else "step"
 
     # ---- enumeration ----------------------------------------------------------------------
     def _candidates(self, w):
@@ -151,37 +151,37 @@ class PartitionModel(Model):
         actions whose step would return None; the steps check their guards in full."""
         cfg = self.cfg
         if w.admin.next < len(cfg.ops):
-            yield ("AdminAlter",)
+            yield ("admin-alter",)
         me = w.controller.active
         for name in _PHASE_STEPS[w.ctrl.phase]:
             yield (name, me)
         for msg in heads_to(w.net, BROKER):
-            yield ("BrokerHandle", msg.src)
+            yield ("broker-handle", msg.src)
         meta = w.broker.meta
         for i, pr in enumerate(w.producers):
             if pr.sent < len(cfg.scripts[i]):
                 if not pr.stale:
-                    yield ("Produce", i)
+                    yield ("produce", i)
                 if pr.stale or pr.count != meta[0]:
-                    yield ("RefreshMetadata", i)
+                    yield ("producer-refresh", i)
         g = w.group
         if g.rejoin or g.basis != meta:
-            yield ("Rebalance",)
+            yield ("group-rebalance",)
         interest = group.interesting(g) if cfg.flags.consumer_blocking else ()
         logs, committed, reported = w.broker.logs, g.committed, g.reported
         for c, parts in enumerate(g.members):
             for part in parts:
                 p = part.p
                 if not part.started:
-                    yield ("Unblock", c, p) if part.waits is not None \
-                        else ("LookupEpochs", c, p)
+                    yield ("unblock", c, p) if part.waits is not None \
+                        else ("lookup-epochs", c, p)
                 elif not g.rejoin and logs[p] is not None \
                         and committed[p] < len(logs[p].records):
-                    yield ("Deliver", c, p)
+                    yield ("member-deliver", c, p)
                 if p in interest and reported[p] != committed[p]:
-                    yield ("ReportPosition", c, p)
+                    yield ("report-position", c, p)
         for p in controller.marked(w.store):
-            yield ("DeleteRecords", p)
+            yield ("delete-records", p)
         if w.controller.epoch - election.FIRST_EPOCH < cfg.failovers:
             yield (FAILOVER, me)
 

@@ -74,7 +74,7 @@ class Part(NamedTuple):
     """A partition assigned to a group member, with the blocking data KIP-253 §8 derives."""
     p: int
     waits: object   # step 4: ((parent, lowerOffsetThreshold), ...) (linear hashing: one);
-                    # None while the look-up of p's znode failed (retried: LookupEpochs)
+                    # None while the look-up of p's znode failed (retried: lookup-epochs)
     feeders: tuple  # step 5: ((marked partition P3, upperOffsetThreshold in p), ...)
     started: bool   # False while step 4 blocks p; onPartitionKeyAssigned sets it
     __repr__ = tuple.__repr__  # C speed: fingerprints encode repr

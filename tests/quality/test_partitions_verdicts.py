@@ -74,7 +74,7 @@ def test_modulo_counterexample_is_the_kips_motivation(results):
     d = r.discoveries[IN_ORDER]
     assert (d.detail["q2"], d.detail["s1"], d.detail["s2"]) == (2, 0, 1)
     acts = _actions(d.trace)
-    assert acts[-1] == "Deliver" and "Unblock" not in acts
+    assert acts[-1] == "member-deliver" and "unblock" not in acts
     last = d.trace.last
     assert [rec[2] for rec in last.broker.logs[0].records] == [0]
 
@@ -85,10 +85,10 @@ def test_linear_no_fencing_counterexample_is_a_stale_count_produce(results):
     r = run(results, "expand", "linear-no-fencing")
     t = r.discoveries[IN_ORDER].trace
     m = r.extra["model"]
-    stale = [w for a, w in zip(t.actions, t.states) if a[0] == "Produce"
+    stale = [w for a, w in zip(t.actions, t.states) if a[0] == "produce"
              and w.producers[a[1]].count != w.broker.count]
     assert stale, "the counterexample must contain a produce with a stale count"
-    assert "Unblock" in _actions(t)
+    assert "unblock" in _actions(t)
     assert m.action_message(t.actions[-1], t.states[-2])[0] == "broker-1"
 
 
@@ -96,8 +96,8 @@ def test_kip253_delivers_the_moved_key_through_the_blocking_rule(results):
     r = run(results, "expand", "kip253")
     t = r.discoveries["ChildDeliveredAfterParent"].trace
     acts = _actions(t)
-    assert "ReportPosition" in acts and "Unblock" in acts
-    assert acts.index("Unblock") > acts.index("ReportPosition")
+    assert "report-position" in acts and "unblock" in acts
+    assert acts.index("unblock") > acts.index("report-position")
 
 
 def test_failover_witnesses_in_kip253(results):

@@ -159,13 +159,13 @@ def test_each_bookkeeping_mutant_switches_one_guard_of_kip253():
 
 #: shrink, kip253: the drained partition 2's StopReplica is still on the wire when the
 #: controller fails over; the broker rejects it for its old controller epoch
-STRANDED = [("AdminAlter",), ("CtrlShrinkRecord", 1), ("CtrlShrinkBump", 1),
-            ("CtrlShrinkLeaderAndIsr", 1), ("BrokerHandle", -1),
-            ("CtrlShrinkUpdateMetadata", 1), ("CtrlCheckDrained", 1),
-            ("CtrlRemoveAssignment", 1), ("ControllerFailover", 1), ("CtrlRecover", 2),
-            ("CtrlRemoveZnode", 2), ("BrokerHandle", -2), ("RefreshMetadata", 0),
-            ("Produce", 0), ("Rebalance",), ("Produce", 0), ("Deliver", 0, 0),
-            ("Deliver", 0, 0), ("BrokerHandle", -1), ("BrokerHandle", -1)]
+STRANDED = [("admin-alter",), ("ctrl-shrink-record", 1), ("ctrl-shrink-bump", 1),
+            ("ctrl-shrink-leader-and-isr", 1), ("broker-handle", -1),
+            ("ctrl-shrink-update-metadata", 1), ("ctrl-check-drained", 1),
+            ("ctrl-remove-assignment", 1), ("failover", 1), ("ctrl-recover", 2),
+            ("ctrl-remove-znode", 2), ("broker-handle", -2), ("producer-refresh", 0),
+            ("produce", 0), ("group-rebalance",), ("produce", 0), ("member-deliver", 0, 0),
+            ("member-deliver", 0, 0), ("broker-handle", -1), ("broker-handle", -1)]
 
 
 def test_a_failover_can_strand_a_removed_partitions_replica(shrink):

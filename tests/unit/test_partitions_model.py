@@ -66,10 +66,10 @@ def test_a_failover_can_fall_between_any_two_controller_steps(name, phases):
     hit, recovered_to = set(), set()
     for w in reachable(m):
         acts = [a[0] for a in m.actions(w)]
-        if "ControllerFailover" in acts:
+        if "failover" in acts:
             hit.add(w.ctrl.phase)
         if w.ctrl.phase == "recover":
-            recovered_to |= {t.ctrl.phase for a, t in m.successors(w) if a[0] == "CtrlRecover"}
+            recovered_to |= {t.ctrl.phase for a, t in m.successors(w) if a[0] == "ctrl-recover"}
     assert phases <= hit
     assert "idle" in recovered_to and len(recovered_to) >= 2
 
@@ -89,14 +89,14 @@ def test_action_names_and_sequence_picture_contract():
                 src, dst, label = msg
                 assert src in lanes and dst in lanes and label, (a, msg)
     assert fired <= set(ACTION_NAMES)
-    assert {"CtrlExpandBump", "CtrlRecover", "Unblock", "ReportPosition"} <= fired
+    assert {"ctrl-expand-bump", "ctrl-recover", "unblock", "report-position"} <= fired
 
 
 def test_message_labels_carry_counts_and_epochs():
     m = build("expand", "kip253")
     w = m.init_states()[0]
-    for name in ("AdminAlter", "CtrlExpandCount", "CtrlExpandBump",
-                 "CtrlExpandLeaderAndIsr"):
+    for name in ("admin-alter", "ctrl-expand-count", "ctrl-expand-bump",
+                 "ctrl-expand-leader-and-isr"):
         a = next(a for a in m.actions(w) if a[0] == name)
         label = m.action_message(a, w)[2]
         w = m.next_state(w, a)
