@@ -11,7 +11,8 @@ work and an optional extra conjunct are the plane's: a /admin/delete_topics mark
 ZooKeeper; on KRaft an uncommitted metadata batch, and no running broker hosting a
 partition of a deleted topic, because there the brokers finish a deletion themselves).
 sometimes: StaleFetchAttempted, FailoverMidDeletion; ExpansionAfterDeletion and
-ExpansionOfRecreated for the scenarios with CreatePartitions (``expansion_witnesses``).
+ExpansionOfRecreated for the scenarios with CreatePartitions (``expansion_witnesses``),
+which also check ReplicasDistinct (always, ``replicas_distinct``).
 
 ``lifecycle_properties(plane)`` builds them for one plane; a ``Plane`` names its view
 and the one word the planes use differently (a broker that takes part is "up" on
@@ -41,11 +42,14 @@ Down = Rel("Down", 1, ("broker",))
 Pending = Rel("Pending", 1, ("work",))
 Failover = Rel("Failover", 2, ("epoch", "deletion_pending"))
 Left = Rel("Left", 2, ("budget", "amount"))
-#: an answered CreatePartitions: the live incarnation when the admin sent it, the one it
-#: grew (0: none), and the error ("" when it took effect)
+#: the ``position``-th replica of a partition's assignment (0 = preferred leader)
+AssignedAt = Rel("AssignedAt", 4, ("inc", "partition", "position", "broker"))
+#: an answered CreatePartitions: the live incarnation when the admin sent it (0: none),
+#: the one its name resolved to when it was handled (0: none), and the error ("" when it
+#: took effect: it grew that incarnation)
 Expansion = Rel("Expansion", 3, ("sent_inc", "resolved_inc", "error"))
 
-r, a, g, b, p, s, i, d, e, n, k, x, t = variables("r a g b p s i d e n k x t")
+r, a, g, b, p, s, i, d, e, n, k, x, t, j = variables("r a g b p s i d e n k x t j")
 
 
 class Plane(NamedTuple):
@@ -158,6 +162,20 @@ def witnesses_for(bounds, recreated, stale_fetch, failover, restart, stale_meta=
     if bounds.crashes and bounds.deletes:
         out.append(restart)
     return tuple(out)
+
+
+def replicas_distinct(plane: Plane):
+    """ReplicasDistinct over ``plane``'s ``AssignedAt``: the placement of new partitions
+    names each broker once per partition."""
+    return declare(
+        "always", "ReplicasDistinct",
+        forall((i, p, k, j, b), implies(And(AssignedAt(i, p, k, b), AssignedAt(i, p, j, b)),
+                                        k == j)),
+        plane.view,
+        "no partition's assignment names a broker twice (AdminUtils' placement on ZooKeeper, "
+        "the replica placer on KRaft, each pick distinct brokers)",
+        lambda m: f"partition {m['p']} of incarnation {m['i']} lists broker-{m['b']} "
+                  f"twice in its assignment (positions {m['k']} and {m['j']})")
 
 
 def expansion_witnesses(plane: Plane) -> tuple:

@@ -120,16 +120,17 @@ def read(m, w, c: int, i: int):
     if c != w.ctl.active:
         return None  # NOT_CONTROLLER: the admin sends it to the new controller
     req = w.requests[i]
-    if zk.marked(w.store, TOPIC):
-        return _answer(w, req, 0, QUEUED)
-    existing = zk.assignment(w.store, TOPIC)
-    if not existing:
+    rec = zk.topic(w.store, TOPIC)
+    if rec is None:
         return _answer(w, req, 0, UNKNOWN)
+    if zk.marked(w.store, TOPIC):
+        return _answer(w, req, rec.incarnation, QUEUED)
+    existing = zk.assignment(w.store, TOPIC)
     if req[0] <= len(existing):
-        return _answer(w, req, 0, INVALID_PARTITIONS)
+        return _answer(w, req, rec.incarnation, INVALID_PARTITIONS)
     brokers, rf = bk.live_ids(w.brokers), len(existing[0])
     if rf > len(brokers):
-        return _answer(w, req, 0, INVALID_RF)
+        return _answer(w, req, rec.incarnation, INVALID_RF)
     start = next((k for k, b in enumerate(brokers) if b >= existing[0][0]), 0)
     new = placement(brokers, req[0] - len(existing), rf, start, len(existing))
     return w._replace(requests=bag_add(bag_remove(w.requests, req),

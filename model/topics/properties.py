@@ -220,6 +220,22 @@ QUIESCENT = (SHARED["StaleReplicasCleaned"], DELETION_COMPLETES,
 
 
 EXPANSIONS = lp.expansion_witnesses(PLANE)
+REPLICAS_DISTINCT = lp.replicas_distinct(PLANE)
+Rewritten = Rel("Rewritten", 1, ("inc",))
+ASSIGNMENT_AGREED = declare(
+    "quiescent", "AssignmentAgreed",
+    Not(exists(i, Rewritten(i))), view,
+    "settled: the topic znode's assignment is the one the controller acts on (a "
+    "CreatePartitions write is taken in, or written back for a topic being deleted); "
+    "otherwise the next controller acts on another assignment",
+    lambda x: f"nothing is left to do, yet the topic znode of incarnation {x['i']} "
+              "assigns other replicas than the controller's record: the next controller "
+              "will load them")
+
+
+def expansion_properties(bounds) -> tuple:
+    """ReplicasDistinct and AssignmentAgreed for a scenario with CreatePartitions."""
+    return (REPLICAS_DISTINCT, ASSIGNMENT_AGREED) if bounds.adds else ()
 
 
 def witnesses_for(bounds) -> tuple:
@@ -245,6 +261,7 @@ def clients_for(bounds, model) -> tuple:
 def properties_for(bounds, model=None) -> tuple:
     clients = () if model is None else clients_for(bounds, model)
     flags = None if model is None else model.flags
-    return ALWAYS + QUIESCENT + clients + witnesses_for(bounds) + protocol_properties(
+    return ALWAYS + QUIESCENT + expansion_properties(bounds) + clients + \
+        witnesses_for(bounds) + protocol_properties(
         bounds, True if flags is None else flags.topic_ids) + protocol_liveness(
         bounds, flags is not None and flags.epoch_fencing)

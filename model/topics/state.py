@@ -108,7 +108,8 @@ class Ghost(NamedTuple):
     consumed: tuple = ()   # sorted (inc, partition, offset) the consumer read
     expansions: tuple = ()  # sorted (sent_inc, resolved_inc, error) of answered
                             # CreatePartitions: the live incarnation when the admin sent
-                            # it, the one whose znode it rewrote (0: none)
+                            # it, the one whose znode it read (an error) or rewrote (0:
+                            # none)
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 

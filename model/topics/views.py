@@ -33,7 +33,10 @@
 - ``Consumed(inc, partition, offset)``: the consumer read it; ``LeaderLog(inc, partition,
   offset)``: a record of the live incarnation in the log of its leader (as the store
   names it), the leader up; ``ProducerLeft(records)``: the producer has records to send.
-- ``Assigned(broker, partition, inc)``: the live incarnation's assignment in the store.
+- ``Assigned(broker, partition, inc)``: the live incarnation's assignment in the store;
+  ``AssignedAt(inc, partition, position, broker)``: the assignment each topic znode
+  holds; ``Rewritten(inc)``: the topic znode's assignment differs from the controller's
+  (``model.topics.expansion``).
 - ``ReplicaState(broker, partition, inc, topic_id, leader_epoch, leader)``: a replica
   outside deleting/ as its broker knows it (leader ``NO_ROLE`` and epoch -1 after a
   restart, until the first LeaderAndIsr); ``Current(inc, partition, topic_id,
@@ -62,6 +65,7 @@ from __future__ import annotations
 
 from kmc.invariants.fieldview import FieldView
 from kmc.model.kafka import broker as bk
+from kmc.model.kafka import store as zk
 from kmc.model.topics import datapath
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
@@ -124,8 +128,14 @@ def _store(w) -> dict:
             live.add((t.incarnation,))
     assigned = {(b, p, t.incarnation) for t in w.store.topics if (t.incarnation,) in live
                 for p, part in enumerate(t.partitions) for b in part.replicas}
+    at = {(t.incarnation, p, k, b) for t in w.store.topics
+          for p, reps in enumerate(zk.assignment(w.store, t.name))
+          for k, b in enumerate(reps)}
+    incs = {t.name: t.incarnation for t in w.store.topics}
+    rewritten = {(incs[name],) for name, _r in w.store.assignments}
     return {"Live": live, "Znode": znode, "Marker": marker, "Pending": marker,
-            "Current": current, "Assigned": assigned, "_ids_store": ids}
+            "Current": current, "Assigned": assigned, "AssignedAt": at,
+            "Rewritten": rewritten, "_ids_store": ids}
 
 
 def _ids_in(m) -> frozenset:

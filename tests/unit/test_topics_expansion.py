@@ -81,7 +81,7 @@ def test_a_write_to_a_topic_queued_for_deletion_is_restored():
     w = _take(model, w, "send-create-partitions")
     w = _take(model, w, "delete", lambda a: a[1] == "name")
     w = _take(model, w, "create-partitions-read")
-    assert w.requests == () and w.ghost.expansions == ((1, 0, expansion.QUEUED),)
+    assert w.requests == () and w.ghost.expansions == ((1, 1, expansion.QUEUED),)
 
 
 def test_a_new_partition_without_a_live_replica_waits_for_a_broker():
@@ -118,3 +118,33 @@ def test_a_stale_write_lands_on_the_recreated_topic_and_a_failover_loads_it():
     assert part.replicas == (1, 2) and part.leader == 3
     prop = next(p for p in model.properties() if p.name == "LeaderIsReplica")
     assert not prop.check(w)
+
+
+def _prop(model, name):
+    return next(p for p in model.properties() if p.name == name)
+
+
+def test_assignment_agreed_and_replicas_distinct_read_the_topic_znode():
+    model, w = _model()
+    agreed, distinct = _prop(model, "AssignmentAgreed"), _prop(model, "ReplicasDistinct")
+    w = _take(model, w, "send-create-partitions")
+    w = _take(model, w, "create-partitions-read")
+    w = _take(model, w, "delete", lambda a: a[1] == "name")
+    w = _take(model, w, "create", lambda a: a[1] == (2, 1))
+    w = _take(model, w, "create-partitions-write")
+    w = _settle(model, _take(model, w, "partition-modifications"))
+    # settled: the controller added partition 1 but kept (2, 1) for partition 0, while
+    # the znode holds incarnation 1's (1, 2)
+    assert not [a for a, _t in model.successors(w) if not model.is_fault(a)
+                and a[0] not in ("create", "delete")]
+    assert zk.assignment(w.store, TOPIC)[0] == (1, 2)
+    assert zk.topic(w.store, TOPIC).partitions[0].replicas == (2, 1)
+    assert not agreed.check(w) and distinct.check(w)
+    # a placement naming a broker twice is caught in the znode
+    doubled = w._replace(store=zk.write_assignment(w.store, TOPIC, ((1, 1), (2, 1))))
+    assert not distinct.check(doubled)
+    # the controller's own write (a failover's load) agrees again
+    model, w2 = _model(failovers=1)
+    w2 = w2._replace(store=w.store, brokers=w.brokers, ghost=w.ghost)
+    w2 = _take(model, w2, "failover")
+    assert w2.store.assignments == () and agreed.check(w2)

@@ -4,7 +4,8 @@ coordinator, and CreatePartitions. Declared with the plane's others
 (``members``) or CreatePartitions (``adds``).
 
 always: GroupNoRecordSkipped, GroupNoStaleIncarnation, GroupAssignmentExact,
-GroupCommitsPositions, CommittedOffsetsKnown.
+GroupCommitsPositions, CommittedOffsetsKnown; ReplicasDistinct (shared with the
+ZooKeeper plane) with CreatePartitions.
 quiescent: GroupReadsAll, GroupOwnsLivePartitions (settled, the group included).
 sometimes: GroupAssignedRecreated, GroupOffsetsCommitted, GroupOwnsNewPartition, and
 the CreatePartitions witnesses both planes share (ExpansionAfterDeletion,
@@ -16,7 +17,9 @@ from kmc.invariants.declare import declare
 from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, variables
 from kmc.model.kafka.kraft.group import COORDINATOR
 from kmc.model.kafka.kraft.views import view
-from kmc.model.kafka.lifecycle_properties import Down, Plane, expansion_witnesses
+from kmc.model.kafka.lifecycle_properties import (
+    Down, Plane, expansion_witnesses, replicas_distinct,
+)
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True
@@ -140,8 +143,9 @@ def group_owns_live_partitions(settled):
                   f"of incarnation {v['i']}")
 
 
-#: the CreatePartitions witnesses both planes share (model.kafka.lifecycle_properties)
+#: the CreatePartitions properties both planes share (model.kafka.lifecycle_properties)
 EXPANSIONS = expansion_witnesses(Plane(view=view, up="running"))
+REPLICAS_DISTINCT = replicas_distinct(Plane(view=view, up="running"))
 
 
 def feature_properties(bounds, settled=None) -> tuple:
@@ -165,6 +169,8 @@ def feature_properties(bounds, settled=None) -> tuple:
         grows = bounds.adds and bounds.target > bounds.partitions
         if grows or (recreate and bounds.recreate_partitions > bounds.partitions):
             sometimes += (group_owns_new_partition(bounds.partitions),)
+    if bounds.adds:
+        always += (REPLICAS_DISTINCT,)
     if bounds.adds and recreate:
         sometimes += EXPANSIONS
     return always, sometimes, quiescent

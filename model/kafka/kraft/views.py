@@ -7,7 +7,8 @@
 - ``Record(broker, partition, serving_inc, record_inc)``, ``Holds(broker, partition,
   inc)``: logs on disk (not moved aside).
 - ``Hosts(broker, partition, inc)``: partitions a running broker hosts with their log.
-- ``Assigned(broker, partition, inc)``: replicas the committed metadata assigns.
+- ``Assigned(broker, partition, inc)``: replicas the committed metadata assigns;
+  ``AssignedAt(inc, partition, position, broker)``: the same with each replica's place.
 - ``Live(inc)``: the topic is in the committed image.
 - ``Left(budget, amount)``: what is left of each of the scenario's budgets (crashes,
   failovers, fences, the producer's records, CreatePartitions requests).
@@ -64,15 +65,16 @@ def _quorum(w) -> dict:
     q = w.quorum
     committed = im.build(q.log[:q.hwm])
     full = im.build(q.log)
-    assigned, fenced_leader = set(), set()
+    assigned, fenced_leader, at = set(), set(), set()
     for t in committed.topics:
         for p, part in enumerate(t.parts):
-            for r in part.replicas:
+            for k, r in enumerate(part.replicas):
                 assigned.add((r, p, inc_of(t.topic_id)))
+                at.add((inc_of(t.topic_id), p, k, r))
             if part.leader >= 0 and im.fenced(committed, part.leader):
                 fenced_leader.add((part.leader, inc_of(t.topic_id)))
     return {"Live": {(inc_of(t.topic_id),) for t in committed.topics},
-            "Assigned": assigned, "FencedLeader": fenced_leader,
+            "Assigned": assigned, "AssignedAt": at, "FencedLeader": fenced_leader,
             "Pending": {(o,) for o in range(q.hwm, len(q.log))},
             "Entry": {(o, e.epoch) for o, e in enumerate(q.log)},
             "_named": {(0, t.name, t.topic_id) for t in full.topics}}
