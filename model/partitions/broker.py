@@ -15,7 +15,7 @@ INVALID_PARTITION_METADATA = "InvalidPartitionMetadataException"
 UNKNOWN_PARTITION = "UnknownTopicOrPartition"
 
 
-def handle(cfg, w, src: int):
+def handle(m, w, src: int):
     """Process the oldest request on the channel from controller endpoint ``src``.
 
     LeaderAndIsr (§4 bullet 1): take the count and every higher leader epoch, create the
@@ -25,6 +25,7 @@ def handle(cfg, w, src: int):
     the group coordinator on this broker deletes the committed offsets of the deleted
     partition (Kafka's handleDeletedPartitions). A request from an older controller epoch is
     rejected (``model.kafka.controller.accepts``)."""
+    cfg = m.cfg
     msg = head_from(w.net, src, BROKER)
     if msg is None:
         return None

@@ -25,10 +25,11 @@ UNCHANGED = "InvalidPartitions"                # the count the topic already has
 
 
 # ---- producers ---------------------------------------------------------------------------
-def produce(cfg, w, i: int):
+def produce(m, w, i: int):
     """§5 + §4: pick the partition with the producer's count, send Produce carrying that
     count; on InvalidPartitionMetadataException (or an unknown partition) mark the metadata
     stale so the producer refreshes and retries the same message."""
+    cfg = m.cfg
     pr = w.producers[i]
     script = cfg.scripts[i]
     if pr.stale or pr.sent >= len(script):
@@ -52,10 +53,11 @@ def produce_outcome(cfg, w, i: int) -> tuple:
     return p, pr.count, produce_error(cfg, w, p, pr.count)
 
 
-def refresh_metadata(cfg, w, i: int):
+def refresh_metadata(m, w, i: int):
     """§5 bullet 3: "Producer will update metadata and retry" — and, as every Kafka client,
     refresh periodically (metadata.max.age.ms), which is how today's producers learn a new
     count. Only a producer with messages left to send refreshes (afterwards it is idle)."""
+    cfg = m.cfg
     pr = w.producers[i]
     if pr.sent >= len(cfg.scripts[i]):
         return None
@@ -86,10 +88,11 @@ def alter_error(cfg, st, n: int):
     return UNCHANGED
 
 
-def alter_topic(cfg, w):
+def alter_topic(m, w):
     """KIP-4 AlterTopic (Partitions defined) / KIP-253 §2 bullet 1 and §3 bullet 1: a larger
     count writes the new assignment to the topic znode; a smaller one writes
     undeleted_partition_count; both trigger the controller's topic znode listener."""
+    cfg = m.cfg
     a = w.admin
     if a.next >= len(cfg.ops):
         return None
@@ -102,7 +105,7 @@ def alter_topic(cfg, w):
     return w._replace(store=st, admin=a._replace(next=a.next + 1))
 
 
-def delete_records(cfg, w, p: int):
+def delete_records(m, w, p: int):
     """§3 bullet 4: a marked partition's "size reaches zero, due to either retention or
     AdminClient.deleteRecords(...)": modelled as one deleteRecords once the group has consumed
     the whole partition (retention of unconsumed data is data loss outside this KIP)."""

@@ -95,7 +95,7 @@ def _await(w):
 
 
 # ---- expansion (KIP-253 §2) ---------------------------------------------------------------
-def expand_count(cfg, w):
+def expand_count(m, w):
     """§2 bullet 2: "Controller updates the topic znode with the new
     undeleted_partition_count" (the listener fired on the admin's new assignment)."""
     st = w.store
@@ -105,10 +105,11 @@ def expand_count(cfg, w):
                       ctrl=_goto(w, "expand-bump", count=st.total))
 
 
-def expand_bump(cfg, w):
+def expand_bump(m, w):
     """§2 bullet 3: "For those partitions of this topic which already have the partition
     znode, controller increments their leaderEpoch by 1 in the partition znode" (the epochs
     before the increment are recorded in memory for leaderEpochAfterCreation)."""
+    cfg = m.cfg
     if w.ctrl.phase != "expand-bump":
         return None
     st = w.store
@@ -121,7 +122,7 @@ def expand_bump(cfg, w):
                       ctrl=_goto(w, "expand-lair", recorded=recorded))
 
 
-def expand_leader_and_isr(cfg, w):
+def expand_leader_and_isr(m, w):
     """§2 bullet 3: "Controller sends LeaderAndIsrRequest [with] the new leaderEpoch for each
     partition and the updated undeleted_partition_count", then waits for the response."""
     if w.ctrl.phase != "expand-lair":
@@ -130,7 +131,7 @@ def expand_leader_and_isr(cfg, w):
     return w._replace(net=_send(w, msg), ctrl=_goto(w, "expand-create"))
 
 
-def expand_create(cfg, w):
+def expand_create(m, w):
     """§2 bullet 4: on the LeaderAndIsrResponse, "for each partition of this topic which does
     not have the partition znode, controller creates the partition znode" with
     leaderEpochAfterCreation = the epochs recorded before the increment."""
@@ -148,10 +149,11 @@ def expand_create(cfg, w):
                       ctrl=_goto(w, "expand-online", recorded=()))
 
 
-def expand_online(cfg, w):
+def expand_online(m, w):
     """§2 bullets 5-6: "Controller propagates the UpdateMetadataRequest with the latest
     undeleted_partition_count" and "continues the existing logic of partition expansion"
     (the new partitions come online: a LeaderAndIsr naming them, sent first)."""
+    cfg = m.cfg
     if w.ctrl.phase != "expand-online":
         return None
     st = w.store
@@ -160,7 +162,7 @@ def expand_online(cfg, w):
 
 
 # ---- deletion (KIP-253 §3) ----------------------------------------------------------------
-def shrink_record(cfg, w):
+def shrink_record(m, w):
     """§3 bullet 2, first half: for a partition P1 >= undeleted_partition_count whose
     leaderEpochBeforeDeletion is empty, write it: every undeleted P2 -> P2's leaderEpoch."""
     if w.ctrl.phase not in (IDLE, "shrink-bump"):
@@ -178,7 +180,7 @@ def shrink_record(cfg, w):
                       ctrl=_goto(w, "shrink-bump", count=st.undeleted))
 
 
-def shrink_bump(cfg, w):
+def shrink_bump(m, w):
     """§3 bullet 2: "Controller also increments the leaderEpoch by 1 for partition znode of
     every P2" (every undeleted partition)."""
     if w.ctrl.phase != "shrink-bump" or unrecorded_marks(w.store):
@@ -190,7 +192,7 @@ def shrink_bump(cfg, w):
     return w._replace(store=st._replace(znodes=zn), ctrl=_goto(w, "shrink-lair"))
 
 
-def shrink_leader_and_isr(cfg, w):
+def shrink_leader_and_isr(m, w):
     """§3 bullet 2: "Then controller sends LeaderAndIsrRequest with the updated
     undeleted_partition_count for this topic and the updated leaderEpoch for P2"."""
     if w.ctrl.phase != "shrink-lair":
@@ -200,7 +202,7 @@ def shrink_leader_and_isr(cfg, w):
     return w._replace(net=_send(w, msg), ctrl=_goto(w, "shrink-um"))
 
 
-def shrink_update_metadata(cfg, w):
+def shrink_update_metadata(m, w):
     """§3 bullet 3: on the LeaderAndIsrResponse, "Controller propagates the
     UpdateMetadataRequest with the latest undeleted_partition_count"."""
     if w.ctrl.phase != "shrink-um":
@@ -211,7 +213,7 @@ def shrink_update_metadata(cfg, w):
     return w._replace(net=NET.send(net, _um(w)), ctrl=_goto(w, IDLE))
 
 
-def check_drained(cfg, w):
+def check_drained(m, w):
     """§3 bullet 4: the periodic task "sends ListOffsetRequest to check the size of those
     partitions which have been marked for deletion"; at size 0 "controller sends
     StopReplicaRequest with delete=true". Only the highest partition can leave the
@@ -229,7 +231,7 @@ def check_drained(cfg, w):
                       ctrl=_goto(w, "remove-assignment"))
 
 
-def remove_assignment(cfg, w):
+def remove_assignment(m, w):
     """§3 bullet 4: "removes the partition from the assignment in the topic znode"."""
     if w.ctrl.phase != "remove-assignment":
         return None
@@ -237,9 +239,10 @@ def remove_assignment(cfg, w):
     return w._replace(store=st._replace(total=st.total - 1), ctrl=_goto(w, "remove-znode"))
 
 
-def remove_znode(cfg, w):
+def remove_znode(m, w):
     """§3 bullet 4: "and removes the partition znode". Then UpdateMetadata, so that clients
     see the partition gone (the KIP leaves this implicit)."""
+    cfg = m.cfg
     if w.ctrl.phase != "remove-znode":
         return None
     st = w.store
@@ -254,11 +257,12 @@ def remove_znode(cfg, w):
 
 
 # ---- failover (the KIP's "this procedure is fault tolerant" notes) ------------------------
-def failover(cfg, w):
+def failover(m, w):
     """Fault: the active controller dies and the other candidate is elected with the next
     controller epoch (``model.kafka.controller``). The in-memory state (phase, recorded
     epochs) is lost, and so are the responses addressed to the dead controller; requests
     already on the wire still arrive."""
+    cfg = m.cfg
     ctl = w.controller
     if ctl.epoch - election.FIRST_EPOCH >= cfg.failovers:
         return None
@@ -279,13 +283,14 @@ def procedure_kind(w) -> str:
     return "idle"
 
 
-def recover(cfg, w):
+def recover(m, w):
     """The new controller reads the topic and partition znodes and resumes: an unfinished
     expansion or mark restarts through the listener (idle); a marked partition re-drives the
     deletion from the epoch bump (§3: "the new controller can continue to read the
     undeleted_partition_count from the topic znode, update partition znode and sends
     LeaderAndIsrRequest"); an orphan znode finishes its removal; otherwise the usual failover
     resync: LeaderAndIsr with the current epochs and count, then UpdateMetadata."""
+    cfg = m.cfg
     if w.ctrl.phase != "recover":
         return None
     st = w.store
@@ -301,7 +306,7 @@ def recover(cfg, w):
     return w._replace(net=_send(w, msg), ctrl=_goto(w, "resync-um"))
 
 
-def resync_update_metadata(cfg, w):
+def resync_update_metadata(m, w):
     """The failover resync's second half: on the LeaderAndIsrResponse, UpdateMetadata."""
     if w.ctrl.phase != "resync-um":
         return None

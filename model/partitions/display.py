@@ -71,12 +71,14 @@ def request_label(msg) -> str:
     return f"{msg.kind}(ctrl_epoch={msg.ctrl_epoch})"
 
 
-def message(cfg, a, w):
-    kind = a[0]
+def message(m, a, w):
+    """(from lane, to lane, label) of the request action ``a`` sends in ``w`` (``m``: the
+    model), or None."""
+    cfg, kind = m.cfg, a[0]
     if kind == "failover":
         return None
     if kind.startswith("ctrl-"):
-        return _controller_message(cfg, a, w)
+        return _controller_message(m, a, w)
     if kind == "admin-alter":
         n = cfg.ops[w.admin.next]
         err = clients.alter_error(cfg, w.store, n)
@@ -134,17 +136,17 @@ def _group_message(a, w):
     return None
 
 
-def _controller_message(cfg, a, w):
+def _controller_message(m, a, w):
     kind = a[0]
-    after = controller.STEPS[kind](cfg, w)
+    after = controller.STEPS[kind](m, w)
     if after is None:
         return None
     me = controller_lane(w.controller.active)
-    sent = [m for m in after.net if m not in w.net]  # channels that changed
+    sent = [ch for ch in after.net if ch not in w.net]  # channels that changed
     labels = []
     for ch, msgs in sent:
         old = dict(w.net).get(ch, ())
-        labels += [request_label(m) for m in msgs[len(old):] if m.dst == BROKER]
+        labels += [request_label(x) for x in msgs[len(old):] if x.dst == BROKER]
     if labels:
         return (me, BROKER_LANE, "; ".join(labels))
     st0, st1 = w.store, after.store

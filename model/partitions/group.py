@@ -73,12 +73,13 @@ def _threshold(log, epoch: int) -> int:
     return 0 if log is None else end_offset(log, epoch)
 
 
-def rebalance(cfg, w):
+def rebalance(m, w):
     """§6 + §8 steps 1-5.2: on a metadata change (a refresh, or a Fetch rejected for its
     count, §8.6), the members rejoin; the leader assigns undeleted and marked partitions
     separately; each member derives the blocking data of its partitions. A group whose
     metadata is still older than the broker's count stays fenced (``rejoin``) and rejoins
     again once newer metadata arrives."""
+    cfg = m.cfg
     g = w.group
     basis = w.broker.meta
     if basis == g.basis and not g.rejoin:
@@ -93,8 +94,8 @@ def rebalance(cfg, w):
         gone = range_assign(list(range(u, t)), cfg.members)
     else:
         live, gone = range_assign(list(range(t)), cfg.members), [[]] * cfg.members
-    members = tuple(tuple(blocking(cfg, w, p, u, t) for p in live[m] + gone[m])
-                    for m in range(cfg.members))
+    members = tuple(tuple(blocking(cfg, w, p, u, t) for p in live[c] + gone[c])
+                    for c in range(cfg.members))
     return w._replace(group=g._replace(basis=basis, members=members, rejoin=False))
 
 
@@ -118,7 +119,7 @@ def owner_part(g, c: int, p: int):
     return None
 
 
-def report_position(cfg, w, c: int, p: int):
+def report_position(m, w, c: int, p: int):
     """§7: the owner of ``p`` sends its position in a ConsumerGroupPositionRequest because
     some member is interested (onPartitionKeyMaybeRevoked runs for ``p``)."""
     g = w.group
@@ -128,9 +129,10 @@ def report_position(cfg, w, c: int, p: int):
     return w._replace(group=g._replace(reported=replace_at(g.reported, p, g.committed[p])))
 
 
-def lookup_epochs(cfg, w, c: int, p: int):
+def lookup_epochs(m, w, c: int, p: int):
     """§8 step 4.1 retried: p's partition znode exists now; derive its parent and
     lowerOffsetThreshold (the member still waits for the parent's position)."""
+    cfg = m.cfg
     g = w.group
     part = owner_part(g, c, p)
     if part is None or part.started or part.waits is not None:
@@ -142,7 +144,7 @@ def lookup_epochs(cfg, w, c: int, p: int):
     return w._replace(group=g._replace(members=replace_at(g.members, c, parts)))
 
 
-def unblock(cfg, w, c: int, p: int):
+def unblock(m, w, c: int, p: int):
     """§8 step 4.4: the coordinator's position of the parent passed lowerOffsetThreshold:
     onPartitionKeyAssigned(p) runs and the member starts consuming ``p``."""
     g = w.group
@@ -166,9 +168,10 @@ def deletion_blocked(w, part: Part, offset: int) -> bool:
     return False
 
 
-def deliver(cfg, w, c: int, p: int):
+def deliver(m, w, c: int, p: int):
     """§8: member ``c`` fetches (carrying its undeleted_partition_count, step 6) and delivers
     the next message of ``p`` to the application; the offset is committed."""
+    cfg = m.cfg
     g = w.group
     part = owner_part(g, c, p)
     if part is None or not part.started or g.rejoin \

@@ -1,8 +1,10 @@
 """PartitionModel: KIP-253 partition expansion and deletion with in-order keyed delivery.
 
 The state is a ``World`` of immutable NamedTuples (state.py); each action is a tuple whose
-first element is its kind. Steps live with their component (controller.py, broker.py,
-clients.py, group.py); this module lists the enabled actions in a fixed order and dispatches.
+first element is its kind (kebab-case, as in the topic and KRaft models). Steps live with
+their component (controller.py, broker.py, clients.py, group.py) and have the Kafka models'
+one signature, ``step(model, world, *action arguments) -> next world or None``; this
+module lists the enabled actions in a fixed order and dispatches.
 """
 from __future__ import annotations
 
@@ -39,12 +41,13 @@ _PHASE_STEPS = {
 
 def _as_candidate(step):
     """Controller actions name the candidate that takes them (its lane in pictures)."""
-    def run(cfg, w, candidate):
-        return step(cfg, w) if candidate == w.controller.active else None
+    def run(m, w, candidate):
+        return step(m, w) if candidate == w.controller.active else None
     return run
 
 
-#: action kind -> step(cfg, world, *action arguments) -> next world or None
+#: action kind -> step(model, world, *action arguments) -> next world or None, the step
+#: signature of every Kafka model (the step reads the scenario's ``Config`` as ``m.cfg``)
 _STEP = {
     "admin-alter": clients.alter_topic,
     **{name: _as_candidate(step) for name, step in controller.STEPS.items()},
@@ -122,9 +125,8 @@ class PartitionModel(Model):
 
     def successors(self, w):
         out = []
-        cfg = self.cfg
         for a in self._candidates(w):
-            t = _STEP[a[0]](cfg, w, *a[1:])
+            t = _STEP[a[0]](self, w, *a[1:])
             if t is not None:
                 out.append((a, t))
         return out
@@ -136,7 +138,7 @@ class PartitionModel(Model):
         step = _STEP.get(a[0])
         if step is None:
             raise ValueError(f"unknown action {a!r}")
-        return step(self.cfg, w, *a[1:])
+        return step(self, w, *a[1:])
 
     def is_fault(self, a) -> bool:
         return a[0] == FAILOVER
@@ -214,7 +216,7 @@ class PartitionModel(Model):
         return display.actor(a)
 
     def action_message(self, a, state=None):
-        return None if state is None else display.message(self.cfg, a, state)
+        return None if state is None else display.message(self, a, state)
 
     def lanes(self) -> list[str]:
         return display.lanes(self.cfg, CANDIDATES)
