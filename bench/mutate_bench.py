@@ -1,7 +1,7 @@
 """Where a mutation run's time goes: every Kth mutant of a suite tier, timed.
 
     python bench/mutate_bench.py                 # every 8th mutant of the smoke tier
-    python bench/mutate_bench.py --every 4 --files model/topics/brokers.py
+    python bench/mutate_bench.py --every 4 --files model/kafka/zk/brokers.py
     python bench/mutate_bench.py --json out.json # also the rows and the baseline's runs
 
 It plans the run exactly as ``kmc mutate --tier smoke`` does (the same files, mutants

@@ -32,7 +32,7 @@ from kmc.explorers.bfs import bfs  # noqa: E402
 from kmc.invariants.z3mode import z3_properties, z3_stats  # noqa: E402
 from kmc import api, catalog  # noqa: E402
 
-KAFKA_PACKAGES = ("kmc.model.topics", "kmc.model.partitions")
+KAFKA_PACKAGES = ("kmc.model.kafka.zk", "kmc.model.kafka.kip253")
 
 
 def kafka_scenarios() -> list:

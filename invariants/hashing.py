@@ -1,6 +1,6 @@
 """KIP-253 partitioners as z3 bit-vector terms: what `kmc prove` quantifies over.
 
-The same functions on plain ints belong to the model (``kmc.model.partitions.partitioners``,
+The same functions on plain ints belong to the model (``kmc.model.kafka.kip253.partitioners``,
 what its producers call, with the KIP-253 section 5 text they follow); this module does not
 import them. tests/unit/test_proofs.py checks that the two agree on random hashes; theorem
 c0-split-pointer proves linear_partition and split_pointer_partition the same function for

@@ -214,7 +214,7 @@ def key_classes_tight(sp, twin=False):
 
 
 def key_classes_nmax(sp, twin=False):
-    # what model/partitions/keys.py uses: for a scenario bound nmax, classes modulo
+    # what model/kafka/kip253/keys.py uses: for a scenario bound nmax, classes modulo
     # N*2^(L(nmax)+1) serve every count n <= nmax (c5-key-classes is the case nmax = 16N)
     nmax = _v("nmax")
     lvl = z3_level(sp.N, nmax, sp.lmax) + (0 if twin else 1)  # twin: N*2^L(nmax)
@@ -301,7 +301,7 @@ THEOREMS = [
        "p_n(h) == p_n(h mod 16N)", key_classes_tight),
     _t("c5-key-classes-nmax", PROVED,
        "for any bound nmax in [N, 16N] the classes modulo N*2^(L(nmax)+1) are sound for every "
-       "count n in [N, nmax] (the key classes model/partitions/keys.py uses)",
+       "count n in [N, nmax] (the key classes model/kafka/kip253/keys.py uses)",
        "n <= nmax  =>  p_n(h) == p_n(h mod N2^(L(nmax)+1))", key_classes_nmax),
     _t("c5-modulo-key-classes", REFUTED,
        "the same key classes are unsound for modulo hashing",

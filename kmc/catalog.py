@@ -12,7 +12,7 @@ from kmc.model.scenario import Scenario, ScenarioError, did_you_mean
 from kmc.user_models import is_user_ref, user_scenario
 
 #: model packages that export SCENARIOS
-PACKAGES = ("kmc.model.validation", "kmc.model.topics", "kmc.model.partitions",
+PACKAGES = ("kmc.model.validation", "kmc.model.kafka.zk", "kmc.model.kafka.kip253",
             "kmc.model.kafka.kraft")
 #: the entry point group through which other distributions add scenarios
 ENTRY_POINT_GROUP = "kmc.scenarios"

@@ -73,7 +73,7 @@ def make_plan(entries, files=None, only=(), skip=()) -> Plan:
         relevant[module] = [e for e in entries if module in closures[e.id]]
         if not relevant[module]:
             raise UsageError(f"--files {display_path(path)}: no chosen scenario uses this "
-                             "file: name a file of their model (e.g. model/topics/"
+                             "file: name a file of their model (e.g. model/kafka/zk/"
                              "control.py for the topic scenarios) or choose other "
                              "scenarios")
         try:
@@ -93,7 +93,7 @@ def make_plan(entries, files=None, only=(), skip=()) -> Plan:
     if not mutants:
         what = "matches --only/--skip" if only or skip else "in these files"
         raise UsageError(f"no mutant {what}: mutant ids look like "
-                         "model/topics/control.py:23:11:cmp:0 (see --list)")
+                         "model/kafka/zk/control.py:23:11:cmp:0 (see --list)")
     return Plan(entries, paths, mutants, graph, relevant, sources, snapshots)
 
 

@@ -191,7 +191,7 @@ def chosen_files(graph: Graph, patterns: list[str]) -> list[str]:
             full = os.path.realpath(f)
             if full not in graph.module_of:
                 raise UsageError(f"--files {f}: no chosen scenario uses this file: name "
-                                 "a file of their model (e.g. model/topics/control.py "
+                                 "a file of their model (e.g. model/kafka/zk/control.py "
                                  "for the topic scenarios) or choose other scenarios")
             path = graph.file_of[graph.module_of[full]]
             if path not in out:

@@ -20,11 +20,11 @@ NAME = "mutate"
 HELP = ("mutation testing: mutate the model's code, run the scenarios, report which "
         "mutants the properties catch")
 EPILOG = """examples:
-  kmc mutate --files model/topics/control.py           # its mutants against the smoke tier
+  kmc mutate --files model/kafka/zk/control.py           # its mutants against the smoke tier
   kmc mutate --suite my-suite.toml --tier full -j 2 --json
   kmc mutate --scenario stale-read --variant kip516 --only control.py:2
   kmc mutate --scenario models.py:make -p n=3          # a user model: mutates models.py
-  kmc mutate --list --files model/topics/brokers.py    # the mutant ids, nothing run"""
+  kmc mutate --list --files model/kafka/zk/brokers.py    # the mutant ids, nothing run"""
 
 
 def add_arguments(p):

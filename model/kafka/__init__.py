@@ -1,4 +1,10 @@
-"""Shared Kafka building blocks for the protocol models (topics/KIP-516, partitions/KIP-253).
+"""The Kafka cluster models: the control planes side by side, and what they share.
+
+- ``zk/``: the ZooKeeper-era control plane's topic lifecycle (KIP-516, CreatePartitions).
+- ``kraft/``: the KRaft control plane (controller quorum, metadata log, broker images).
+- ``kip253/``: KIP-253's partition split and merge, proposed for the ZooKeeper controller.
+- ``planes``: ``-p plane=zk|kraft`` for the scenarios that run on both planes;
+  ``lifecycle_properties``: the topic-lifecycle properties both planes share.
 
 Every module is pure: functions take immutable values and return new ones, so states stay
 canonical (``model.encoding``) and successors rebuild only what changes.

@@ -1,8 +1,8 @@
 """The topic-lifecycle properties both control planes share, each declared once.
 
-The ZooKeeper-era plane (``model.topics``) and the KRaft plane (``model.kafka.kraft``)
+The ZooKeeper-era plane (``model.kafka.zk``) and the KRaft plane (``model.kafka.kraft``)
 state these properties over relations of the same names and meaning, which each plane's
-view produces from its own state (``model/topics/views.py``,
+view produces from its own state (``model/kafka/zk/views.py``,
 ``model/kafka/kraft/views.py``):
 
 always: NoStaleRead, NoStaleReplication, NoWriteToDeletedTopic, BudgetsRespected.

@@ -1,12 +1,12 @@
 """The control plane a topic-lifecycle scenario runs on: ``-p plane=zk|kraft``.
 
-The six lifecycle scenarios (``model.topics.scenarios``) tell stories both planes can
+The six lifecycle scenarios (``model.kafka.zk.scenarios``) tell stories both planes can
 tell: a topic deleted and re-created while brokers crash, the controller fails over,
-clients read. Each scenario is a set of ZooKeeper-plane bounds (``topics.state.Bounds``);
+clients read. Each scenario is a set of ZooKeeper-plane bounds (``zk.state.Bounds``);
 ``plane=kraft`` runs the same story on the KRaft model (``kraft.model.KRaftModel``)
 with those bounds carried over by name onto ``kraft.state.Bounds``. recreate-during-
 expansion is told the other way round: KRaft by default, ``plane=zk`` on the ZooKeeper
-model's CreatePartitions (``topics.expansion``). This module decides everything
+model's CreatePartitions (``zk.expansion``). This module decides everything
 plane-related, once for all of them:
 
 - which parameters carry over: the bounds both planes have (brokers, rf, partitions,
@@ -70,7 +70,7 @@ def _only(text: str, plane: str) -> str:
 def two_plane_scenario(name: str, description: str, bounds, zk_help: dict, *, model_cls,
                        variants: tuple, family: str = "topics",
                        default: str = ZK) -> Scenario:
-    """A lifecycle scenario with ``bounds`` (``topics.state.Bounds``) on the ZooKeeper
+    """A lifecycle scenario with ``bounds`` (``zk.state.Bounds``) on the ZooKeeper
     plane, where ``model_cls`` runs ``variants``, and on the KRaft plane with the shared
     bounds carried over; a ``plane`` parameter chooses, ``default`` when not given. (The
     ZooKeeper model is passed in: its package imports this module.)"""
@@ -133,8 +133,8 @@ def kraft_bounds(bounds) -> KRaftBounds:
 
 def plane_of(model) -> str | None:
     """The control plane a built model runs on; None for a model that is not Kafka's."""
-    from kmc.model.partitions.model import PartitionModel
-    from kmc.model.topics.model import TopicsModel
+    from kmc.model.kafka.kip253.model import PartitionModel
+    from kmc.model.kafka.zk.model import TopicsModel
 
     if isinstance(model, KRaftModel):
         return KRAFT

@@ -13,9 +13,9 @@ import pytest
 
 from kmc.explorers.bfs import bfs
 from kmc.api import check
-from kmc.model.partitions.config import Config
-from kmc.model.partitions.model import PartitionModel
-from kmc.model.partitions.variants import flags_for
+from kmc.model.kafka.kip253.config import Config
+from kmc.model.kafka.kip253.model import PartitionModel
+from kmc.model.kafka.kip253.variants import flags_for
 from kmc.reports.regress.expect import compare, observe
 from suite_rows import complete_rows
 

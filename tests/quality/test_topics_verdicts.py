@@ -16,7 +16,7 @@ from functools import lru_cache
 import pytest
 
 from kmc import api
-from kmc.model.topics.variants import VARIANT_NAMES
+from kmc.model.kafka.zk.variants import VARIANT_NAMES
 from kmc.reports.regress.expect import compare, observe
 from suite_rows import complete_rows
 

@@ -12,7 +12,7 @@ from kmc.reports.regress.suite import Entry
 pytestmark = pytest.mark.slow
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CONTROL = os.path.join(ROOT, "model", "topics", "control.py")
+CONTROL = os.path.join(ROOT, "model", "kafka", "zk", "control.py")
 
 #: (operator, n, change) of the chosen mutants of `post`, and the outcome recorded for each
 CHOSEN = {

@@ -18,7 +18,7 @@ def test_liveness_properties_are_opt_in():
 def test_replicas_get_in_sync_and_the_property_is_not_vacuous():
     from kmc.explorers.bfs import bfs
     from kmc.invariants.properties import sometimes
-    from kmc.model.topics.liveness import sync_view
+    from kmc.model.kafka.zk.liveness import sync_view
 
     m = build("stale-read", "kip516", {**ON, "crashes": 0, "reassign": 0})
     assert check(m).verdict("ReplicasEventuallyInSync") == "holds"

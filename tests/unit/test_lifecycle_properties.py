@@ -3,7 +3,7 @@ from kmc import api
 from kmc.invariants.logic import relations_of
 from kmc.model.kafka import lifecycle_properties as lp
 from kmc.model.kafka.kraft import properties as kraft_props
-from kmc.model.topics import properties as zk_props
+from kmc.model.kafka.zk import properties as zk_props
 
 SHARED = ("NoStaleRead", "NoStaleReplication", "NoWriteToDeletedTopic",
           "StaleReplicasCleaned", "AssignedReplicasHosted", "DeletionCompletes",

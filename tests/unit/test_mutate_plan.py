@@ -7,8 +7,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-LAZY = ("kmc.model.partitions.properties", "kmc.model.partitions.bookkeeping_properties",
-        "kmc.model.partitions.liveness")
+LAZY = ("kmc.model.kafka.kip253.properties", "kmc.model.kafka.kip253.bookkeeping_properties",
+        "kmc.model.kafka.kip253.liveness")
 
 
 def test_planning_loads_the_modules_a_model_imports_lazily():
@@ -22,7 +22,7 @@ def test_planning_loads_the_modules_a_model_imports_lazily():
         "                 [sys.argv[1]])\n"
         "print(sorted(m for m in lazy if m not in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code,
-                          os.path.join(ROOT, "model", "partitions", "group.py")],
+                          os.path.join(ROOT, "model", "kafka", "kip253", "group.py")],
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
@@ -37,7 +37,7 @@ def test_a_default_run_leaves_property_code_out_and_files_can_name_it():
 
     entries = [Entry(id="e", scenario="stale-read", variant="kip516")]
     names = {os.path.relpath(f, ROOT) for f in make_plan(entries).files}
-    topics = os.path.join("model", "topics")
+    topics = os.path.join("model", "kafka", "zk")
     assert {os.path.join(topics, f) for f in ("control.py", "brokers.py", "datapath.py",
                                               "model.py")} <= names
     props = [os.path.join(topics, f) for f in ("properties.py", "protocol_properties.py",

@@ -1,4 +1,4 @@
-"""The partition model's bookkeeping invariants (model/partitions/bookkeeping_properties.py):
+"""The partition model's bookkeeping invariants (model/kafka/kip253/bookkeeping_properties.py):
 each decides hand-made variations of reachable states, is on only with -p bookkeeping=true,
 and each mutant variant that breaks one guard differs from kip253 in that guard alone."""
 import dataclasses
@@ -6,9 +6,9 @@ import dataclasses
 import pytest
 
 from kmc.api import build
-from kmc.model.partitions import bookkeeping_properties as B
-from kmc.model.partitions.state import Part
-from kmc.model.partitions.variants import MUTANTS, VARIANTS
+from kmc.model.kafka.kip253 import bookkeeping_properties as B
+from kmc.model.kafka.kip253.state import Part
+from kmc.model.kafka.kip253.variants import MUTANTS, VARIANTS
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,7 @@ def test_epoch_bumped_at_split():
 
 
 def test_responses_awaited():
-    from kmc.model.partitions.messages import NET, LeaderAndIsr, response
+    from kmc.model.kafka.kip253.messages import NET, LeaderAndIsr, response
 
     m = build("expand", "kip253", {"bookkeeping": True})
     p = props(m)["ResponsesAwaited"]

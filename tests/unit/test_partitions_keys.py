@@ -1,9 +1,9 @@
-"""Key classes and the partitioners of the KIP-253 model (model/partitions/keys.py)."""
+"""Key classes and the partitioners of the KIP-253 model (model/kafka/kip253/keys.py)."""
 import pytest
 
-from kmc.model.partitions.partitioners import linear_partition, modulo_partition
-from kmc.model.partitions.keys import KeySpace, class_modulus
-from kmc.model.partitions.variants import LINEAR, MODULO
+from kmc.model.kafka.kip253.partitioners import linear_partition, modulo_partition
+from kmc.model.kafka.kip253.keys import KeySpace, class_modulus
+from kmc.model.kafka.kip253.variants import LINEAR, MODULO
 
 
 def test_class_modulus_covers_both_partitioners():

@@ -1,15 +1,15 @@
 """Structure of the KIP-253 partition model: scenarios, errors, failover placement, the
-sequence-picture contract (model/partitions)."""
+sequence-picture contract (model/kafka/kip253)."""
 import pytest
 from toymodels import reachable
 
 from kmc.api import build, check
 from kmc.errors import UsageError
 from kmc.model.contract import validate_model
-from kmc.model.partitions import SCENARIOS
-from kmc.model.partitions.config import Config
-from kmc.model.partitions.model import ACTION_NAMES, PartitionModel
-from kmc.model.partitions.variants import NAMES, flags_for
+from kmc.model.kafka.kip253 import SCENARIOS
+from kmc.model.kafka.kip253.config import Config
+from kmc.model.kafka.kip253.model import ACTION_NAMES, PartitionModel
+from kmc.model.kafka.kip253.variants import NAMES, flags_for
 from kmc.model.scenario import ScenarioError
 
 REQUIRED = {"expand", "shrink", "expand-failover", "shrink-then-expand"}

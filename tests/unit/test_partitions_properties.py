@@ -4,8 +4,8 @@ import pytest
 
 from kmc.invariants.properties import Property
 from kmc.api import build
-from kmc.model.partitions import properties as P
-from kmc.model.partitions.state import Part
+from kmc.model.kafka.kip253 import properties as P
+from kmc.model.kafka.kip253.state import Part
 
 
 @pytest.fixture(scope="module")

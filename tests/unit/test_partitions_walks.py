@@ -7,10 +7,10 @@ from hypothesis import strategies as st
 
 from kmc.api import build
 from kmc.model.encoding import check_canonical, fingerprint
-from kmc.model.partitions.messages import (
+from kmc.model.kafka.kip253.messages import (
     BROKER, LeaderAndIsr, LeaderAndIsrResponse, StopReplica, UpdateMetadata,
 )
-from kmc.model.partitions.state import Log, Znode
+from kmc.model.kafka.kip253.state import Log, Znode
 
 CASES = [("split-merge-spark", "kip253"), ("split-merge-spark", "linear-no-fencing"),
          ("shrink", "linear-no-blocking"), ("expand-failover", "modulo")]

@@ -14,9 +14,9 @@ from kmc.model.kafka.kraft.state import Bounds as KRaftBounds
 from kmc.model.kafka.kraft.variants import VARIANT_NAMES as KRAFT_VARIANTS
 from kmc.model.kafka.planes import kraft_bounds, kraft_only, zk_only
 from kmc.model.scenario import Param, Scenario, ScenarioError, VariantSet
-from kmc.model.topics.model import TopicsModel
-from kmc.model.topics.scenarios import PARAM_HELP, SCENARIOS
-from kmc.model.topics.variants import VARIANT_NAMES as ZK_VARIANTS
+from kmc.model.kafka.zk.model import TopicsModel
+from kmc.model.kafka.zk.scenarios import PARAM_HELP, SCENARIOS
+from kmc.model.kafka.zk.variants import VARIANT_NAMES as ZK_VARIANTS
 from kmc.reports.regress.suite import builtin_suite, read_suite
 from kmc.reports.summary import write_traces
 

@@ -12,7 +12,7 @@ from kmc.invariants.hashing import (
     Bounds, shrink_bound, z3_linear_partition, z3_mod_level, z3_modulo_partition,
     z3_split_pointer_partition,
 )
-from kmc.model.partitions.partitioners import (
+from kmc.model.kafka.kip253.partitioners import (
     level, linear_partition, modulo_partition, split_pointer_partition)
 from kmc.commands import prove
 from kmc.errors import UsageError

@@ -1,5 +1,5 @@
-"""The protocol's own facts on the ZooKeeper-era topic model (model/topics/protocol_properties.py):
-each holds on kip516, is violated on a state with exactly its fault, and is declared only
+"""The protocol's own facts on the ZooKeeper-era topic model
+(model/kafka/zk/protocol_properties.py): each holds on kip516, is violated on a state with exactly its fault, and is declared only
 where the scenario's bounds make it meaningful. The witnesses are found on the runs the
 regression suite pins."""
 from functools import lru_cache
@@ -10,7 +10,7 @@ from kmc import api
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
 from kmc.model.kafka.canon import replace_at
-from kmc.model.topics.state import TOPIC, lair
+from kmc.model.kafka.zk.state import TOPIC, lair
 
 ALWAYS = ("LeaderIsReplica", "NoTrafficWithCrashedBroker", "NoTrafficToFormerController",
           "DeleteByIdFindsLiveTopic")
@@ -134,7 +134,7 @@ def test_witnesses_found(scenario, variant, params, witness):
 
 
 def test_stale_request_relation_and_where_the_liveness_property_is_declared():
-    from kmc.model.topics.protocol_properties import protocol_view
+    from kmc.model.kafka.zk.protocol_properties import protocol_view
     m, w = start()
     br = w.brokers[0]._replace(ctl_epoch=2)
     newer = w._replace(brokers=replace_at(w.brokers, 0, br))

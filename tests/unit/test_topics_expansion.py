@@ -4,8 +4,8 @@ change (KAFKA-6612's restore included), and the stale write that lands on a re-c
 topic and surfaces at the next controller failover."""
 from kmc import api
 from kmc.model.kafka import store as zk
-from kmc.model.topics import control, expansion
-from kmc.model.topics.state import TOPIC
+from kmc.model.kafka.zk import control, expansion
+from kmc.model.kafka.zk.state import TOPIC
 
 
 def test_placement_is_adminutils_rack_unaware_with_a_fixed_start():

@@ -8,9 +8,9 @@ from kmc.errors import UsageError
 from kmc.model.contract import validate_model
 from kmc.model.encoding import check_canonical
 from kmc.model.kafka.symmetry import mappings
-from kmc.model.topics import symmetry as tsym
-from kmc.model.topics.properties import ALWAYS, QUIESCENT
-from kmc.model.topics.variants import MUTANTS, VARIANT_NAMES, VARIANTS
+from kmc.model.kafka.zk import symmetry as tsym
+from kmc.model.kafka.zk.properties import ALWAYS, QUIESCENT
+from kmc.model.kafka.zk.variants import MUTANTS, VARIANT_NAMES, VARIANTS
 
 NAMED = ("stale-read", "stale-state", "offline-delete", "failover-mid-delete",
          "recreate-race", "lifecycle-large")

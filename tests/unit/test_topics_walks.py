@@ -9,10 +9,10 @@ from kmc import api
 from kmc.model.encoding import check_canonical
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka.store import FIRST_ID, NO_LEADER, ZERO_ID
-from kmc.model.topics.state import (
+from kmc.model.kafka.zk.state import (
     Admin, Broker, Budget, Client, Ghost, Memory, Meta, Replica, World,
 )
-from kmc.model.topics.variants import VARIANT_NAMES
+from kmc.model.kafka.zk.variants import VARIANT_NAMES
 
 SCENARIOS = ("stale-read", "stale-state", "offline-delete", "failover-mid-delete",
              "recreate-race", "lifecycle-large")

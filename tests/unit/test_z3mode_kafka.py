@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 
 def kafka_scenarios():
     out = []
-    for pkg in ("kmc.model.topics", "kmc.model.partitions", "kmc.model.kafka.kraft"):
+    for pkg in ("kmc.model.kafka.zk", "kmc.model.kafka.kip253", "kmc.model.kafka.kraft"):
         try:
             mod = importlib.import_module(pkg)
         except ModuleNotFoundError as e:

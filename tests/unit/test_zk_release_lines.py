@@ -3,8 +3,8 @@ says, and each flag changes the successor of a state exactly where it says (one 
 the two settings side by side)."""
 from kmc import api, catalog
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.topics.state import NO_ROLE, PartState, lair, stop_replica
-from kmc.model.topics.variants import RELEASE_LINES, VARIANT_NAMES, VARIANTS
+from kmc.model.kafka.zk.state import NO_ROLE, PartState, lair, stop_replica
+from kmc.model.kafka.zk.variants import RELEASE_LINES, VARIANT_NAMES, VARIANTS
 
 OLD, NEW = 2, 3  # topic IDs of incarnations 1 and 2
 

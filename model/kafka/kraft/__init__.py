@@ -1,5 +1,5 @@
 """The topic lifecycle on KRaft's control plane (KIP-500, KIP-595, KIP-631; KIP-516
-"Compatibility with KIP-500"), beside the ZooKeeper-era model in model/topics.
+"Compatibility with KIP-500"), beside the ZooKeeper-era model in model/kafka/zk.
 
 Components, one module each: ``records`` (metadata records), ``quorum`` (the controller
 quorum and its metadata log), ``controller`` (the active controller's records),

@@ -12,10 +12,10 @@ from kmc.model.kafka.kraft.state import Bounds
 from kmc.model.kafka.kraft.variants import VARIANT_NAMES
 from kmc.model.kafka.planes import KRAFT, two_plane_scenario
 from kmc.model.kafka.scenarios import lifecycle_scenario
-from kmc.model.topics import scenarios as zk_scenarios
-from kmc.model.topics.model import TopicsModel
-from kmc.model.topics.state import Bounds as ZkBounds
-from kmc.model.topics.variants import VARIANT_NAMES as ZK_VARIANTS
+from kmc.model.kafka.zk import scenarios as zk_scenarios
+from kmc.model.kafka.zk.model import TopicsModel
+from kmc.model.kafka.zk.state import Bounds as ZkBounds
+from kmc.model.kafka.zk.variants import VARIANT_NAMES as ZK_VARIANTS
 
 
 

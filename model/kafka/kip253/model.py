@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from kmc.model.contract import Model
 from kmc.model.kafka import controller as election
-from kmc.model.partitions import broker, clients, controller, display, group
-from kmc.model.partitions.config import Config
-from kmc.model.partitions.controller import IDLE
-from kmc.model.partitions.messages import BROKER, heads_to
-from kmc.model.partitions.state import (
+from kmc.model.kafka.kip253 import broker, clients, controller, display, group
+from kmc.model.kafka.kip253.config import Config
+from kmc.model.kafka.kip253.controller import IDLE
+from kmc.model.kafka.kip253.messages import BROKER, heads_to
+from kmc.model.kafka.kip253.state import (
     Admin, Broker, Ctrl, Ghost, Group, Log, Part, Producer, Store, World, new_znode,
 )
 
@@ -109,9 +109,9 @@ class PartitionModel(Model):
 
     def properties(self):
         if self._props is None:
-            from kmc.model.partitions.bookkeeping_properties import bookkeeping_for
-            from kmc.model.partitions.liveness import liveness_for
-            from kmc.model.partitions.properties import properties_for, relations_view
+            from kmc.model.kafka.kip253.bookkeeping_properties import bookkeeping_for
+            from kmc.model.kafka.kip253.liveness import liveness_for
+            from kmc.model.kafka.kip253.properties import properties_for, relations_view
             view = relations_view(self.cfg)  # one view: its memos serve every property
             self._props = list(properties_for(self.cfg, view)) + \
                 (bookkeeping_for(self.cfg) if self.bookkeeping else []) + \
@@ -119,8 +119,8 @@ class PartitionModel(Model):
         return self._props
 
     @property
-    def weakly_fair(self):  # every protocol step (model.partitions.liveness)
-        from kmc.model.partitions.liveness import weakly_fair
+    def weakly_fair(self):  # every protocol step (model.kafka.kip253.liveness)
+        from kmc.model.kafka.kip253.liveness import weakly_fair
         return weakly_fair(self)
 
     def successors(self, w):

@@ -7,9 +7,9 @@ KRaft plane with the KRaft variants (``model.kafka.planes``).
 from __future__ import annotations
 
 from kmc.model.kafka.planes import two_plane_scenario
-from kmc.model.topics.model import TopicsModel
-from kmc.model.topics.state import Bounds
-from kmc.model.topics.variants import VARIANT_NAMES
+from kmc.model.kafka.zk.model import TopicsModel
+from kmc.model.kafka.zk.state import Bounds
+from kmc.model.kafka.zk.variants import VARIANT_NAMES
 
 PARAM_HELP = {
     "brokers": ("brokers", 1, 4),

@@ -14,9 +14,9 @@ a delivery commits its offset, so the group position is the committed offset.
 """
 from __future__ import annotations
 
-from kmc.model.partitions.broker import fetch_allowed
+from kmc.model.kafka.kip253.broker import fetch_allowed
 from kmc.model.kafka.canon import replace_at
-from kmc.model.partitions.state import Part, end_offset, log_end
+from kmc.model.kafka.kip253.state import Part, end_offset, log_end
 
 
 def range_assign(parts: list, members: int) -> list:

@@ -40,9 +40,9 @@ from __future__ import annotations
 
 from kmc.invariants.declare import declare
 from kmc.invariants.logic import And, Rel, exists, forall, implies, variables
-from kmc.model.partitions.controller import IDLE, marked
-from kmc.model.partitions.messages import LAIR_RESP, NET, ctrl_endpoint
-from kmc.model.partitions.properties import field_view
+from kmc.model.kafka.kip253.controller import IDLE, marked
+from kmc.model.kafka.kip253.messages import LAIR_RESP, NET, ctrl_endpoint
+from kmc.model.kafka.kip253.properties import field_view
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True

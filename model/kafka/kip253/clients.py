@@ -12,8 +12,8 @@ znode or answered with an error code; plus deleteRecords on marked partitions.
 """
 from __future__ import annotations
 
-from kmc.model.partitions.broker import produce_error
-from kmc.model.partitions.controller import expansion_pending
+from kmc.model.kafka.kip253.broker import produce_error
+from kmc.model.kafka.kip253.controller import expansion_pending
 from kmc.model.kafka.canon import replace_at
 
 # error codes an AlterTopic can return

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from kmc.model.kafka.canon import replace_at
 from kmc.model.kafka.controller import accepts
-from kmc.model.partitions.messages import BROKER, LAIR, NET, STOP, UM, head_from, response
-from kmc.model.partitions.state import Log
+from kmc.model.kafka.kip253.messages import BROKER, LAIR, NET, STOP, UM, head_from, response
+from kmc.model.kafka.kip253.state import Log
 
 INVALID_PARTITION_METADATA = "InvalidPartitionMetadataException"
 UNKNOWN_PARTITION = "UnknownTopicOrPartition"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from kmc.model.kafka.broker import lane as broker_lane
 from kmc.model.kafka.controller import lane as controller_lane
-from kmc.model.partitions import clients, controller
-from kmc.model.partitions.messages import BROKER, LAIR, STOP, UM, head_from
+from kmc.model.kafka.kip253 import clients, controller
+from kmc.model.kafka.kip253.messages import BROKER, LAIR, STOP, UM, head_from
 
 BROKER_LANE = broker_lane(BROKER)
 

@@ -1,5 +1,5 @@
 """The invariants of the topic lifecycle on the ZooKeeper-era plane, as first-order
-formulas over the relational view (``model.topics.views``). The properties both control
+formulas over the relational view (``model.kafka.zk.views``). The properties both control
 planes share are declared once in ``model.kafka.lifecycle_properties``; this module adds
 the plane's own.
 
@@ -15,7 +15,7 @@ sometimes (witnesses that make a scenario meaningful): NameRecreated,
 StaleFetchAttempted, FailoverMidDeletion, RestartWithStaleReplica — a scenario carries
 the witnesses its bounds make possible (``properties_for``).
 The protocol's own facts (leader election, connections, the fetch loop, acks=all) are in
-``model.topics.protocol_properties``.
+``model.kafka.zk.protocol_properties``.
 
 TopicIdUnique stays here: on this plane a topic ID lives in znodes (with their schema
 version), replicas, deleting/ and requests, and the property also covers the znode
@@ -28,8 +28,8 @@ from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, var
 from kmc.model.kafka import lifecycle_properties as lp
 from kmc.model.kafka.lifecycle_properties import Holds, Live
 from kmc.model.kafka.store import SENTINEL_ID, ZERO_ID
-from kmc.model.topics.protocol_properties import protocol_liveness, protocol_properties
-from kmc.model.topics.views import view, with_clients
+from kmc.model.kafka.zk.protocol_properties import protocol_liveness, protocol_properties
+from kmc.model.kafka.zk.views import view, with_clients
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True

@@ -21,15 +21,15 @@ from kmc.model.kafka import controller as kc
 from kmc.model.kafka import store as zk
 from kmc.model.kafka import symmetry as ksym
 from kmc.model.kafka.network import Network
-from kmc.model.topics import brokers, control, datapath, expansion, pictures
-from kmc.model.topics import symmetry as tsym
-from kmc.model.topics.properties import properties_for
-from kmc.model.topics import liveness
-from kmc.model.topics.state import (
+from kmc.model.kafka.zk import brokers, control, datapath, expansion, pictures
+from kmc.model.kafka.zk import symmetry as tsym
+from kmc.model.kafka.zk.properties import properties_for
+from kmc.model.kafka.zk import liveness
+from kmc.model.kafka.zk.state import (
     TOPIC, Admin, Broker, Budget, Client, Memory, Meta, Replica, World,
 )
-from kmc.model.topics.variants import flags as variant_flags
-from kmc.model.topics.views import describe
+from kmc.model.kafka.zk.variants import flags as variant_flags
+from kmc.model.kafka.zk.views import describe
 
 #: actions the cluster does not take by itself (see module docstring)
 ENVIRONMENT = frozenset({"crash", "restart", "failover", "lose", "create", "delete",
@@ -218,7 +218,7 @@ class TopicsModel(Model):
         return properties_for(self.bounds, self) + liveness.liveness_for(self.bounds)
 
     @property
-    def weakly_fair(self):  # the cluster's own steps (model.topics.liveness)
+    def weakly_fair(self):  # the cluster's own steps (model.kafka.zk.liveness)
         return liveness.weakly_fair(self, ENVIRONMENT)
 
     @property

@@ -26,9 +26,9 @@ from __future__ import annotations
 from kmc.invariants.declare import declare
 from kmc.invariants.fieldview import FieldView
 from kmc.invariants.logic import And, Rel, exists, forall, implies, variables
-from kmc.model.partitions import group
-from kmc.model.partitions.clients import LEGACY_FEWER, MARKED
-from kmc.model.partitions.state import log_end
+from kmc.model.kafka.kip253 import group
+from kmc.model.kafka.kip253.clients import LEGACY_FEWER, MARKED
+from kmc.model.kafka.kip253.state import log_end
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True

@@ -3,7 +3,7 @@ connections, DeleteTopics by topic ID, acks=all, and witnesses of replication, o
 delayed purge and of a topic ID lost in a crash. Each is a fact of Kafka's code, cited next to it (docs/invariants.md,
 "The protocol's own facts").
 
-Their relations extend ``model.topics.views.view`` with the messages in flight, the
+Their relations extend ``model.kafka.zk.views.view`` with the messages in flight, the
 active controller and the admin's last answer (``protocol_view``), built from the state
 alone as ``view`` is.
 
@@ -23,7 +23,7 @@ from kmc.model.kafka import broker as bk
 from kmc.model.kafka import lifecycle_properties as lp
 from kmc.model.kafka.lifecycle_properties import Live
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.topics.views import view
+from kmc.model.kafka.zk.views import view
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True

@@ -15,7 +15,7 @@ from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
 from kmc.model.kafka.canon import replace_at, set_add, set_union
 from kmc.model.kafka.store import NO_LEADER, ZERO_ID
-from kmc.model.topics.state import TOPIC, FetchResponse, Meta
+from kmc.model.kafka.zk.state import TOPIC, FetchResponse, Meta
 
 
 def replica(br, p):

@@ -23,7 +23,7 @@
   issues only after its DeleteTopics succeeded.
 - ``Failover(new_epoch, deletion_pending)``.
 - ``Expansion(sent_inc, resolved_inc, error)``: an answered CreatePartitions
-  (``model.topics.expansion``).
+  (``model.kafka.zk.expansion``).
 - ``LeaderOf(inc, partition, leader_epoch, leader)``: every leader the store ever named.
 - ``Appended(follower, partition, fetched_epoch, follower_epoch)``: a follower appended a
   FetchResponse fetched at ``fetched_epoch`` while at ``follower_epoch``.
@@ -36,7 +36,7 @@
 - ``Assigned(broker, partition, inc)``: the live incarnation's assignment in the store;
   ``AssignedAt(inc, partition, position, broker)``: the assignment each topic znode
   holds; ``Rewritten(inc)``: the topic znode's assignment differs from the controller's
-  (``model.topics.expansion``).
+  (``model.kafka.zk.expansion``).
 - ``ReplicaState(broker, partition, inc, topic_id, leader_epoch, leader)``: a replica
   outside deleting/ as its broker knows it (leader ``NO_ROLE`` and epoch -1 after a
   restart, until the first LeaderAndIsr); ``Current(inc, partition, topic_id,
@@ -66,7 +66,7 @@ from __future__ import annotations
 from kmc.invariants.fieldview import FieldView
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
-from kmc.model.topics import datapath
+from kmc.model.kafka.zk import datapath
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True

@@ -27,7 +27,7 @@ from __future__ import annotations
 from kmc.invariants.liveness import leads_to
 from kmc.invariants.logic import And, Not, Or, Rel, exists, variables
 from kmc.model.kafka import broker as bk
-from kmc.model.topics.views import view
+from kmc.model.kafka.zk.views import view
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kmc.model.partitions.keys import KeySpace
-from kmc.model.partitions.variants import Flags
+from kmc.model.kafka.kip253.keys import KeySpace
+from kmc.model.kafka.kip253.variants import Flags
 from kmc.model.scenario import ScenarioError
 
 

@@ -57,8 +57,8 @@ from __future__ import annotations
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
 from kmc.model.kafka.canon import bag_add, bag_remove, set_add
-from kmc.model.topics import control
-from kmc.model.topics.state import TOPIC
+from kmc.model.kafka.zk import control
+from kmc.model.kafka.zk.state import TOPIC
 
 UNKNOWN = "UNKNOWN_TOPIC_OR_PARTITION"
 INVALID_PARTITIONS = "INVALID_PARTITIONS"

@@ -12,7 +12,7 @@ from kmc.model.kafka import store as zk
 from kmc.model.kafka.canon import set_add, set_remove, set_union
 from kmc.model.kafka.controller import fail_over
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.topics.state import (
+from kmc.model.kafka.zk.state import (
     FULL, INCREMENTAL, TOPIC, Ghost, Memory, PartState, StopReplicaResponse, lair,
     stop_replica,
 )
@@ -326,7 +326,7 @@ def load_context(w, store):
     """A new controller's record of the topic from the znodes (KafkaController.
     initializeControllerContext, then PartitionStateMachine.startup): the topic znode's
     assignment for every partition, which CreatePartitions may have rewritten
-    (``model.topics.expansion``), and its NewPartition partitions brought online unless
+    (``model.kafka.zk.expansion``), and its NewPartition partitions brought online unless
     the topic is queued for deletion. ``store`` itself when nothing changes."""
     rec = zk.topic(store, TOPIC)
     if rec is None or not (store.assignments or any(

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from kmc.model.kafka.store import PartitionRecord
-from kmc.model.topics.state import Client, Meta
+from kmc.model.kafka.zk.state import Client, Meta
 
 
 def _b(mp, x):

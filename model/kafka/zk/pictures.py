@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from kmc.model.kafka.broker import lane as broker_lane
 from kmc.model.kafka.controller import lane as controller_lane
-from kmc.model.topics import expansion
+from kmc.model.kafka.zk import expansion
 
 
 def endpoint(x: int) -> str:

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from kmc.model.kafka import controller as election
 from kmc.model.kafka.canon import replace_at, set_add, set_union
-from kmc.model.partitions.messages import (
+from kmc.model.kafka.kip253.messages import (
     BROKER, LAIR_RESP, NET, ctrl_endpoint, head_from, leader_and_isr, stop_replica,
     update_metadata,
 )
-from kmc.model.partitions.state import Ctrl, log_end, new_znode
+from kmc.model.kafka.kip253.state import Ctrl, log_end, new_znode
 
 IDLE = "idle"
 

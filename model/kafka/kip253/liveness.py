@@ -43,7 +43,7 @@ def weakly_fair(model) -> tuple:
 def liveness_for(cfg, view=None) -> list:
     """Over ``view`` (``properties.relations_view(cfg)`` by default)."""
     if view is None:
-        from kmc.model.partitions.properties import relations_view
+        from kmc.model.kafka.kip253.properties import relations_view
         view = relations_view(cfg)
     return [
         leads_to("ExpansionEventuallyUnblocks", STUCK, Not(STUCK), view=view,

@@ -11,9 +11,9 @@ from __future__ import annotations
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka.canon import replace_at, set_add
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.topics import control
-from kmc.model.topics.datapath import acknowledge
-from kmc.model.topics.state import FULL, NO_ROLE, Replica
+from kmc.model.kafka.zk import control
+from kmc.model.kafka.zk.datapath import acknowledge
+from kmc.model.kafka.zk.state import FULL, NO_ROLE, Replica
 
 
 def _put(w, b, rec):

@@ -14,9 +14,9 @@ marked together and each feeds another survivor.
 """
 from __future__ import annotations
 
-from kmc.model.partitions.config import Config
-from kmc.model.partitions.model import PartitionModel
-from kmc.model.partitions.variants import NAMES, flags_for
+from kmc.model.kafka.kip253.config import Config
+from kmc.model.kafka.kip253.model import PartitionModel
+from kmc.model.kafka.kip253.variants import NAMES, flags_for
 from kmc.model.scenario import Param, Scenario
 
 SPLIT = ("KeyMovedOnSplit", "ChildDeliveredAfterParent")

@@ -17,8 +17,8 @@ from __future__ import annotations
 from functools import lru_cache
 from math import lcm
 
-from kmc.model.partitions.partitioners import level, linear_partition, modulo_partition
-from kmc.model.partitions.variants import LINEAR, MODULO
+from kmc.model.kafka.kip253.partitioners import level, linear_partition, modulo_partition
+from kmc.model.kafka.kip253.variants import LINEAR, MODULO
 
 
 def class_modulus(N: int, counts) -> int:

@@ -40,7 +40,7 @@ class Bounds(NamedTuple):
     loss: bool = False        # StopReplica requests may be lost
     reorder: bool = False     # messages between two endpoints may be reordered
     purge_delay: bool = False  # deleting/ is purged by a later step (else at once)
-    liveness: bool = False    # also check the liveness properties (model.topics.liveness)
+    liveness: bool = False    # also check the liveness properties (model.kafka.zk.liveness)
     adds: int = 0             # CreatePartitions requests the admin sends (0: none)
     target: int = 2           # the partition count a CreatePartitions request asks for
 

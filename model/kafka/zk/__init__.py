@@ -1,0 +1,13 @@
+"""The topic lifecycle on the ZooKeeper-era control plane (KIP-516 topic IDs, KIP-4 admin
+operations, KIP-195 CreatePartitions), beside the KRaft plane in model/kafka/kraft.
+
+Modules: ``state`` (types), ``variants`` (legacy, kip516, release lines, mutants as data),
+``control`` (controller and admin requests), ``expansion`` (CreatePartitions),
+``brokers`` (broker-side handling, crash/restart: a broker deletes a removed topic's
+replica on StopReplica), ``datapath`` (replication, producer, consumer), ``model`` (the
+composed TopicsModel),
+``views`` + ``properties`` (the invariants, declared once as formulas), ``pictures``
+(trace text and sequence-picture lanes), ``symmetry`` (broker renaming), ``scenarios``.
+See docs/model-topic-lifecycle.md.
+"""
+from kmc.model.kafka.zk.scenarios import SCENARIOS  # noqa: F401
