@@ -141,6 +141,8 @@ def action_message(action, state, flags=None):
         return who, broker_lane(lead), f"Fetch A-{action[1]} {_tid(tid)} le={le} offset={pos}"
     if kind in ("producer-refresh", "consumer-refresh"):
         return "store", kind.split("-")[0], "Metadata A"
+    if kind in EXPANSION:
+        return expansion.message(action, state)
     return None
 
 
