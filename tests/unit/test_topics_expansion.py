@@ -148,3 +148,20 @@ def test_assignment_agreed_and_replicas_distinct_read_the_topic_znode():
     w2 = w2._replace(store=w.store, brokers=w.brokers, ghost=w.ghost)
     w2 = _take(model, w2, "failover")
     assert w2.store.assignments == () and agreed.check(w2)
+
+
+def test_every_expansion_step_is_drawn_in_a_declared_lane():
+    from toymodels import reachable
+
+    model, _w = _model(failovers=1)
+    lanes, seen = set(model.lanes()), set()
+    for w in reachable(model, 4000):
+        for a, _t in model.successors(w):
+            if a[0] not in expansion.KINDS:
+                continue
+            seen.add(a[0])
+            assert model.action_actor(a) in lanes, a
+            assert isinstance(model.format_action(a), str)
+            src, dst, label = model.action_message(a, w)
+            assert src in lanes and dst in lanes and label, a
+    assert seen == set(expansion.KINDS)

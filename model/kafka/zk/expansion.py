@@ -61,6 +61,9 @@ from kmc.model.kafka.controller import lane as controller_lane
 from kmc.model.kafka.zk import control
 from kmc.model.kafka.zk.state import TOPIC
 
+#: the action kinds of this module
+KINDS = ("send-create-partitions", "create-partitions-read", "create-partitions-write",
+         "partition-modifications")
 UNKNOWN = "UNKNOWN_TOPIC_OR_PARTITION"
 INVALID_PARTITIONS = "INVALID_PARTITIONS"
 INVALID_RF = "INVALID_REPLICATION_FACTOR"

@@ -285,8 +285,7 @@ class TopicsModel(Model):
         if bd.consumer:
             names += ["consumer-fetch", "consumer-refresh"]
         if bd.adds:
-            names += ["send-create-partitions", "create-partitions-read",
-                      "create-partitions-write", "partition-modifications"]
+            names += list(expansion.KINDS)
         return sorted(names)
 
     def format_action(self, action) -> str:

@@ -69,8 +69,7 @@ def format_action(action) -> str:
     return kind.replace("-", " ")
 
 
-EXPANSION = frozenset({"send-create-partitions", "create-partitions-read",
-                       "create-partitions-write", "partition-modifications"})
+EXPANSION = frozenset(expansion.KINDS)
 
 
 def action_actor(action) -> str:
@@ -81,8 +80,7 @@ def action_actor(action) -> str:
         return endpoint(action[1].src)
     if kind in ("create", "delete", "reassign", "send-create-partitions"):
         return "admin"
-    if kind in ("partition-modifications", "create-partitions-read",
-                "create-partitions-write"):
+    if kind in EXPANSION:  # the controller (or its broker) that takes the step
         return controller_lane(action[1])
     if kind in ("fetch", "purge", "crash", "restart"):
         return broker_lane(action[1])
