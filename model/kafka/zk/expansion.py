@@ -57,7 +57,6 @@ from __future__ import annotations
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
 from kmc.model.kafka.canon import bag_add, bag_remove, set_add
-from kmc.model.kafka.controller import lane as controller_lane
 from kmc.model.kafka.zk import control
 from kmc.model.kafka.zk.state import TOPIC
 
@@ -169,30 +168,3 @@ def modifications(m, w, c):
     changed = {have + k: p.isr for k, p in enumerate(parts) if p.isr}
     net = control.notify(m, w, w.net, store, changed)
     return w._replace(store=store, net=net, ghost=control.record_leaders(w.ghost, rec))
-
-
-def message(action, w):
-    """(from lane, to lane, label) of an expansion step in ``w``, for sequence pictures."""
-    kind, ctl = action[0], controller_lane(w.ctl.active)
-    if kind == "send-create-partitions":
-        return "admin", ctl, f"CreatePartitions {TOPIC}"
-    if kind == "partition-modifications":
-        return "store", controller_lane(action[1]), f"watch: /brokers/topics/{TOPIC} changed"
-    req = w.requests[action[2]]
-    lane = controller_lane(action[1])
-    if kind == "create-partitions-read":
-        return lane, "store", f"read /brokers/topics/{TOPIC} (CreatePartitions count={req[0]})"
-    existing, new = req[2]
-    return lane, "store", (f"setData /brokers/topics/{TOPIC} any version: "
-                           f"{[list(r) for r in existing + new]}")
-
-
-def format_action(action) -> str:
-    kind = action[0]
-    if kind == "send-create-partitions":
-        return f"admin sends CreatePartitions {TOPIC}"
-    if kind == "partition-modifications":
-        return f"controller-{action[1]} handles the change of /brokers/topics/{TOPIC}"
-    step = "reads" if kind == "create-partitions-read" else "writes"
-    return f"controller-{action[1]}'s broker {step} /brokers/topics/{TOPIC} for " \
-           f"CreatePartitions (request {action[2]})"

@@ -65,7 +65,7 @@ def format_action(action) -> str:
         who = "producer produces to" if kind == "produce" else "consumer fetches"
         return f"{who} A-{action[1]}"
     if kind in EXPANSION:
-        return expansion.format_action(action)
+        return format_expansion(action)
     return kind.replace("-", " ")
 
 
@@ -140,7 +140,7 @@ def action_message(action, state, flags=None):
     if kind in ("producer-refresh", "consumer-refresh"):
         return "store", kind.split("-")[0], "Metadata A"
     if kind in EXPANSION:
-        return expansion.message(action, state)
+        return expansion_message(action, state)
     return None
 
 
@@ -149,3 +149,32 @@ def _replica(state, b, p):
         if r.partition == p:
             return r
     return None
+
+
+# ---- CreatePartitions (model.kafka.zk.expansion) ------------------------------------------
+def expansion_message(action, w):
+    """(from lane, to lane, label) of an expansion step in ``w``, for sequence pictures."""
+    kind, ctl = action[0], controller_lane(w.ctl.active)
+    if kind == "send-create-partitions":
+        return "admin", ctl, "CreatePartitions A"
+    if kind == "partition-modifications":
+        return "store", controller_lane(action[1]), "watch: /brokers/topics/A changed"
+    req = w.requests[action[2]]
+    lane = controller_lane(action[1])
+    if kind == "create-partitions-read":
+        return lane, "store", f"read /brokers/topics/A (CreatePartitions count={req[0]})"
+    existing, new = req[2]
+    return lane, "store", ("setData /brokers/topics/A any version: "
+                           f"{[list(r) for r in existing + new]}")
+
+
+def format_expansion(action) -> str:
+    """One line of trace text for an expansion step."""
+    kind = action[0]
+    if kind == "send-create-partitions":
+        return "admin sends CreatePartitions A"
+    if kind == "partition-modifications":
+        return f"controller-{action[1]} handles the change of /brokers/topics/A"
+    step = "reads" if kind == "create-partitions-read" else "writes"
+    return f"controller-{action[1]}'s broker {step} /brokers/topics/A for " \
+           f"CreatePartitions (request {action[2]})"
