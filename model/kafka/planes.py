@@ -11,7 +11,8 @@ plane-related, once for all of them:
 
 - which parameters carry over: the bounds both planes have (brokers, rf, partitions,
   incarnations, deletes, records, consumer, initial_records, crashes, failovers,
-  liveness, adds, target), checked against the KRaft scenarios' ranges where those are narrower;
+  liveness, adds, target), checked against the KRaft scenarios' ranges where those are
+  narrower;
 - which do not: a ZooKeeper-plane bound the KRaft model has no counterpart for
   (``zk_only``) and a KRaft bound the ZooKeeper model has none for (``kraft_only``). Set
   explicitly on the other plane, each is a usage error naming it; its default is not
