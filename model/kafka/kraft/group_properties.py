@@ -144,8 +144,9 @@ def group_owns_live_partitions(settled):
 
 
 #: the CreatePartitions properties both planes share (model.kafka.lifecycle_properties)
-EXPANSIONS = expansion_witnesses(Plane(view=view, up="running"))
-REPLICAS_DISTINCT = replicas_distinct(Plane(view=view, up="running"))
+_PLANE = Plane(view=view, up="running")
+EXPANSIONS = expansion_witnesses(_PLANE)
+REPLICAS_DISTINCT = replicas_distinct(_PLANE)
 
 
 def feature_properties(bounds, settled=None) -> tuple:

@@ -48,7 +48,8 @@ def _reads(ghost, reader, asked, records):
     return ghost._replace(reads=set_union(ghost.reads, {(reader, asked, g) for g in records}))
 
 
-def _live_inc(store) -> int:
+def live_inc(store) -> int:
+    """The incarnation whose znode exists and is not marked for deletion (0: none)."""
     rec = zk.topic(store, TOPIC)
     return 0 if rec is None or zk.marked(store, TOPIC) else rec.incarnation
 
@@ -56,7 +57,7 @@ def _live_inc(store) -> int:
 def acknowledge(store, brokers, ghost, inc, p):
     """acks=all: the records of incarnation ``inc`` in partition ``p`` that every in-sync
     replica holds (below the high watermark) are acknowledged; the ghost keeps them."""
-    if inc != _live_inc(store):
+    if inc != live_inc(store):
         return ghost
     part = zk.topic(store, TOPIC).partitions[p]
     hw = None
@@ -213,7 +214,7 @@ def consumer_fetch(m, w, p):
         c = c._replace(positions=replace_at(c.positions, p, 0))
     elif not err and recs:
         ghost = _reads(ghost, 0, c.meta.inc, recs)
-        if lr.inc == _live_inc(w.store):
+        if lr.inc == live_inc(w.store):
             ghost = ghost._replace(consumed=set_union(
                 ghost.consumed, ((lr.inc, p, o) for o in range(pos, pos + len(recs)))))
         c = c._replace(positions=replace_at(c.positions, p, pos + len(recs)))

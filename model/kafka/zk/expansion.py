@@ -57,7 +57,7 @@ from __future__ import annotations
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
 from kmc.model.kafka.canon import bag_add, bag_remove, set_add
-from kmc.model.kafka.zk import control
+from kmc.model.kafka.zk import control, datapath
 from kmc.model.kafka.zk.state import TOPIC
 
 #: the action kinds of this module
@@ -91,10 +91,6 @@ def _answer(w, req, resolved: int, error: str, **kw):
     return w._replace(requests=bag_remove(w.requests, req), ghost=ghost, **kw)
 
 
-def _live_inc(store) -> int:
-    rec = control.active_topic(store)
-    return 0 if rec is None else rec.incarnation
-
 
 def actions(m, w) -> list:
     out = [("send-create-partitions",)] if w.budget.adds > 0 else []
@@ -113,7 +109,7 @@ def actions(m, w) -> list:
 
 def send(m, w):
     """The admin sends CreatePartitions for the name (``send-create-partitions``)."""
-    req = (m.bounds.target, _live_inc(w.store), (), 0)
+    req = (m.bounds.target, datapath.live_inc(w.store), (), 0)
     return w._replace(requests=bag_add(w.requests, req),
                       budget=w.budget._replace(adds=w.budget.adds - 1))
 
