@@ -90,17 +90,18 @@ def test_epoch_bumped_at_split():
 
 
 def test_responses_awaited():
-    from kmc.model.kafka.kip253.messages import NET, LeaderAndIsr, response
+    from kmc.model.kafka.kip253.channels import NET, leader_and_isr
+    from kmc.model.kafka.messages import lair_response as response
 
     m = build("expand", "kip253", {"bookkeeping": True})
     p = props(m)["ResponsesAwaited"]
     w = m.init_states()[0]
-    req = LeaderAndIsr("LeaderAndIsr", -1, 1, 1, 3, ((0, 1),), True)
+    req = leader_and_isr(w.controller, 3, ((0, 1),), True)
     answered = w._replace(net=NET.send(w.net, response(req)))
     assert not p.check(answered)  # the controller is idle: nobody waits
     waiting = answered._replace(ctrl=w.ctrl._replace(phase="expand-create"))
     assert p.check(waiting)
-    stale = req._replace(ctrl_epoch=0)
+    stale = req._replace(epoch=0)
     assert not p.check(waiting._replace(net=NET.send(waiting.net, response(stale))))
 
 

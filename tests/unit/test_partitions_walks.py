@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 
 from kmc.api import build
 from kmc.model.encoding import check_canonical, fingerprint
-from kmc.model.kafka.kip253.messages import (
-    BROKER, LeaderAndIsr, LeaderAndIsrResponse, StopReplica, UpdateMetadata,
+from kmc.model.kafka.kip253.channels import BROKER
+from kmc.model.kafka.messages import (
+    LeaderAndIsr, LeaderAndIsrResponse, StopReplica, UpdateMetadata,
 )
 from kmc.model.kafka.kip253.state import Log, Znode
 
@@ -50,7 +51,7 @@ def check_structure(m, w):
             else:
                 assert isinstance(msg, (LeaderAndIsr, UpdateMetadata, StopReplica))
                 assert src < 0 and dst == BROKER
-                assert msg.ctrl_epoch <= w.controller.epoch
+                assert msg.epoch <= w.controller.epoch
     # producers
     for i, pr in enumerate(w.producers):
         assert 0 <= pr.sent <= len(cfg.scripts[i]) and pr.count >= cfg.N

@@ -59,7 +59,7 @@ def test_modulo_sequence_picture_names_every_lane_and_message(expand_modulo):
     for lane in lanes:
         assert lane in text
     labels = [st["message"]["label"] for st in doc["steps"][1:] if st["message"]]
-    assert any(label.startswith("LeaderAndIsr(") for label in labels)
+    assert any(label.startswith("LeaderAndIsr ") for label in labels)
     assert any(label.startswith("Produce(") for label in labels)
     for label in labels:
         assert label in text, label

@@ -10,7 +10,8 @@ from kmc import api
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
 from kmc.model.kafka.canon import replace_at
-from kmc.model.kafka.zk.state import TOPIC, lair
+from kmc.model.kafka.messages import lair
+from kmc.model.kafka.zk.state import TOPIC
 
 ALWAYS = ("LeaderIsReplica", "NoTrafficWithCrashedBroker", "NoTrafficToFormerController",
           "DeleteByIdFindsLiveTopic")

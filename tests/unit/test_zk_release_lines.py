@@ -3,7 +3,8 @@ says, and each flag changes the successor of a state exactly where it says (one 
 the two settings side by side)."""
 from kmc import api, catalog
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.kafka.zk.state import NO_ROLE, PartState, lair, stop_replica
+from kmc.model.kafka.messages import PartitionState, lair, stop_replica
+from kmc.model.kafka.zk.state import NO_ROLE
 from kmc.model.kafka.zk.variants import RELEASE_LINES, VARIANT_NAMES, VARIANTS
 
 OLD, NEW = 2, 3  # topic IDs of incarnations 1 and 2
@@ -22,7 +23,7 @@ def _deliver(m, w, msg):
 
 
 def _lair_to(b, topic_id, inc=2, leader=1, epoch=1):
-    return lair(-1, b, 1, "", [PartState(0, topic_id, inc, leader, epoch)])
+    return lair(-1, b, 1, "", [PartitionState(0, topic_id, inc, leader, epoch)])
 
 
 def _replica(w, b):

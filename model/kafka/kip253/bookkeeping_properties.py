@@ -41,7 +41,8 @@ from __future__ import annotations
 from kmc.invariants.declare import declare
 from kmc.invariants.logic import And, Rel, exists, forall, implies, variables
 from kmc.model.kafka.kip253.controller import IDLE, marked
-from kmc.model.kafka.kip253.messages import LAIR_RESP, NET, ctrl_endpoint
+from kmc.model.kafka.kip253.channels import NET
+from kmc.model.kafka.messages import LAIR_RESP, controller_endpoint
 from kmc.model.kafka.kip253.properties import field_view
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
@@ -192,13 +193,13 @@ WAITING = ("expand-create", "shrink-um", "resync-um")
 
 
 def _responses(cfg, w):
-    return {(i, m.dst, m.ctrl_epoch) for i, m in enumerate(
+    return {(i, m.dst, m.epoch) for i, m in enumerate(
         m for m in NET.messages(w.net) if m.kind == LAIR_RESP)}
 
 
 def _awaiting(cfg, w):
     ctl = w.controller
-    return {(ctrl_endpoint(ctl.active), ctl.epoch)} if w.ctrl.phase in WAITING else set()
+    return {(controller_endpoint(ctl.active), ctl.epoch)} if w.ctrl.phase in WAITING else set()
 
 
 def _group_count(cfg, w):

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from kmc.model.kafka.canon import replace_at
 from kmc.model.kafka.controller import accepts
-from kmc.model.kafka.kip253.messages import BROKER, LAIR, NET, STOP, UM, head_from, response
+from kmc.model.kafka.kip253.channels import BROKER, NET, head_from, leader_epochs
+from kmc.model.kafka.messages import LAIR, STOP, UM, lair_response
 from kmc.model.kafka.kip253.state import Log
 
 INVALID_PARTITION_METADATA = "InvalidPartitionMetadataException"
@@ -31,12 +32,12 @@ def handle(m, w, src: int):
         return None
     net = NET.deliver(w.net, msg)
     b = w.broker
-    if not accepts(b.ctrl_epoch, msg.ctrl_epoch):
+    if not accepts(b.ctrl_epoch, msg.epoch):
         return w._replace(net=net)
-    b = b._replace(ctrl_epoch=msg.ctrl_epoch)
+    b = b._replace(ctrl_epoch=msg.epoch)
     if msg.kind == LAIR:
         logs = b.logs
-        for p, e in msg.epochs:
+        for p, e in leader_epochs(msg):
             log = logs[p]
             if log is None:
                 logs = replace_at(logs, p, Log(e, 0, ()))
@@ -46,8 +47,8 @@ def handle(m, w, src: int):
         if msg.count != g.basis[0] and not g.rejoin and cfg.flags.fetch_fencing \
                 and cfg.flags.parked_fetch_fenced:
             g = g._replace(rejoin=True)  # the parked Fetch returns fenced
-        if msg.ack and msg.ctrl_epoch == w.controller.epoch:
-            net = NET.send(net, response(msg))  # a dead sender's connection is gone
+        if msg.ack and msg.epoch == w.controller.epoch:
+            net = NET.send(net, lair_response(msg))  # a dead sender's connection is gone
         return w._replace(broker=b._replace(count=msg.count, logs=logs), net=net, group=g)
     if msg.kind == UM:
         return w._replace(broker=b._replace(meta=(msg.undeleted, msg.total)), net=net)

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from kmc.model.kafka import controller as election
 from kmc.model.kafka.canon import replace_at, set_add, set_union
-from kmc.model.kafka.kip253.messages import (
-    BROKER, LAIR_RESP, NET, ctrl_endpoint, head_from, leader_and_isr, stop_replica,
-    update_metadata,
+from kmc.model.kafka.kip253.channels import (
+    BROKER, NET, head_from, leader_and_isr, stop_replica_request, update_metadata_request,
 )
+from kmc.model.kafka.messages import LAIR_RESP, controller_endpoint
 from kmc.model.kafka.kip253.state import Ctrl, log_end, new_znode
 
 IDLE = "idle"
@@ -65,7 +65,7 @@ def advertised(st) -> int:
 
 def _um(w):
     st = w.store
-    return update_metadata(w.controller, w.ctrl.count, advertised(st))
+    return update_metadata_request(w.controller, w.ctrl.count, advertised(st))
 
 
 def _send(w, *msgs):
@@ -88,8 +88,8 @@ def _await(w):
     """The network without the LeaderAndIsrResponse this controller waits for; None while
     it has not arrived."""
     ctl = w.controller
-    m = head_from(w.net, BROKER, ctrl_endpoint(ctl.active))
-    if m is None or m.kind != LAIR_RESP or m.ctrl_epoch != ctl.epoch:
+    m = head_from(w.net, BROKER, controller_endpoint(ctl.active))
+    if m is None or m.kind != LAIR_RESP or m.epoch != ctl.epoch:
         return None
     return NET.deliver(w.net, m)
 
@@ -197,7 +197,6 @@ def shrink_leader_and_isr(m, w):
     undeleted_partition_count for this topic and the updated leaderEpoch for P2"."""
     if w.ctrl.phase != "shrink-lair":
         return None
-    st = w.store
     msg = _lair(w, w.ctrl.count, range(w.ctrl.count), True)
     return w._replace(net=_send(w, msg), ctrl=_goto(w, "shrink-um"))
 
@@ -227,7 +226,7 @@ def check_drained(m, w):
     log = w.broker.logs[p]
     if log is not None and log.start < log_end(log):
         return None
-    return w._replace(net=_send(w, stop_replica(w.controller, p)),
+    return w._replace(net=_send(w, stop_replica_request(w.controller, p)),
                       ctrl=_goto(w, "remove-assignment"))
 
 
@@ -266,7 +265,7 @@ def failover(m, w):
     ctl = w.controller
     if ctl.epoch - election.FIRST_EPOCH >= cfg.failovers:
         return None
-    dead = ctrl_endpoint(ctl.active)
+    dead = controller_endpoint(ctl.active)
     new = election.fail_over(ctl, election.successors_of(ctl)[0])
     ghost = w.ghost._replace(failover_in=set_add(w.ghost.failover_in, procedure_kind(w)))
     return w._replace(controller=new, ctrl=Ctrl("recover", 0, ()), ghost=ghost,

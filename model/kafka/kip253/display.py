@@ -9,7 +9,8 @@ from __future__ import annotations
 from kmc.model.kafka.broker import lane as broker_lane
 from kmc.model.kafka.controller import lane as controller_lane
 from kmc.model.kafka.kip253 import clients, controller
-from kmc.model.kafka.kip253.messages import BROKER, LAIR, STOP, UM, head_from
+from kmc.model.kafka.kip253.channels import BROKER, head_from
+from kmc.model.kafka.messages import label as request_label
 
 BROKER_LANE = broker_lane(BROKER)
 
@@ -57,18 +58,6 @@ def format_action(a) -> str:
 
 def _epochs(pairs) -> str:
     return "{" + ", ".join(f"p{p}:{e}" for p, e in pairs) + "}"
-
-
-def request_label(msg) -> str:
-    if msg.kind == LAIR:
-        return (f"LeaderAndIsr(ctrl_epoch={msg.ctrl_epoch}, undeleted_partition_count="
-                f"{msg.count}, leader_epochs={_epochs(msg.epochs)})")
-    if msg.kind == UM:
-        return (f"UpdateMetadata(ctrl_epoch={msg.ctrl_epoch}, undeleted_partition_count="
-                f"{msg.undeleted}, partitions={msg.total})")
-    if msg.kind == STOP:
-        return f"StopReplica(ctrl_epoch={msg.ctrl_epoch}, p{msg.partition}, delete=true)"
-    return f"{msg.kind}(ctrl_epoch={msg.ctrl_epoch})"
 
 
 def message(m, a, w):

@@ -13,7 +13,7 @@ from kmc.model.kafka import controller as election
 from kmc.model.kafka.kip253 import broker, clients, controller, display, group
 from kmc.model.kafka.kip253.config import Config
 from kmc.model.kafka.kip253.controller import IDLE
-from kmc.model.kafka.kip253.messages import BROKER, heads_to
+from kmc.model.kafka.kip253.channels import BROKER, heads_to
 from kmc.model.kafka.kip253.state import (
     Admin, Broker, Ctrl, Ghost, Group, Log, Part, Producer, Store, World, new_znode,
 )

@@ -13,7 +13,8 @@ from kmc.model.kafka.canon import replace_at, set_add
 from kmc.model.kafka.store import ZERO_ID
 from kmc.model.kafka.zk import control
 from kmc.model.kafka.zk.datapath import acknowledge
-from kmc.model.kafka.zk.state import FULL, NO_ROLE, Replica
+from kmc.model.kafka.messages import FULL
+from kmc.model.kafka.zk.state import NO_ROLE, Replica
 
 
 def _put(w, b, rec):
@@ -140,7 +141,7 @@ def on_stop_replica(m, w, msg):
             break
     br = _seen(br, msg.epoch)._replace(replicas=reps, deleting=deleting)
     w = _put(w, b, br)
-    return w._replace(net=control.respond_stop(m, w, net, b, msg))
+    return w._replace(net=control.respond_stop(m, w, net, msg))
 
 
 def crash(m, w, b):

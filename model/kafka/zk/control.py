@@ -11,11 +11,11 @@ from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
 from kmc.model.kafka.canon import set_add, set_remove, set_union
 from kmc.model.kafka.controller import fail_over
-from kmc.model.kafka.store import ZERO_ID
-from kmc.model.kafka.zk.state import (
-    FULL, INCREMENTAL, TOPIC, Ghost, Memory, PartState, StopReplicaResponse, lair,
-    stop_replica,
+from kmc.model.kafka.messages import (
+    FULL, INCREMENTAL, PartitionState, lair, stop_replica, stop_replica_response,
 )
+from kmc.model.kafka.store import ZERO_ID
+from kmc.model.kafka.zk.state import TOPIC, Ghost, Memory
 
 OK = "NONE"
 #: the leader epoch of a partition the controller has not brought online (NewPartition)
@@ -64,7 +64,7 @@ def parts_for(store, b, only=None) -> tuple:
     rec = active_topic(store)
     if rec is None:
         return ()
-    return tuple(PartState(i, rec.topic_id, rec.incarnation, p.leader, p.leader_epoch)
+    return tuple(PartitionState(i, rec.topic_id, rec.incarnation, p.leader, p.leader_epoch)
                  for i, p in enumerate(rec.partitions)
                  if b in p.replicas and p.leader_epoch != NEW_PARTITION
                  and (only is None or i in only))
@@ -228,10 +228,8 @@ def retry_stop(m, w, c, b, p, tid, inc):
     return w._replace(net=post(m, w, w.net, msg))
 
 
-def respond_stop(m, w, net, b, msg, error=OK):
-    resp = StopReplicaResponse("StopReplicaResponse", b, msg.src, msg.epoch, msg.partition,
-                               msg.topic_id, msg.inc, error)
-    return post(m, w, net, resp)
+def respond_stop(m, w, net, msg, error=OK):
+    return post(m, w, net, stop_replica_response(msg, error))
 
 
 # ---- reactions to broker liveness ---------------------------------------------------------

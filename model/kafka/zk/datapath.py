@@ -15,7 +15,8 @@ from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
 from kmc.model.kafka.canon import replace_at, set_add, set_union
 from kmc.model.kafka.store import NO_LEADER, ZERO_ID
-from kmc.model.kafka.zk.state import TOPIC, FetchResponse, Meta
+from kmc.model.kafka.messages import FETCH_RESP, FetchResponse
+from kmc.model.kafka.zk.state import TOPIC, Meta
 
 
 def replica(br, p):
@@ -94,7 +95,7 @@ def follower_fetch(m, w, b, p):
         return None  # long poll: nothing to return
     if err and err == r.fetch_error:
         return None
-    msg = FetchResponse("FetchResponse", r.leader, b, p, tid, r.leader_epoch, len(r.log),
+    msg = FetchResponse(FETCH_RESP, r.leader, b, p, tid, r.leader_epoch, len(r.log),
                         recs, len(lr.log) if lr else 0, err or "NONE", r.inc)
     ghost = w.ghost
     if lr is not None:

@@ -3,32 +3,13 @@ from __future__ import annotations
 
 from kmc.model.kafka.broker import lane as broker_lane
 from kmc.model.kafka.controller import lane as controller_lane
+from kmc.model.kafka.messages import id_text as _tid
+from kmc.model.kafka.messages import label as message_label
 from kmc.model.kafka.zk import expansion
 
 
 def endpoint(x: int) -> str:
     return broker_lane(x) if x > 0 else controller_lane(-x)
-
-
-def _tid(tid: int) -> str:
-    return f"id={tid}" if tid else "no-id"
-
-
-def message_label(msg) -> str:
-    k = msg.kind
-    if k == "LeaderAndIsr":
-        typ = f" {msg.lair_type}" if msg.lair_type else ""
-        parts = " ".join(f"[A-{p.partition} {_tid(p.topic_id)} leader={p.leader} "
-                         f"le={p.leader_epoch}]" for p in msg.parts) or "[]"
-        return f"LeaderAndIsr{typ} ce={msg.epoch} {parts}"
-    if k == "StopReplica":
-        return f"StopReplica delete A-{msg.partition} {_tid(msg.topic_id)} ce={msg.epoch}"
-    if k == "StopReplicaResponse":
-        return f"StopReplicaResponse A-{msg.partition} {_tid(msg.topic_id)} {msg.error}"
-    if k == "FetchResponse":
-        what = f"records={list(msg.records)}" if msg.error == "NONE" else msg.error
-        return f"FetchResponse A-{msg.partition} {_tid(msg.topic_id)} le={msg.leader_epoch} {what}"
-    return k
 
 
 def action_name(action) -> str:

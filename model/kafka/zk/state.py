@@ -5,7 +5,7 @@ One topic name (``TOPIC``) is modelled; its successive creations are *incarnatio
 invariants can say "another incarnation"). In kip516 the topic ID of incarnation i is
 ``FIRST_ID + i - 1``; in legacy it is ``ZERO_ID`` (no ID).
 
-Endpoints in messages: brokers are 1..n, controller candidate c is ``-c``.
+The messages in flight are the catalogue's (``model.kafka.messages``).
 
 Every state type uses the plain tuple ``repr`` (a C function): the canonical encoding
 (``model.encoding``) is ``repr``, and the generated NamedTuple ``repr`` is Python code
@@ -137,77 +137,6 @@ class World(NamedTuple):
     #: new) assignments; ``reader`` the controller whose broker read it (0 before)
     requests: tuple = ()
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
-
-
-# ---- messages (first field: kind; src/dst endpoints) ------------------------------------
-
-class PartState(NamedTuple):
-    """One partition in a LeaderAndIsr request."""
-    partition: int
-    topic_id: int
-    inc: int  # ghost
-    leader: int
-    leader_epoch: int
-    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
-
-
-class LeaderAndIsr(NamedTuple):
-    kind: str  # "LeaderAndIsr"
-    src: int
-    dst: int
-    epoch: int  # controller epoch
-    lair_type: str  # "FULL" | "INCREMENTAL" (KIP-516 v5); "" in legacy (no type field)
-    parts: tuple  # PartState
-    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
-
-
-class StopReplica(NamedTuple):
-    kind: str  # "StopReplica" (delete_partitions = true)
-    src: int
-    dst: int
-    epoch: int
-    partition: int
-    topic_id: int
-    inc: int  # ghost
-    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
-
-
-class StopReplicaResponse(NamedTuple):
-    kind: str  # "StopReplicaResponse"
-    src: int
-    dst: int
-    epoch: int
-    partition: int
-    topic_id: int
-    inc: int
-    error: str
-    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
-
-
-class FetchResponse(NamedTuple):
-    kind: str  # "FetchResponse"
-    src: int   # the leader
-    dst: int   # the follower
-    partition: int
-    topic_id: int      # ZERO_ID when Fetch carries no ID
-    leader_epoch: int  # the epoch the follower sent
-    offset: int        # the fetch offset the follower sent
-    records: tuple
-    leader_end: int    # the leader's log end offset (for OFFSET_OUT_OF_RANGE truncation)
-    error: str
-    asked_inc: int     # ghost: the incarnation the follower believed it fetched
-    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
-
-
-FULL, INCREMENTAL = "FULL", "INCREMENTAL"
-
-
-def lair(src, dst, epoch, lair_type, parts) -> LeaderAndIsr:
-    return LeaderAndIsr("LeaderAndIsr", src, dst, epoch, lair_type, tuple(parts))
-
-
-def stop_replica(src, dst, epoch, partition, topic_id, inc) -> StopReplica:
-    return StopReplica("StopReplica", src, dst, epoch, partition, topic_id, inc)
 
 
 fast_replace_all(globals())  # generated _replace: cheaper successor construction
