@@ -24,7 +24,8 @@ value that means "absent" elsewhere:
 - ``LeaderAndIsr.count`` and ``UpdateMetadata.undeleted``: KIP-253's proposed
   ``undeleted_partition_count`` (its Protocol 1 and 6). KIP-253 was never implemented, so
   only the KIP-253 model sets them; ``NO_COUNT`` elsewhere.
-- ``topic_id``: ``ZERO_ID`` where the request carries no topic ID (before KIP-516).
+- ``topic_id``: ``ZERO_ID`` (``model.kafka.store``) where the request carries no topic ID
+  (before KIP-516).
 
 ``LeaderAndIsr.ack`` says whether the controller waits for this request's response. Kafka's
 broker answers every LeaderAndIsr; a model that never reads an answer (the topic model's
@@ -40,7 +41,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kmc.model.kafka.store import ZERO_ID
 from kmc.model.records import fast_replace_all
 
 LAIR, LAIR_RESP, UM = "LeaderAndIsr", "LeaderAndIsrResponse", "UpdateMetadata"
@@ -147,7 +147,7 @@ def update_metadata(src, dst, epoch, undeleted, total) -> UpdateMetadata:
     return UpdateMetadata(UM, src, dst, epoch, undeleted, total)
 
 
-def stop_replica(src, dst, epoch, partition, topic_id=ZERO_ID, inc=1) -> StopReplica:
+def stop_replica(src, dst, epoch, partition, topic_id, inc) -> StopReplica:
     return StopReplica(STOP, src, dst, epoch, partition, topic_id, inc)
 
 
