@@ -41,6 +41,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kmc.model.kafka.broker import lane as broker_lane
+from kmc.model.kafka.controller import lane as controller_lane
 from kmc.model.records import fast_replace_all
 
 LAIR, LAIR_RESP, UM = "LeaderAndIsr", "LeaderAndIsrResponse", "UpdateMetadata"
@@ -51,6 +53,11 @@ NO_COUNT = -1  # the request carries no undeleted_partition_count
 
 def controller_endpoint(candidate: int) -> int:
     return -candidate
+
+
+def endpoint_lane(x: int) -> str:
+    """The sequence-picture lane of endpoint ``x`` (``broker-b`` or ``controller-c``)."""
+    return broker_lane(x) if x > 0 else controller_lane(-x)
 
 
 class PartitionState(NamedTuple):

@@ -10,13 +10,10 @@ from kmc.model.kafka.broker import lane as broker_lane
 from kmc.model.kafka.controller import lane as controller_lane
 from kmc.model.kafka.kip253 import clients, controller
 from kmc.model.kafka.kip253.channels import BROKER, head_from
+from kmc.model.kafka.messages import endpoint_lane
 from kmc.model.kafka.messages import label as request_label
 
 BROKER_LANE = broker_lane(BROKER)
-
-
-def _lane(endpoint: int) -> str:
-    return BROKER_LANE if endpoint == BROKER else controller_lane(-endpoint)
 
 
 def lanes(cfg, candidates: int) -> list[str]:
@@ -50,7 +47,7 @@ def format_action(a) -> str:
     if kind == "delete-records":
         return f"DeleteRecords(p{a[1]})"
     if kind == "broker-handle":
-        return f"broker-handle(from {_lane(a[1])})"
+        return f"broker-handle(from {endpoint_lane(a[1])})"
     if kind == "failover":
         return f"failover({controller_lane(a[1])} dies)"
     return f"{kind}({controller_lane(a[1])})" if kind.startswith("ctrl-") else kind
@@ -78,7 +75,7 @@ def message(m, a, w):
                 f"DeleteRecords(p{a[1]}, before={w.group.committed[a[1]]})")
     if kind == "broker-handle":
         msg = head_from(w.net, a[1], BROKER)
-        return (_lane(msg.src), BROKER_LANE, request_label(msg))
+        return (endpoint_lane(msg.src), BROKER_LANE, request_label(msg))
     if kind == "produce":
         return _produce_message(cfg, a[1], w)
     if kind == "producer-refresh":

@@ -3,13 +3,10 @@ from __future__ import annotations
 
 from kmc.model.kafka.broker import lane as broker_lane
 from kmc.model.kafka.controller import lane as controller_lane
+from kmc.model.kafka.messages import endpoint_lane as endpoint
 from kmc.model.kafka.messages import id_text as _tid
 from kmc.model.kafka.messages import label as message_label
 from kmc.model.kafka.zk import expansion
-
-
-def endpoint(x: int) -> str:
-    return broker_lane(x) if x > 0 else controller_lane(-x)
 
 
 def action_name(action) -> str:
