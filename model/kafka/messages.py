@@ -7,14 +7,16 @@ plane has no controller-to-broker requests (KIP-516 "Compatibility with KIP-500"
 brokers read the metadata log instead); its metadata records are in
 ``model.kafka.kraft.records``.
 
-| message              | sent by              | Kafka's schema (clients/src/main/resources/common/message/) |
-| -------------------- | -------------------- | ----------------------------------------------------------- |
-| LeaderAndIsr         | controller -> broker | LeaderAndIsrRequest.json                                    |
-| LeaderAndIsrResponse | broker -> controller | LeaderAndIsrResponse.json                                   |
-| UpdateMetadata       | controller -> broker | UpdateMetadataRequest.json                                  |
-| StopReplica          | controller -> broker | StopReplicaRequest.json (delete_partitions = true)          |
-| StopReplicaResponse  | broker -> controller | StopReplicaResponse.json                                    |
-| FetchResponse        | leader -> follower   | FetchResponse.json (one partition)                          |
+Kafka's schemas of these messages are in clients/src/main/resources/common/message/:
+
+| message              | sent by              | schema                                           |
+| -------------------- | -------------------- | ------------------------------------------------ |
+| LeaderAndIsr         | controller -> broker | LeaderAndIsrRequest.json                         |
+| LeaderAndIsrResponse | broker -> controller | LeaderAndIsrResponse.json                        |
+| UpdateMetadata       | controller -> broker | UpdateMetadataRequest.json                       |
+| StopReplica          | controller -> broker | StopReplicaRequest.json (delete_partitions=true) |
+| StopReplicaResponse  | broker -> controller | StopReplicaResponse.json                         |
+| FetchResponse        | leader -> follower   | FetchResponse.json (one partition)               |
 
 Each message keeps the fields the models read. Fields that only one feature reads have a
 value that means "absent" elsewhere:
@@ -183,9 +185,11 @@ def label(msg, topic: str = "A") -> str:
         return (f"UpdateMetadata ce={msg.epoch} undeleted_partition_count={msg.undeleted} "
                 f"partitions={msg.total}")
     if k == STOP:
-        return f"StopReplica delete {topic}-{msg.partition} {id_text(msg.topic_id)} ce={msg.epoch}"
+        return (f"StopReplica delete {topic}-{msg.partition} {id_text(msg.topic_id)} "
+                f"ce={msg.epoch}")
     if k == STOP_RESP:
-        return f"StopReplicaResponse {topic}-{msg.partition} {id_text(msg.topic_id)} {msg.error}"
+        return (f"StopReplicaResponse {topic}-{msg.partition} {id_text(msg.topic_id)} "
+                f"{msg.error}")
     if k == FETCH_RESP:
         what = f"records={list(msg.records)}" if msg.error == "NONE" else msg.error
         return (f"FetchResponse {topic}-{msg.partition} {id_text(msg.topic_id)} "
