@@ -2,8 +2,8 @@
 says, and each flag changes the successor of a state exactly where it says (one step,
 the two settings side by side)."""
 from kmc import api, catalog
-from kmc.model.kafka.store import ZERO_ID
 from kmc.model.kafka.messages import PartitionState, lair, stop_replica
+from kmc.model.kafka.store import ZERO_ID
 from kmc.model.kafka.zk.state import NO_ROLE
 from kmc.model.kafka.zk.variants import RELEASE_LINES, VARIANT_NAMES, VARIANTS
 
