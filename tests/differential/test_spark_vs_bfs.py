@@ -1,7 +1,8 @@
 """The Spark explorer gives BFS's answers: unique and generated counts, depth, how the run
 ended, every verdict and every counterexample length — on each pinned validation model and
-on every scenario x variant in kmc.catalog (Kafka scenarios included, whatever they are when
-the test runs). One embedded local[2] SparkContext serves the whole module.
+on every scenario of kmc.catalog (Kafka scenarios included, whatever they are when the test
+runs), each in several variants, every variant on at least one scenario
+(tests/catalog_cases.py). One embedded local[2] SparkContext serves the whole module.
 
 Per-case cost is kept small (a Spark level costs a fixed ~0.2-0.4 s here): short
 validation runs put every level on Spark; a scenario larger
@@ -25,6 +26,7 @@ from kmc import catalog
 from kmc.model.validation.diehard import DieHard
 from kmc.model.validation.tcommit import TCommit
 from kmc.model.validation.twophase import TwoPhase
+from catalog_cases import covering_cases
 from spark_answers import summary
 
 pytestmark = pytest.mark.slow
@@ -39,8 +41,9 @@ PINNED = {
 
 
 def _scenario_cases():
-    return [(name, v) for name, sc in sorted(catalog.scenarios().items())
-            if sc.family != "validation" for v in sc.variants]
+    scenarios = [sc for _name, sc in sorted(catalog.scenarios().items())
+                 if sc.family != "validation"]
+    return [(sc.name, v) for sc, v in covering_cases(scenarios)]
 
 
 @pytest.mark.parametrize("name", sorted(PINNED))
