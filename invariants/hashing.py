@@ -3,8 +3,8 @@
 The same functions on plain ints belong to the model (``kmc.model.kafka.kip253.partitioners``,
 what its producers call, with the KIP-253 section 5 text they follow); this module does not
 import them. tests/unit/test_proofs.py checks that the two agree on random hashes; theorem
-c0-split-pointer proves linear_partition and split_pointer_partition the same function for
-every 32-bit hash.
+c0-split-pointer proves linear_partition and Wikipedia's split-pointer form the same
+function for every 32-bit hash.
 """
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def z3_linear_partition(h, N, n, max_level: int = MAX_LEVEL):
 
 
 def z3_split_pointer_partition(h, N, n, max_level: int = MAX_LEVEL):
-    """split_pointer_partition as a term: Wikipedia's decision (a < S) on the same residues."""
+    """Wikipedia's split-pointer form as a term: its decision (a < S) on the same residues."""
     n = _bv(n, h.size())
     lvl = z3_level(N, n, max_level)
     a = z3_mod_level(h, N, lvl, max_level)

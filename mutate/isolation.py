@@ -48,7 +48,7 @@ def mutants_of(path: str, shown: str, module: str, source: str) -> list[Mutant]:
     """Every mutant of one file (its text: ``source``), in source order; ids are unique
     within the file."""
     out, seen = [], {}
-    for s in sites(ast.parse(source, path)):
+    for s in sites(ast.parse(source, path), source):
         mid = mutant_id(shown, s.line, s.col, s.operator, s.n)
         if mid in seen:  # two nodes at one position with one operator: number them
             seen[mid] += 1
@@ -65,7 +65,7 @@ def mutated_tree(m: Mutant, source: str) -> ast.Module:
     ``m`` applied."""
     tree = ast.parse(source, m.path)
     rank = int(m.id.rpartition("#")[2]) if "#" in m.id else 1
-    for s in sites(tree):
+    for s in sites(tree, source):
         if s.key() == (m.line, m.col, m.operator, m.n):
             rank -= 1
             if rank == 0:

@@ -19,11 +19,16 @@ Operators:
 - ``swap-if``: the branches of an ``if``/``else`` (statement or expression) exchanged.
 
 Functions that only display a state (``format_*``, ``__repr__``, ``lanes``, ...) are not
-mutated: no property reads them.
+mutated: no property reads them. Nor is a statement whose first line carries the comment
+``# pragma: no mutate`` (mutmut's spelling), with everything inside it: for checks of a
+scenario's arguments that no valid scenario reaches (they raise a usage error), which
+unit tests cover and no model run can.
 """
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -36,6 +41,8 @@ DISPLAY_FUNCTIONS = frozenset({
     "explain", "describe_action",
 })
 DISPLAY_PREFIXES = ("format_", "_format", "draw_", "render_")
+#: the comment that leaves a statement (and everything inside it) unmutated
+PRAGMA = "pragma: no mutate"
 
 _FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
          ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In,
@@ -69,12 +76,30 @@ def is_display(name: str) -> bool:
     return name in DISPLAY_FUNCTIONS or name.startswith(DISPLAY_PREFIXES)
 
 
-def sites(tree: ast.AST) -> list[Site]:
-    """Every mutation site of ``tree``, sorted by (line, column, operator, n)."""
+def sites(tree: ast.AST, source: str | None = None) -> list[Site]:
+    """Every mutation site of ``tree``, sorted by (line, column, operator, n). With the
+    module's ``source``, the statements marked ``# pragma: no mutate`` are left out."""
     out: list[Site] = []
     _visit(tree, None, None, None, "", out)
+    if source is not None:
+        spans = excluded_spans(tree, source)
+        if spans:
+            out = [s for s in out if not any(a <= s.line <= b for a, b in spans)]
     out.sort(key=lambda s: (s.key(), OPERATORS.index(s.operator)))
     return out
+
+
+def pragma_lines(source: str) -> list[int]:
+    """The lines whose comment carries ``# pragma: no mutate``."""
+    return sorted(t.start[0] for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                  if t.type == tokenize.COMMENT and PRAGMA in t.string)
+
+
+def excluded_spans(tree: ast.AST, source: str) -> list[tuple[int, int]]:
+    """(first, last) lines of every statement whose first line carries the pragma."""
+    marked = set(pragma_lines(source)) if PRAGMA in source else set()
+    return [(n.lineno, n.end_lineno) for n in ast.walk(tree)
+            if isinstance(n, ast.stmt) and n.lineno in marked]
 
 
 def _setter(parent, slot, index):

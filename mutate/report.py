@@ -49,6 +49,10 @@ def summary(rep: dict) -> list[str]:
         out.append("never executed by any run (lines holding mutants):")
         for f, lines in rep["unreached"].items():
             out.append(f"  {f}: {_ranges(lines)}")
+    if rep.get("excluded"):
+        out.append("not mutated (`# pragma: no mutate`):")
+        for f, lines in rep["excluded"].items():
+            out.append(f"  {f}: {_ranges(lines)}")
     return out
 
 

@@ -12,6 +12,7 @@ from kmc.errors import UsageError
 from kmc.mutate.classify import (EQUIVALENT, SURVIVED, Verdict, classify, score,
                                  state_limits)
 from kmc.mutate.isolation import Mutant, mutants_of, read_source
+from kmc.mutate.operators import pragma_lines
 from kmc.mutate.pool import NOT_RUN, run_tasks
 from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path,
                                 model_module, scenario_module)
@@ -353,6 +354,12 @@ def unreached(plan: Plan, base: dict) -> dict:
     return {f: sorted(v) for f, v in sorted(out.items())}
 
 
+def excluded(plan: Plan) -> dict:
+    """file (as shown) -> the lines marked ``# pragma: no mutate``."""
+    out = {display_path(f): pragma_lines(plan.sources[f]) for f in plan.files}
+    return {f: lines for f, lines in out.items() if lines}
+
+
 def report(plan: Plan, base: dict, rows: list, not_run: list, wall: float) -> dict:
     """The run as one JSON-ready object."""
     return {
@@ -363,6 +370,7 @@ def report(plan: Plan, base: dict, rows: list, not_run: list, wall: float) -> di
         "not_run": not_run,
         "score": score(rows),
         "unreached": unreached(plan, base),
+        "excluded": excluded(plan),
         "equivalent": sum(r["outcome"] == EQUIVALENT for r in rows),
         "wall_s": round(wall, 1),
     }

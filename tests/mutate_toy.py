@@ -3,7 +3,8 @@
 Its mutants cover every outcome: ``x < limit`` -> ``x <= limit`` violates Bounded; dropping
 ``out.append("mark")`` loses the Marked witness; dropping ``out = []`` crashes; ``x > 1`` ->
 ``x > 2`` only changes the state count; the ``x > 100`` guard never fires, so its mutants
-change nothing (equivalent) and the line under it never runs.
+change nothing (equivalent) and the line under it never runs. The ``raise`` of a
+negative limit carries ``# pragma: no mutate``: it has no mutant.
 """
 import os
 
@@ -24,6 +25,8 @@ class Toy(Model):
     name = "toy"
 
     def __init__(self, limit=3):
+        if limit < 0:
+            raise ValueError(f"need limit >= {0}")  # pragma: no mutate
         self.limit = limit
 
     def init_states(self):

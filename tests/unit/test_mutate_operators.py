@@ -100,3 +100,19 @@ def test_mutant_ids_name_file_line_column_operator_and_n(tmp_path):
     tree = mutated_tree(ms[2], source)
     assert ast.unparse(tree).endswith("return a < 0")
     assert path.read_text() == source  # only the parsed copy changed
+
+
+def test_a_statement_marked_no_mutate_is_left_alone_with_everything_inside():
+    src = textwrap.dedent("""\
+        def f(a):
+            if a < 0:
+                raise ValueError(  # pragma: no mutate
+                    f"need a >= {0 + 1}")
+            return a + 1
+        """)
+    tree = ast.parse(src)
+    marked = {(s.line, s.operator) for s in sites(tree, src)}
+    unmarked = {(s.line, s.operator) for s in sites(ast.parse(src))}
+    # the raise (line 3), its message (line 4) are gone; the check and the return stay
+    assert unmarked - marked == {(3, "drop-stmt"), (4, "const")}
+    assert {(2, "cmp"), (2, "const"), (5, "const")} <= marked

@@ -89,6 +89,12 @@ def test_a_guard_that_never_fires_gives_equivalent_mutants(runs):
     assert list(runs[0]["unreached"].values()) == [[line_of('out.append("never")')]]
 
 
+def test_a_statement_marked_no_mutate_has_no_mutant_and_is_listed(runs):
+    line = line_of("# pragma: no mutate")
+    assert not [r for r in runs[0]["mutants"] if r["line"] == line]
+    assert list(runs[0]["excluded"].values()) == [[line]]
+
+
 def test_display_code_is_not_mutated(runs):
     line = line_of("def format_state")
     assert not [r for r in runs[0]["mutants"] if line <= r["line"] <= line + 1]

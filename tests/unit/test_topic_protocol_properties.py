@@ -13,7 +13,8 @@ from kmc.model.kafka.canon import replace_at
 from kmc.model.kafka.messages import lair
 from kmc.model.kafka.zk.state import TOPIC
 
-ALWAYS = ("LeaderIsReplica", "NoTrafficWithCrashedBroker", "NoTrafficToFormerController",
+ALWAYS = ("LeaderIsReplica", "LeaderIsLive", "NoTrafficWithCrashedBroker",
+          "NoTrafficToFormerController",
           "DeleteByIdFindsLiveTopic")
 QUIESCENT = ("LeadersElected", "ReplicatedRecordsAcknowledged")
 
@@ -55,6 +56,16 @@ def test_all_hold_on_kip516_and_its_initial_state():
 def test_leader_is_replica_sees_a_leader_outside_the_assignment():
     _, w = start()
     assert "not one of its replicas" in violated("LeaderIsReplica", with_partition(w, leader=2))
+
+
+def test_leader_is_live_sees_a_down_broker_still_named_leader():
+    m, w = start()
+    down = w._replace(brokers=replace_at(w.brokers, 0, w.brokers[0]._replace(status=bk.DOWN)))
+    assert "yet broker-1 is down" in violated("LeaderIsLive", down)
+    # the controller's answer to the crash: no leader (no other replica), or another one
+    assert props(m)["LeaderIsLive"].check(with_partition(down, leader=zk.NO_LEADER))
+    other = w._replace(brokers=replace_at(w.brokers, 1, w.brokers[1]._replace(status=bk.DOWN)))
+    assert props(m)["LeaderIsLive"].check(other)
 
 
 def test_leaders_elected_sees_a_partition_without_a_leader():

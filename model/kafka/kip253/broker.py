@@ -60,7 +60,7 @@ def handle(m, w, src: int):
                            reported=replace_at(g.reported, p, 0))
         return w._replace(broker=b._replace(logs=replace_at(b.logs, p, None)), net=net,
                           group=g)
-    raise ValueError(f"unknown controller request {msg!r}")
+    raise ValueError(f"unknown controller request {msg!r}")  # pragma: no mutate
 
 
 def produce_error(cfg, w, p: int, count: int):

@@ -45,14 +45,6 @@ def produce(m, w, i: int):
                       producers=replace_at(w.producers, i, pr._replace(sent=pr.sent + 1)))
 
 
-def produce_outcome(cfg, w, i: int) -> tuple:
-    """(partition, count, error or None) of producer ``i``'s next Produce (for display)."""
-    pr = w.producers[i]
-    key = cfg.scripts[i][pr.sent]
-    p = cfg.keyspace.partition(key, pr.count)
-    return p, pr.count, produce_error(cfg, w, p, pr.count)
-
-
 def refresh_metadata(m, w, i: int):
     """§5 bullet 3: "Producer will update metadata and retry" — and, as every Kafka client,
     refresh periodically (metadata.max.age.ms), which is how today's producers learn a new

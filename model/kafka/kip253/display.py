@@ -9,6 +9,7 @@ from __future__ import annotations
 from kmc.model.kafka.broker import lane as broker_lane
 from kmc.model.kafka.controller import lane as controller_lane
 from kmc.model.kafka.kip253 import clients, controller
+from kmc.model.kafka.kip253.broker import produce_error
 from kmc.model.kafka.kip253.channels import BROKER, head_from
 from kmc.model.kafka.messages import endpoint_lane
 from kmc.model.kafka.messages import label as request_label
@@ -85,8 +86,9 @@ def message(m, a, w):
 
 
 def _produce_message(cfg, i, w):
-    p, count, err = clients.produce_outcome(cfg, w, i)
     pr = w.producers[i]
+    p, count = cfg.keyspace.partition(cfg.scripts[i][pr.sent], pr.count), pr.count
+    err = produce_error(cfg, w, p, count)
     return (f"producer{i}", BROKER_LANE,
             f"Produce(key={cfg.scripts[i][pr.sent]}, seq={pr.sent}, p{p}, "
             f"undeleted_partition_count={count}) -> {err or 'ok'}")

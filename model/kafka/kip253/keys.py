@@ -32,14 +32,15 @@ class KeySpace:
 
     def __init__(self, hashing: str, N: int, counts, keys):
         if hashing not in (LINEAR, MODULO):
-            raise ValueError(f"unknown hashing {hashing!r}")
+            raise ValueError(f"unknown hashing {hashing!r}")  # pragma: no mutate
         self.hashing, self.N = hashing, N
         self.nmax = max(counts)
         self.M = class_modulus(N, counts)
         bad = [h for h in keys if not 0 <= h < self.M]
         if bad:
-            raise ValueError(f"key class {bad[0]} is not a residue modulo {self.M}: use "
-                             f"0..{self.M - 1}")
+            raise ValueError(  # pragma: no mutate
+                f"key class {bad[0]} is not a residue modulo {self.M}: use "
+                f"0..{self.M - 1}")
         self.keys = tuple(keys)
         # the hot path (Produce) only looks partitions up
         self.counts = tuple(counts)

@@ -7,8 +7,8 @@ Their relations extend ``model.kafka.zk.views.view`` with the messages in flight
 active controller and the admin's last answer (``protocol_view``), built from the state
 alone as ``view`` is.
 
-always: LeaderIsReplica, NoTrafficWithCrashedBroker, NoTrafficToFormerController,
-DeleteByIdFindsLiveTopic.
+always: LeaderIsReplica, LeaderIsLive, NoTrafficWithCrashedBroker,
+NoTrafficToFormerController, DeleteByIdFindsLiveTopic.
 quiescent (settled: no internal step left): LeadersElected, ReplicatedRecordsAcknowledged.
 sometimes (where the bounds make them reachable): StagedBeforePurge, FollowerReplicated,
 FollowersFetchTogether, TopicIdLostInRestart.
@@ -123,6 +123,17 @@ LEADER_IS_REPLICA = declare(
               f"(incarnation {z['i']}, leader epoch {z['e']}), which is not one of its "
               "replicas")
 
+LEADER_IS_LIVE = declare(
+    "always", "LeaderIsLive",
+    forall((i, p, t, e, ld), implies(And(Current(i, p, t, e, ld), Live(i), ld >= 1),
+                                     Not(Crashed(ld)))),
+    protocol_view,
+    "the leader the store names for a partition of the live incarnation is not down "
+    "(KafkaController.onReplicasBecomeOffline elects a live in-sync replica, and "
+    "ReplicaStateMachine.removeReplicasFromIsr writes NoLeader for a dead leader)",
+    lambda z: f"the store names broker-{z['ld']} leader of partition {z['p']} "
+              f"(incarnation {z['i']}, leader epoch {z['e']}), yet broker-{z['ld']} is down")
+
 LEADERS_ELECTED = declare(
     "quiescent", "LeadersElected",
     forall((i, p, t, e, ld), implies(And(Current(i, p, t, e, ld), Live(i)),
@@ -209,8 +220,8 @@ TOPIC_ID_LOST = declare(
     "a broker restarts with a log whose topic ID it lost: partition.metadata had not been "
     "flushed (Log.maybeFlushMetadataFile runs before the first append only)")
 
-ALWAYS = (LEADER_IS_REPLICA, NO_TRAFFIC_WITH_CRASHED, NO_TRAFFIC_TO_FORMER_CONTROLLER,
-          DELETE_BY_ID)
+ALWAYS = (LEADER_IS_REPLICA, LEADER_IS_LIVE, NO_TRAFFIC_WITH_CRASHED,
+          NO_TRAFFIC_TO_FORMER_CONTROLLER, DELETE_BY_ID)
 
 
 def protocol_liveness(bounds, fencing: bool) -> tuple:
