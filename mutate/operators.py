@@ -20,9 +20,9 @@ Operators:
 
 Functions that only display a state (``format_*``, ``__repr__``, ``lanes``, ...) are not
 mutated: no property reads them. Nor is a statement whose first line carries the comment
-``# pragma: no mutate`` (mutmut's spelling), with everything inside it: for checks of a
-scenario's arguments that no valid scenario reaches (they raise a usage error), which
-unit tests cover and no model run can.
+``# pragma: no mutate`` (mutmut's spelling), with everything inside it: for a check that
+only raises on input no valid scenario gives (a scenario's arguments out of range, a
+message kind no step sends), which unit tests cover and no model run can reach.
 """
 from __future__ import annotations
 
