@@ -97,7 +97,9 @@ def pragma_lines(source: str) -> list[int]:
 
 def excluded_spans(tree: ast.AST, source: str) -> list[tuple[int, int]]:
     """(first, last) lines of every statement whose first line carries the pragma."""
-    marked = set(pragma_lines(source)) if PRAGMA in source else set()
+    if PRAGMA not in source:
+        return []
+    marked = set(pragma_lines(source))
     return [(n.lineno, n.end_lineno) for n in ast.walk(tree)
             if isinstance(n, ast.stmt) and n.lineno in marked]
 
