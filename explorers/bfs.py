@@ -53,6 +53,7 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
     inits = sorted(core.initial(), key=lambda e: core.order_key(e[1]))
     init_index = [i for i, _ in inits]
     frontier = [s for _, s in inits]
+    pieces = None  # the frontier's field reprs, when the expander gives them
     visited = SortedKeySet(core.key_dtype)
     keys0 = keys_array(map(core.rkey, frontier), len(frontier), core.key_dtype)
     visited.add_new(keys0)
@@ -89,7 +90,7 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
             stopped_by = "max_memory"
             break
         core.open_level()  # quiescence and deadlock of the frontier, then the new states
-        lvl = expand(frontier, depth - 1, tick)
+        lvl = expand(frontier, depth - 1, tick, pieces)
         generated += lvl.generated
         if lvl.aborted:
             core.close_level()
@@ -109,9 +110,12 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
             fresh, okeys = fresh[keep], okeys[keep]
             states = None if states is None else [states[i] for i in keep.tolist()]
             stopped_by = "max_states"
+        pieces = None
         if states is not None:
             order = sort_order(okeys)
             fresh, states = fresh[order], [states[i] for i in order.tolist()]
+            if lvl.pieces is not None:
+                pieces = [lvl.pieces[i] for i in fresh.tolist()]
         if fresh.size == 0:
             core.close_level()
             break
@@ -119,10 +123,11 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
         visited.add_new(new_keys)
         level_keys.append(new_keys)
         level_parent.append(lvl.parents[fresh].astype(np.uint32))
+        lvl = None  # the level's candidates (and their reprs) go before the next expansion
         frontier = new_keys.tolist() if states is None else states
         if watch_new:
             for j, t in enumerate(frontier):
-                check_new(t, (depth, j))
+                check_new(t, (depth, j), None if pieces is None else pieces[j])
         core.close_level()
         unique += len(frontier)
         depth += 1

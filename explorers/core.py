@@ -200,21 +200,23 @@ class Core:
         """True once any always/quiescent/deadlock property has a counterexample."""
         return any(kind != SOMETIMES for kind, *_ in self.discoveries.values())
 
-    def check_new(self, s, locator) -> bool:
+    def check_new(self, s, locator, pieces=None) -> bool:
         """Check always/sometimes properties on a newly reached state. ``locator`` lets the
-        explorer rebuild the trace later. Returns True when something was recorded."""
+        explorer rebuild the trace later; ``pieces``: the reprs of its fields, if known
+        (``invariants.fused.Checker.false_at``). Returns True when something was
+        recorded."""
         found = False
         disc, opened = self.discoveries, self._open
         if self.always:
             always = self.always
-            for i in self._always_check.false_at(s):
+            for i in self._always_check.false_at(s, pieces):
                 p = always[i]
                 if p.name not in disc or (opened and p.name in opened):
                     found |= self._record(p, ALWAYS, s, locator)
         pending = self.pending_witness
         if pending:
             chk = self._witness_check
-            for i in chk.true_at(s):
+            for i in chk.true_at(s, pieces):
                 p = chk.props[i]
                 if p in pending and self._record(p, SOMETIMES, s, locator):
                     found = True
@@ -222,8 +224,9 @@ class Core:
                         pending.remove(p)
         return found
 
-    def check_settled(self, s, succs, locator) -> bool:
-        """Quiescent properties and deadlock, decided once a state's successors are known."""
+    def check_settled(self, s, succs, locator, pieces=None) -> bool:
+        """Quiescent properties and deadlock, decided once a state's successors are known
+        (``pieces`` as for ``check_new``)."""
         if not self.needs_settled:
             return False
         is_fault = self.model.is_fault
@@ -235,7 +238,7 @@ class Core:
                                             (opened and DEADLOCK in opened)):
             found |= self.offer(DEADLOCK, DEADLOCK, s, "no action is enabled", locator)
         quiescent = self.quiescent
-        for i in self._quiescent_check.false_at(s):
+        for i in self._quiescent_check.false_at(s, pieces):
             p = quiescent[i]
             if p.name not in disc or (opened and p.name in opened):
                 found |= self._record(p, QUIESCENT, s, locator)

@@ -31,11 +31,16 @@ class Level(NamedTuple):
     states: Optional[list]  # candidate states aligned with keys; None: the keys are states
     generated: int
     aborted: bool
+    #: the reprs of each candidate's fields (``model.encoding.FieldReprs``), aligned with
+    #: ``states``, when the expander keyed them field-wise; None otherwise
+    pieces: Optional[list] = None
 
 
 def level_expander(core, coverage):
-    """``expand(frontier, level_id, tick) -> Level``. ``tick(i)`` is called every 1024
-    frontier states and aborts the level when it returns True (time limits, progress)."""
+    """``expand(frontier, level_id, tick, pieces=None) -> Level``. ``tick(i)`` is called
+    every 1024 frontier states and aborts the level when it returns True (time limits,
+    progress). ``pieces``: the frontier's ``Level.pieces``, if the caller kept them (the
+    field-wise expander then does not look its states' fields up again)."""
     m = core.model
     fast = core.packed and not core.needs_settled and not core.bounded and \
         m.make_successor_states is not None and isinstance(coverage, list)
@@ -47,7 +52,7 @@ def level_expander(core, coverage):
 def _packed(core, succ_states):
     rep = core.model.representative if core.symmetry else None
 
-    def expand(frontier, level_id, tick):
+    def expand(frontier, level_id, tick, pieces=None):
         flat: list = []
         ext = flat.extend
         counts: list = []
@@ -73,7 +78,7 @@ def _generic(core, coverage):
     successors, rkey = core.successors, core.rkey
     check_settled, needs_settled = core.check_settled, core.needs_settled
 
-    def expand(frontier, level_id, tick):
+    def expand(frontier, level_id, tick, pieces=None):
         nxt: dict = {}
         first = nxt.setdefault  # first parent wins; one hash of the state, not two
         generated = 0
@@ -98,38 +103,46 @@ def _by_fields(core, coverage, cls, reprs, key):
     """The generic expander for record states (``Core.field_keys``): every successor is
     keyed as it is generated, from its parent's field reprs and the memoised reprs of the
     fields it changed, and candidates are told apart by key (an int) instead of by
-    hashing and comparing whole states. Same candidates, keys and first parents."""
+    hashing and comparing whole states. Same candidates, keys and first parents.
+    Each candidate's field reprs come with it (``Level.pieces``): the caller hands them to
+    the property checks and back with the next frontier."""
     successors, rkey = core.successors, core.rkey
     check_settled, needs_settled = core.check_settled, core.needs_settled
     of, memos = reprs.of, reprs.memos
 
-    def expand(frontier, level_id, tick):
+    def expand(frontier, level_id, tick, pieces=None):
         index: dict = {}
         cand: list = []
+        cand_pieces: list = []
         generated = 0
         for pi, s in enumerate(frontier):
             succ = successors(s)
             generated += len(succ)
+            if type(s) is not cls:
+                sp = None
+            else:
+                sp = of(s) if pieces is None or pieces[pi] is None else pieces[pi]
             if needs_settled:
-                check_settled(s, succ, (level_id, pi))
-            sp = of(s) if type(s) is cls else None
+                check_settled(s, succ, (level_id, pi), sp)
             for a, t in succ:
                 coverage[a] += 1
                 if type(t) is not cls:
-                    k = rkey(t)
+                    k, tp = rkey(t), None
                 elif sp is None:
-                    k = key(of(t))
+                    tp = of(t)
+                    k = key(tp)
                 else:  # a field the successor shares with its parent is not looked up
-                    k = key([p if f is g else m[f]
-                             for f, g, p, m in zip(t, s, sp, memos)])
+                    tp = [p if f is g else m[f] for f, g, p, m in zip(t, s, sp, memos)]
+                    k = key(tp)
                 if k not in index:
                     index[k] = pi
                     cand.append(t)
+                    cand_pieces.append(tp)
             if not pi & 1023 and pi and tick(pi):
                 return Level(_EMPTY, _EMPTY_I, [], generated, True)
         keys = keys_array(list(index), len(cand), core.key_dtype)
         parents = np.fromiter(index.values(), dtype=np.int64, count=len(cand))
-        return Level(keys, parents, cand, generated, False)
+        return Level(keys, parents, cand, generated, False, cand_pieces)
     return expand
 
 

@@ -19,7 +19,7 @@ memoised answer with a fresh computation.
 """
 from __future__ import annotations
 
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 #: entries per part's memo before it starts over (a bound on memory, not on meaning)
 MEMO_LIMIT = 1 << 11
@@ -36,12 +36,14 @@ def _none(_state):
 
 
 class _Part:
-    __slots__ = ("fields", "get", "fn", "memo", "inputs")
+    __slots__ = ("fields", "get", "fn", "memo", "inputs", "last", "by_repr")
 
     def __init__(self, fields, fn, inputs=None):
         self.fields = tuple(fields)
         self.get = getter(self.fields)
         self.fn, self.memo, self.inputs = fn, {}, inputs
+        self.last = (None, None)  # (state, entry): the entry of the state asked last
+        self.by_repr: dict = {}  # the same entries keyed by the fields' reprs
 
     def __getstate__(self):  # the memo stays in the process that built it
         return (self.fields, self.fn, self.inputs)
@@ -107,10 +109,57 @@ class FieldView:
 
     @staticmethod
     def _store(part, key, entry):
-        if len(part.memo) >= MEMO_LIMIT:
-            part.memo.clear()
-        part.memo[key] = entry
-        return entry
+        return _keep(part.memo, key, entry)
+
+    def getter_of(self, names, state):
+        """``get(state, pieces=None) -> (the values of the relations names, in that
+        order)``, computed from the parts that give them (and the plain parts a derived
+        one reads) alone, each memoised as ``view(state)`` memoises it; by the reprs of
+        the part's fields when ``pieces`` gives the state's (``model.encoding.
+        FieldReprs``). ``state``: any state of the view's model, to learn which part gives
+        which relation."""
+        self(state)  # every part has an entry now
+        gives = {id(p): next(iter(p.memo.values()))[1] for p in self._parts + self._derived}
+        wanted = set(names)
+        derived = [p for p in self._derived if wanted & gives[id(p)].keys()]
+        inputs = wanted.union(*(p.inputs for p in derived))
+        plain = [p for p in self._parts if inputs & gives[id(p)].keys()]
+        at = {r: j for j, p in enumerate(plain) for r in gives[id(p)]}
+        order = getattr(type(state), "_fields", None) or ()
+        by_repr = [itemgetter(*[order.index(f) for f in p.fields])
+                   if p.fields and all(f in order for f in p.fields) else None
+                   for p in plain]
+        steps = [(p, by_repr[j]) for j, p in enumerate(plain)]
+        mixes = [(p, tuple((at[r], r) for r in p.inputs)) for p in derived]
+        out = [(at.get(n, -1), n) for n in names]
+        store = self._store
+
+        def get(state, pieces=None):
+            got = []
+            for part, rget in steps:
+                last = part.last
+                if last[0] is state:
+                    e = last[1]
+                else:
+                    if pieces is None or rget is None:
+                        memo, key = part.memo, part.get(state)
+                    else:
+                        memo, key = part.by_repr, rget(pieces)
+                    e = memo.get(key)
+                    if e is None:
+                        e = _keep(memo, key, part.compute(state, None))
+                    part.last = (state, e)
+                got.append(e[1])
+            mixed: dict = {}
+            for part, srcs in mixes:
+                key = tuple([got[j][r] for j, r in srcs])
+                e = part.memo.get(key)
+                if e is None:
+                    e = store(part, key, part.compute(
+                        state, {r: got[j][r] for j, r in srcs}))
+                mixed.update(e[1])
+            return tuple([got[j][n] if j >= 0 else mixed[n] for j, n in out])
+        return get
 
     def sources(self, state) -> dict:
         """relation name -> the field names it reads (its part's fields)."""
@@ -122,6 +171,13 @@ class FieldView:
                     out[name] = part.fields
                 break
         return out
+
+
+def _keep(memo: dict, key, entry):
+    if len(memo) >= MEMO_LIMIT:
+        memo.clear()
+    memo[key] = entry
+    return entry
 
 
 def named(name: str):

@@ -7,7 +7,12 @@ property's verdict is a function of the values of the fields its relations read,
 is memoised by them: the properties reading the same fields form one group with one
 memo, whose entry is the tuple of the group's properties that fail. A state of the
 Kafka models shares most fields with states checked before, so most checks are one
-look-up per group.
+look-up per group. The memo is keyed by the fields' reprs when the caller has them
+(the BFS expander's ``Level.pieces``: strings keep their hashes, where a field's value
+is hashed anew at each look-up), else by their values. On a miss the group's relations
+are computed from the view's parts that give them alone (``FieldView.getter_of``), and
+the verdicts are memoised by the relations' values as well: a group whose fields change
+on most steps (the messages in flight) mostly finds its relations seen before.
 
 A formula that quantifies over the view's active domain (a variable no relation binds)
 reads every relation, and so does a view without ``sources``: such properties are
@@ -15,6 +20,8 @@ evaluated on each state's view. Any other property (z3 mode's, a hand-written ch
 called as it is. Every answer equals ``p.check(state)``.
 """
 from __future__ import annotations
+
+from operator import itemgetter
 
 from kmc.invariants.fieldview import getter
 
@@ -30,19 +37,31 @@ class Checker:
     def __getstate__(self):  # the plan holds memos: rebuilt where the checker lands
         return {"props": self.props, "_plan": None}
 
-    def false_at(self, state) -> list:
-        """Indices (into ``props``, ascending) of the properties false in ``state``."""
+    def false_at(self, state, pieces=None) -> list:
+        """Indices (into ``props``, ascending) of the properties false in ``state``.
+        ``pieces``: the reprs of the state's fields, when the caller has them
+        (``model.encoding.FieldReprs``): the verdicts are then looked up by them, whose
+        hashes strings keep, instead of by the fields' values, hashed anew each time."""
         plan = self._plan
         if plan is None:
             plan = self._plan = _plan(self.props, state)
         groups, by_view, singles = plan
         out = []
-        for get, memo, view, members in groups:
-            key = get(state)
+        for get, pget, memos, rget, names, rmemo, members in groups:
+            if pieces is None or pget is None:
+                memo, key = memos[0], get(state)
+            else:  # memoised apart: a field's value and another's repr may be equal
+                memo, key = memos[1], pget(pieces)
             bad = memo.get(key)
             if bad is None:
-                v = view(state)
-                bad = tuple(i for i, fast in members if not fast(v))
+                rels = rget(state, pieces)
+                bad = rmemo.get(rels)
+                if bad is None:
+                    v = dict(zip(names, rels))
+                    bad = tuple(i for i, fast in members if not fast(v))
+                    if len(rmemo) >= MEMO_LIMIT:
+                        rmemo.clear()
+                    rmemo[rels] = bad
                 if len(memo) >= MEMO_LIMIT:
                     memo.clear()
                 memo[key] = bad
@@ -57,9 +76,9 @@ class Checker:
             out.sort()
         return out
 
-    def true_at(self, state) -> list:
+    def true_at(self, state, pieces=None) -> list:
         """Indices of the properties true in ``state``."""
-        bad = set(self.false_at(state))
+        bad = set(self.false_at(state, pieces))
         return [i for i in range(len(self.props)) if i not in bad]
 
 
@@ -83,25 +102,42 @@ def _plan(props, state):
             by_view.setdefault(id(view), (view, []))[1].append((i, fast))
             continue
         fields = tuple(sorted({f for r in relations for f in src[r]}))
-        groups.setdefault((id(view), fields), (view, fields, []))[2].append(
-            (i, fast, (p.name, repr(p.formula))))
-    return ([(getter(fields), _memo(view, fields, members), view,
-              [(i, fast) for i, fast, _n in members])
-             for view, fields, members in groups.values()],
-            list(by_view.values()), singles)
+        groups.setdefault((id(view), fields), (view, fields, set(), []))
+        groups[id(view), fields][2].update(relations)
+        groups[id(view), fields][3].append((i, fast, (p.name, repr(p.formula))))
+    plan = []
+    order = getattr(type(state), "_fields", None)
+    for view, fields, relations, members in groups.values():
+        names = tuple(sorted(relations))
+        memo, pmemo, rmemo = _memo(view, fields, members)
+        pget = itemgetter(*[order.index(f) for f in fields]) \
+            if order and fields and all(f in order for f in fields) else None
+        plan.append((getter(fields), pget, (memo, pmemo), _relations(view, names, state),
+                     names, rmemo,
+                     [(i, fast) for i, fast, _n in members]))
+    return plan, list(by_view.values()), singles
+
+
+def _relations(view, names, state):
+    """``state -> the values of the relations names``: from the view's parts that give
+    them (``FieldView.getter_of``), or else from the whole view."""
+    of = getattr(view, "getter_of", None)
+    if of is not None:
+        return of(names, state)
+    return lambda s, _pieces=None: tuple([frozenset(view(s).get(n, ())) for n in names])
 
 
 #: (id of a view, fields, the group's properties by index, name and formula) -> (view,
-#: memo):
+#: memo by the fields' values, memo by their reprs, memo by the relations' values):
 #: a checker unpickled again (a Spark executor gets the core anew for each level) finds
 #: its memos warm; the view is kept with its memo, so an id is never reused meanwhile
 _MEMOS: dict = {}
 
 
-def _memo(view, fields, members) -> dict:
+def _memo(view, fields, members) -> tuple:
     # the memo's entries are indices into one checker's properties: the key holds them
     key = (id(view), fields, tuple((m[0], m[2]) for m in members))
     got = _MEMOS.get(key)
     if got is None or got[0] is not view:
-        got = _MEMOS[key] = (view, {})
-    return got[1]
+        got = _MEMOS[key] = (view, {}, {}, {})
+    return got[1], got[2], got[3]

@@ -85,7 +85,7 @@ class Known:
         plain = Checker.false_at
         names, by_id, seen = self.names, self.by_id, {}
 
-        def false_at(chk, state):
+        def false_at(chk, state, pieces=None):
             mine = seen.get(id(chk))
             if mine is None or mine[0] is not chk:
                 mine = seen[id(chk)] = (chk, tuple(p.name for p in chk.props) == names)
@@ -93,7 +93,7 @@ class Known:
                 hit = by_id.get(id(state))
                 if hit is not None:
                     return list(hit)
-            return plain(chk, state)
+            return plain(chk, state, pieces)
 
         Checker.false_at = false_at
         try:

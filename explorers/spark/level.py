@@ -20,6 +20,7 @@ from kmc.explorers import keyarrays
 from kmc.explorers.keyarrays import group_min, high_word, insert_sorted, sort_order, unseen
 from kmc.explorers.level import level_expander
 from kmc.invariants.properties import SOMETIMES
+from kmc.model.encoding import FieldReprs, fieldwise
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -220,9 +221,27 @@ def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
     if chk.always or chk.pending_witness:
         check_new = chk.check_new
         ints = keyarrays.to_ints(new_keys)
+        cls = None if packed or not new_states else type(new_states[0])
+        of = _reprs_of(cls) if cls is not None else None
         for s, k in zip(ints if packed else new_states, ints):
-            check_new(s, k)
+            check_new(s, k, None if of is None or type(s) is not cls else of(s))
     return _inserted(visited, new_keys), new_keys, new_parents, new_states, found(chk), idx
+
+
+#: state class -> its field reprs' memos in this worker (they stay warm from task to
+#: task): the checks look their verdicts up by the reprs of a state's fields
+_REPRS: dict = {}
+
+
+def _reprs_of(cls):
+    """``of(state) -> the reprs of its fields`` for the states of ``cls``, or None when
+    ``cls`` is not a field-wise record (``model.encoding.fieldwise``)."""
+    of = _REPRS.get(cls)
+    if of is None and fieldwise(cls):
+        if len(_REPRS) >= 8:
+            _REPRS.clear()
+        of = _REPRS[cls] = FieldReprs(len(cls._fields)).of
+    return of
 
 
 def _unseen(visited, keys: np.ndarray) -> np.ndarray:

@@ -142,10 +142,33 @@ def test_fused_checks_answer_as_each_property_does(case):
     props = [p for p in props if p.kind in ("always", "quiescent", "sometimes")]
     chk = Checker(props)
     assert any(getattr(p.check, "declared", None) for p in props)
+    reprs = FieldReprs(len(type(pairs[0][1])._fields))
     for _parent, s in pairs:
         want = [i for i, p in enumerate(props) if not p.check(s)]
+        # by the fields' values, then by their reprs (as the BFS expander hands them in)
         assert chk.false_at(s) == want
+        assert chk.false_at(s, reprs.of(s)) == want
     assert chk._plan is not None and chk.__getstate__()["_plan"] is None  # no memos shipped
+
+
+@pytest.mark.parametrize("case", [("lifecycle-large", "kip516"), ("kraft-stray", "kraft"),
+                                  ("split-merge-spark", "kip253")])
+def test_relations_of_a_group_equal_the_whole_views(case):
+    """``getter_of`` computes only the parts a group of properties reads, memoised by the
+    fields' values or their reprs: the same relations as the whole view, state by state."""
+    m, pairs = _states(*case, 600)
+    views = {id(p.view): p.view for p in m.properties()
+             if getattr(p, "view", None) is not None and hasattr(p.view, "getter_of")}
+    assert views
+    reprs = FieldReprs(len(type(pairs[0][1])._fields))
+    first = pairs[0][1]
+    for view in views.values():
+        names = sorted(view(first))
+        for name in names:
+            get = view.getter_of((name,), first)
+            for _p, s in pairs[::3]:
+                whole = view(s)[name]
+                assert get(s) == (whole,) and get(s, reprs.of(s)) == (whole,)
 
 
 def test_a_bfs_keeps_its_counts_and_traces_through_the_fast_paths():
@@ -169,7 +192,7 @@ def test_a_bfs_keeps_its_counts_and_traces_through_the_fast_paths():
 
 
 def _plain(props):
-    return lambda s: [i for i, p in enumerate(props) if not p.check(s)]
+    return lambda s, pieces=None: [i for i, p in enumerate(props) if not p.check(s)]
 
 
 def test_checker_without_declared_properties_calls_them():

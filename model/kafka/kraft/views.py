@@ -188,6 +188,9 @@ class _View:
     def sources(self, w) -> dict:
         return _VIEWS[type(w)].sources(w)
 
+    def getter_of(self, names, w):
+        return _VIEWS[type(w)].getter_of(names, w)
+
     def __reduce__(self):  # unpickled as this module's object: its memos stay warm
         return (named, (__name__ + ":view",))
 

@@ -61,53 +61,64 @@ def _in_flight(net):
         yield from net
 
 
-class _Memo:
-    last: tuple = (None, None)
-
-
-def protocol_view(w) -> dict:
-    """``view(w)`` plus:
-
-    - ``Crashed(broker)``: a broker that is down (not restarting: a restarting broker has
-      registered again and has connections).
-    - ``BrokerTraffic(kind, src, dst)``: a message in flight between two brokers or between
-      a broker and a controller, one tuple per broker endpoint (the other endpoint 0 when
-      it is a controller).
-    - ``ToController(kind, controller)``: a message in flight to a controller.
-    - ``Active(controller)``: the active controller.
-    - ``Fetching(follower, partition)``: a FetchResponse in flight to a follower.
-    - ``StaleRequest(kind, broker, epoch)``: a controller request in flight to a broker
-      that has applied a newer controller epoch than the request's.
-    - ``Answered(op, error)``: the admin's last answer; ``KnownId(topic_id)``: the topic
-      ID of its last successful CreateTopics (0 before one, or without topic IDs).
-    """
-    last = _Memo.last
-    if last[0] is w:
-        return last[1]
-    traffic, to_ctl, fetching, stale = set(), set(), set(), set()
+def _traffic(w) -> dict:
+    traffic, to_ctl, fetching, requests = set(), set(), set(), set()
     for msg in _in_flight(w.net):
         src, dst = msg.src, msg.dst
         if src > 0:
             traffic.add((msg.kind, src, dst if dst > 0 else 0))
         if dst > 0:
             traffic.add((msg.kind, src if src > 0 else 0, dst))
-            if src < 0 and msg.epoch < w.brokers[dst - 1].ctl_epoch:
-                stale.add((msg.kind, dst, msg.epoch))
+            if src < 0:
+                requests.add((msg.kind, dst, msg.epoch))
         else:
             to_ctl.add((msg.kind, -dst))
         if msg.kind == "FetchResponse":
             fetching.add((dst, msg.partition))
+    return {"BrokerTraffic": traffic, "ToController": to_ctl, "Fetching": fetching,
+            "_requests": requests}
+
+
+def _stale(parts) -> dict:
+    applied = {f[0]: f[1] for f in parts["Fence"]}
+    return {"StaleRequest": {r for r in parts["_requests"] if r[2] < applied[r[1]]}}
+
+
+def _crashed(w) -> dict:
+    return {"Crashed": {(j + 1,) for j, br in enumerate(w.brokers) if br.status == bk.DOWN}}
+
+
+def _controller(w) -> dict:
+    return {"Active": {(w.ctl.active,)}}
+
+
+def _answered(w) -> dict:
     out = w.admin.outcome
-    v = {
-        **view(w),
-        "Crashed": {(j + 1,) for j, br in enumerate(w.brokers) if br.status == bk.DOWN},
-        "BrokerTraffic": traffic, "ToController": to_ctl, "Active": {(w.ctl.active,)},
-        "Fetching": fetching, "StaleRequest": stale,
-        "Answered": {tuple(out)} if out else set(),
-        "KnownId": {(w.admin.known_id,)},
-    }
-    _Memo.last = (w, v)
-    return v
+    return {"Answered": {tuple(out)} if out else set(), "KnownId": {(w.admin.known_id,)}}
+
+
+#: ``view``'s relations plus:
+#:
+#: - ``Crashed(broker)``: a broker that is down (not restarting: a restarting broker has
+#:   registered again and has connections).
+#: - ``BrokerTraffic(kind, src, dst)``: a message in flight between two brokers or between
+#:   a broker and a controller, one tuple per broker endpoint (the other endpoint 0 when
+#:   it is a controller).
+#: - ``ToController(kind, controller)``: a message in flight to a controller.
+#: - ``Active(controller)``: the active controller.
+#: - ``Fetching(follower, partition)``: a FetchResponse in flight to a follower.
+#: - ``StaleRequest(kind, broker, epoch)``: a controller request in flight to a broker
+#:   that has applied a newer controller epoch than the request's.
+#: - ``Answered(op, error)``: the admin's last answer; ``KnownId(topic_id)``: the topic
+#:   ID of its last successful CreateTopics (0 before one, or without topic IDs).
+#:
+#: Each part reads the fields it names (``invariants.fieldview``), so the properties over
+#: it are memoised by those fields, or by the values of the relations they read.
+protocol_view = view.extended(
+    ((("net",), _traffic), (("brokers",), _crashed), (("ctl",), _controller),
+     (("admin",), _answered)),
+    ((("net", "brokers"), ("_requests", "Fence"), _stale),),
+    name=__name__ + ":protocol_view")
 
 
 # ---- leader election -----------------------------------------------------------------------
