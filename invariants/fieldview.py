@@ -91,7 +91,7 @@ class FieldView:
             key = part.get(state)
             e = part.memo.get(key)
             if e is None:
-                e = self._store(part, key, part.compute(state, None))
+                e = _keep(part.memo, key, part.compute(state, None))
             entries.append(e)
             view.update(e[0])
         if self._derived:
@@ -102,14 +102,10 @@ class FieldView:
                 key = tuple([base[r] for r in part.inputs])
                 e = part.memo.get(key)
                 if e is None:
-                    e = self._store(part, key, part.compute(state, base))
+                    e = _keep(part.memo, key, part.compute(state, base))
                 view.update(e[0])
         self._last = (state, view)
         return view
-
-    @staticmethod
-    def _store(part, key, entry):
-        return _keep(part.memo, key, entry)
 
     def getter_of(self, names, state):
         """``get(state, pieces=None) -> (the values of the relations names, in that
@@ -126,13 +122,11 @@ class FieldView:
         plain = [p for p in self._parts if inputs & gives[id(p)].keys()]
         at = {r: j for j, p in enumerate(plain) for r in gives[id(p)]}
         order = getattr(type(state), "_fields", None) or ()
-        by_repr = [itemgetter(*[order.index(f) for f in p.fields])
-                   if p.fields and all(f in order for f in p.fields) else None
-                   for p in plain]
-        steps = [(p, by_repr[j]) for j, p in enumerate(plain)]
+        steps = [(p, itemgetter(*[order.index(f) for f in p.fields])
+                  if p.fields and all(f in order for f in p.fields) else None)
+                 for p in plain]
         mixes = [(p, tuple((at[r], r) for r in p.inputs)) for p in derived]
         out = [(at.get(n, -1), n) for n in names]
-        store = self._store
 
         def get(state, pieces=None):
             got = []
@@ -155,7 +149,7 @@ class FieldView:
                 key = tuple([got[j][r] for j, r in srcs])
                 e = part.memo.get(key)
                 if e is None:
-                    e = store(part, key, part.compute(
+                    e = _keep(part.memo, key, part.compute(
                         state, {r: got[j][r] for j, r in srcs}))
                 mixed.update(e[1])
             return tuple([got[j][n] if j >= 0 else mixed[n] for j, n in out])
@@ -174,6 +168,7 @@ class FieldView:
 
 
 def _keep(memo: dict, key, entry):
+    """``memo[key] = entry``, the memo started over once it holds MEMO_LIMIT entries."""
     if len(memo) >= MEMO_LIMIT:
         memo.clear()
     memo[key] = entry

@@ -2,7 +2,8 @@
 
 Properties declared as formulas over a view (``invariants.declare``) share that view:
 it is computed once per state for all of them, not once per property. When the view
-names the fields each relation reads (``invariants.fieldview.FieldView.sources``), a
+names the fields each relation reads (``invariants.fieldview.FieldView.sources``) and
+gives a group of them on its own (``getter_of``), a
 property's verdict is a function of the values of the fields its relations read, and
 is memoised by them: the properties reading the same fields form one group with one
 memo, whose entry is the tuple of the group's properties that fail. A state of the
@@ -93,18 +94,19 @@ def _plan(props, state):
             singles.append((i, p))
             continue
         fast, view, relations, uses_domain = d
-        if id(view) not in sources:
+        if id(view) not in sources:  # a view that names its fields gives their relations
             src = getattr(view, "sources", None)
-            sources[id(view)] = src(state) if callable(src) else None
+            sources[id(view)] = src(state) if callable(src) and \
+                hasattr(view, "getter_of") else None
         src = sources[id(view)]
         if src is None or uses_domain or not relations or \
                 not all(r in src for r in relations):
             by_view.setdefault(id(view), (view, []))[1].append((i, fast))
             continue
         fields = tuple(sorted({f for r in relations for f in src[r]}))
-        groups.setdefault((id(view), fields), (view, fields, set(), []))
-        groups[id(view), fields][2].update(relations)
-        groups[id(view), fields][3].append((i, fast, (p.name, repr(p.formula))))
+        group = groups.setdefault((id(view), fields), (view, fields, set(), []))
+        group[2].update(relations)
+        group[3].append((i, fast, (p.name, repr(p.formula))))
     plan = []
     order = getattr(type(state), "_fields", None)
     for view, fields, relations, members in groups.values():
@@ -112,19 +114,9 @@ def _plan(props, state):
         memo, pmemo, rmemo = _memo(view, fields, members)
         pget = itemgetter(*[order.index(f) for f in fields]) \
             if order and fields and all(f in order for f in fields) else None
-        plan.append((getter(fields), pget, (memo, pmemo), _relations(view, names, state),
-                     names, rmemo,
-                     [(i, fast) for i, fast, _n in members]))
+        plan.append((getter(fields), pget, (memo, pmemo), view.getter_of(names, state),
+                     names, rmemo, [(i, fast) for i, fast, _n in members]))
     return plan, list(by_view.values()), singles
-
-
-def _relations(view, names, state):
-    """``state -> the values of the relations names``: from the view's parts that give
-    them (``FieldView.getter_of``), or else from the whole view."""
-    of = getattr(view, "getter_of", None)
-    if of is not None:
-        return of(names, state)
-    return lambda s, _pieces=None: tuple([frozenset(view(s).get(n, ())) for n in names])
 
 
 #: (id of a view, fields, the group's properties by index, name and formula) -> (view,

@@ -87,11 +87,12 @@ def message(m, a, w):
 
 def _produce_message(cfg, i, w):
     pr = w.producers[i]
-    p, count = cfg.keyspace.partition(cfg.scripts[i][pr.sent], pr.count), pr.count
-    err = produce_error(cfg, w, p, count)
+    key = cfg.scripts[i][pr.sent]
+    p = cfg.keyspace.partition(key, pr.count)
+    err = produce_error(cfg, w, p, pr.count)
     return (f"producer{i}", BROKER_LANE,
-            f"Produce(key={cfg.scripts[i][pr.sent]}, seq={pr.sent}, p{p}, "
-            f"undeleted_partition_count={count}) -> {err or 'ok'}")
+            f"Produce(key={key}, seq={pr.sent}, p{p}, "
+            f"undeleted_partition_count={pr.count}) -> {err or 'ok'}")
 
 
 def _group_message(a, w):
