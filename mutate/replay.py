@@ -310,14 +310,15 @@ def affected(mutant, snapshot, where=None, namespaces=None, tracked=None) -> set
         return None
     own = frozenset(namespaces)
     pairs, attributes, direct, mods = set(), set(), set(), []
-    for name in [mutant.module, *sorted(snapshot)]:
-        if name not in namespaces:
-            return None
-        try:
-            mod = importlib.import_module(name)
-        except Exception:  # the mutant breaks an import: its runs record it
-            return None
-        mods.append(mod)
+    order = [mutant.module, *sorted(snapshot)]
+    if any(name not in namespaces for name in order):
+        return None
+    try:  # every module loaded before any is compared: a module's import-time code may
+        # change another's globals (a class given a generated method), as in the baseline
+        mods = [importlib.import_module(name) for name in order]
+    except Exception:  # the mutant breaks an import: its runs record it
+        return None
+    for name, mod in zip(order, mods):
         names, attrs = sn.changed(namespaces[name], sn.namespace(mod, own))
         pairs |= {(name, k) for k in names}
         attributes |= attrs

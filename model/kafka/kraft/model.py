@@ -27,12 +27,8 @@ from kmc.model.kafka.kraft.state import (
     DOWN, HALTED, RUNNING, TOPIC, Broker, Budget, Consumer, FeatureWorld, Ghost, Hosted, Log,
     Producer, World, id_of,
 )
-from kmc.model.kafka.kraft import state as kraft_state
 from kmc.model.kafka.kraft.variants import flags as variant_flags
 from kmc.model.kafka.kraft.views import describe
-from kmc.model.records import fast_replace_all
-
-fast_replace_all(vars(kraft_state))  # generated _replace: cheaper successor construction
 
 FAULTS = frozenset({"crash", "restart", "failover", "miss-heartbeats"})
 INPUTS = frozenset({"create", "delete", "consumer-refresh", "consumer-fetch",

@@ -1,0 +1,69 @@
+"""A module's import-time code may change another module's globals: the Kafka models'
+``fast_replace_all`` gives the NamedTuples of a state module a generated ``_replace``
+from the module that imports it. A mutant of the state module's class bodies changes
+only what it changes: the worker compares the globals once every module is loaded again,
+as the baseline did, and not a class that the importing module patches later."""
+import os
+
+from kmc.mutate.isolation import install, mutants_of
+from kmc.mutate.pool import run_one
+from kmc.mutate.replay import affected
+from kmc.mutate.worker import namespace_task
+
+STATE = '''from typing import NamedTuple
+
+
+class Point(NamedTuple):
+    x: int = 0
+    y: int = 0
+
+
+class Bounds(NamedTuple):
+    limit: int = 3
+'''
+
+MODEL = '''import mutate_order_state as st
+from kmc.model.records import fast_replace_all
+
+fast_replace_all(vars(st))
+
+
+def step(p):
+    return p._replace(x=p.x + 1)
+
+
+def start(limit):
+    return st.Bounds(limit=limit)
+'''
+
+
+def _affected(m, source, snapshot, namespaces, tracked):
+    install(m, source, snapshot)
+    found = affected(m, snapshot, None, namespaces, tracked)
+    return None if found is None else sorted(found)
+
+
+def test_a_class_patched_by_an_importer_is_not_a_change(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    paths = {}
+    for name, text in (("mutate_order_state", STATE), ("mutate_order_model", MODEL)):
+        paths[name] = str((tmp_path / f"{name}.py").resolve())
+        (tmp_path / f"{name}.py").write_text(text)
+    served = {"mutate_order_state": (paths["mutate_order_state"], STATE),
+              "mutate_order_model": (paths["mutate_order_model"], MODEL)}
+    namespaces = run_one(namespace_task, (served,))
+    tracked = {p: p for p in paths.values()}
+    snapshot = {"mutate_order_model": served["mutate_order_model"]}
+    mutants = mutants_of(paths["mutate_order_state"], "mutate_order_state.py",
+                         "mutate_order_state", STATE)
+    limit_line = STATE.splitlines().index("    limit: int = 3") + 1
+    (m, *_rest) = [x for x in mutants if x.line == limit_line]
+    found = run_one(_affected, (m, STATE, snapshot, namespaces, tracked))
+    model = paths["mutate_order_model"]
+    step_line = MODEL.splitlines().index("def step(p):") + 1
+    start_line = MODEL.splitlines().index("def start(limit):") + 1
+    # the default of Bounds changed: what builds a Bounds reads it ...
+    assert found is not None and (model, start_line) in found
+    # ... and Point, patched by the model's import exactly as in the baseline, did not
+    assert (model, step_line) not in found
+    assert all(os.path.exists(f) for f, _n in found)
