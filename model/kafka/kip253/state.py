@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple, Optional
 
 from kmc.model.kafka.controller import ControllerState
+from kmc.model.records import fast_replace_all
 
 
 class Znode(NamedTuple):
@@ -129,3 +130,6 @@ def end_offset(log: Log, epoch: int) -> int:
         if rec[3] > epoch:
             return off
     return len(log.records)
+
+
+fast_replace_all(globals())  # generated _replace: cheaper successor construction
