@@ -34,6 +34,7 @@ from typing import NamedTuple
 
 from kmc.model.kafka.canon import replace_at
 from kmc.model.kafka.kraft import records as rc
+from kmc.model.records import fast_replace_all
 
 VOTERS = (1, 2, 3)
 
@@ -118,3 +119,6 @@ def uncommitted(q: Quorum) -> tuple:
 
 def lane(c: int) -> str:
     return f"controller-{c}"
+
+
+fast_replace_all(globals())  # generated _replace: cheaper successor construction
