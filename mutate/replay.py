@@ -309,12 +309,13 @@ def affected(mutant, snapshot, where=None, namespaces=None, tracked=None) -> set
     if namespaces is None:
         return None
     own = frozenset(namespaces)
-    pairs, attributes, direct, mods = set(), set(), set(), []
+    pairs, attributes, direct = set(), set(), set()
     order = [mutant.module, *sorted(snapshot)]
     if any(name not in namespaces for name in order):
         return None
-    try:  # every module loaded before any is compared: a module's import-time code may
-        # change another's globals (a class given a generated method), as in the baseline
+    # every module is loaded before any is compared, as the baseline's were: a module's
+    # import-time code may change another's globals (give its classes a generated method)
+    try:
         mods = [importlib.import_module(name) for name in order]
     except Exception:  # the mutant breaks an import: its runs record it
         return None

@@ -1,8 +1,9 @@
-"""A module's import-time code may change another module's globals: the Kafka models'
-``fast_replace_all`` gives the NamedTuples of a state module a generated ``_replace``
-from the module that imports it. A mutant of the state module's class bodies changes
-only what it changes: the worker compares the globals once every module is loaded again,
-as the baseline did, and not a class that the importing module patches later."""
+"""A module's import-time code may change another module's globals: a model may give
+the NamedTuples of its state module a generated ``_replace``
+(``kmc.model.records.fast_replace_all``) from the module that imports it. A mutant of
+the state module's class bodies changes only what it changes: the worker compares the
+globals once every module is loaded again, as the baseline did, and a class the
+importing module patches is no change."""
 import os
 
 from kmc.mutate.isolation import install, mutants_of
