@@ -91,7 +91,7 @@ class FieldView:
             key = part.get(state)
             e = part.memo.get(key)
             if e is None:
-                e = _keep(part.memo, key, part.compute(state, None))
+                e = keep(part.memo, key, part.compute(state, None))
             entries.append(e)
             view.update(e[0])
         if self._derived:
@@ -102,7 +102,7 @@ class FieldView:
                 key = tuple([base[r] for r in part.inputs])
                 e = part.memo.get(key)
                 if e is None:
-                    e = _keep(part.memo, key, part.compute(state, base))
+                    e = keep(part.memo, key, part.compute(state, base))
                 view.update(e[0])
         self._last = (state, view)
         return view
@@ -121,10 +121,7 @@ class FieldView:
         inputs = wanted.union(*(p.inputs for p in derived))
         plain = [p for p in self._parts if inputs & gives[id(p)].keys()]
         at = {r: j for j, p in enumerate(plain) for r in gives[id(p)]}
-        order = getattr(type(state), "_fields", None) or ()
-        steps = [(p, itemgetter(*[order.index(f) for f in p.fields])
-                  if p.fields and all(f in order for f in p.fields) else None)
-                 for p in plain]
+        steps = [(p, field_positions(p.fields, state)) for p in plain]
         mixes = [(p, tuple((at[r], r) for r in p.inputs)) for p in derived]
         out = [(at.get(n, -1), n) for n in names]
 
@@ -141,7 +138,7 @@ class FieldView:
                         memo, key = part.by_repr, rget(pieces)
                     e = memo.get(key)
                     if e is None:
-                        e = _keep(memo, key, part.compute(state, None))
+                        e = keep(memo, key, part.compute(state, None))
                     part.last = (state, e)
                 got.append(e[1])
             mixed: dict = {}
@@ -149,7 +146,7 @@ class FieldView:
                 key = tuple([got[j][r] for j, r in srcs])
                 e = part.memo.get(key)
                 if e is None:
-                    e = _keep(part.memo, key, part.compute(
+                    e = keep(part.memo, key, part.compute(
                         state, {r: got[j][r] for j, r in srcs}))
                 mixed.update(e[1])
             return tuple([got[j][n] if j >= 0 else mixed[n] for j, n in out])
@@ -167,12 +164,22 @@ class FieldView:
         return out
 
 
-def _keep(memo: dict, key, entry):
-    """``memo[key] = entry``, the memo started over once it holds MEMO_LIMIT entries."""
-    if len(memo) >= MEMO_LIMIT:
+def keep(memo: dict, key, entry, limit: int = MEMO_LIMIT):
+    """``memo[key] = entry``, the memo started over once it holds ``limit`` entries."""
+    if len(memo) >= limit:
         memo.clear()
     memo[key] = entry
     return entry
+
+
+def field_positions(fields, state):
+    """``itemgetter`` of the positions of ``fields`` in ``state``'s record type, which
+    index a state's field reprs (``model.encoding.FieldReprs``); None when one of the
+    fields is not such a position."""
+    order = getattr(type(state), "_fields", None) or ()
+    if not fields or not all(f in order for f in fields):
+        return None
+    return itemgetter(*[order.index(f) for f in fields])
 
 
 def named(name: str):

@@ -22,9 +22,7 @@ called as it is. Every answer equals ``p.check(state)``.
 """
 from __future__ import annotations
 
-from operator import itemgetter
-
-from kmc.invariants.fieldview import getter
+from kmc.invariants.fieldview import field_positions, getter, keep
 
 #: entries per group's memo before it starts over
 MEMO_LIMIT = 1 << 13
@@ -59,13 +57,9 @@ class Checker:
                 bad = rmemo.get(rels)
                 if bad is None:
                     v = dict(zip(names, rels))
-                    bad = tuple(i for i, fast in members if not fast(v))
-                    if len(rmemo) >= MEMO_LIMIT:
-                        rmemo.clear()
-                    rmemo[rels] = bad
-                if len(memo) >= MEMO_LIMIT:
-                    memo.clear()
-                memo[key] = bad
+                    bad = keep(rmemo, rels, tuple(i for i, fast in members if not fast(v)),
+                               MEMO_LIMIT)
+                keep(memo, key, bad, MEMO_LIMIT)
             if bad:
                 out.extend(bad)
         for view, members in by_view:
@@ -108,14 +102,12 @@ def _plan(props, state):
         group[2].update(relations)
         group[3].append((i, fast, (p.name, repr(p.formula))))
     plan = []
-    order = getattr(type(state), "_fields", None)
     for view, fields, relations, members in groups.values():
         names = tuple(sorted(relations))
         memo, pmemo, rmemo = _memo(view, fields, members)
-        pget = itemgetter(*[order.index(f) for f in fields]) \
-            if order and fields and all(f in order for f in fields) else None
-        plan.append((getter(fields), pget, (memo, pmemo), view.getter_of(names, state),
-                     names, rmemo, [(i, fast) for i, fast, _n in members]))
+        plan.append((getter(fields), field_positions(fields, state), (memo, pmemo),
+                     view.getter_of(names, state), names, rmemo,
+                     [(i, fast) for i, fast, _n in members]))
     return plan, list(by_view.values()), singles
 
 
