@@ -125,6 +125,8 @@ class Recorder:
                 return asked("next_state", next_state, s, a)
 
             model.actions, model.next_state = recorded_actions, recorded_next_state
+            if hasattr(model, "enabled"):  # a property's question, asked afresh: recorded
+                model.enabled = recorded_actions
 
     def digest(self) -> str | None:
         if not self.successor_calls:

@@ -83,6 +83,28 @@ def test_kraft_successors_reuse_the_steps_that_enabled_them(case, probed):
     assert probed <= kinds
 
 
+def test_kraft_enabled_reuses_only_the_expansion_of_that_very_state():
+    """``enabled`` answers a property's question with the actions of the expansion just
+    computed when it is about that state object, and asks ``actions`` otherwise (an
+    equal copy, another state); the clients' busy set is the same either way."""
+    m, pairs = _states("kraft-lagging-broker", None, 800, {"records": 1})
+    calls = []
+    actions = m.actions
+    m.actions = lambda w: calls.append(w) or actions(w)
+    busy_seen = set()
+    for _p, s in pairs:
+        m.successors(s)
+        calls.clear()
+        assert m.enabled(s) == actions(s) and calls == []
+        copy = pickle.loads(pickle.dumps(s))
+        assert m.enabled(copy) == actions(s) and calls == [copy]
+        fresh = kraft_views.busy(m, s)
+        m.successors(pairs[0][1])  # the last expansion is another state's
+        assert kraft_views.busy(m, s) == fresh
+        busy_seen.add(frozenset(fresh))
+    assert len(busy_seen) > 1  # the clients are busy in some states, idle in others
+
+
 def test_a_pickled_view_is_its_module_object():
     """A property's view unpickled on an executor is the module's own view, whose memos
     stay warm between tasks; an unnamed view travels without its memos."""

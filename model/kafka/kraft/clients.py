@@ -109,10 +109,13 @@ def consumer_refresh(model, w, b: int):
     INCONSISTENT_TOPIC_ID, NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH)."""
     ans = _answer(w.brokers[b - 1].image)
     ghost = w.ghost
-    if ans is not None and im.topic_by_id(model.committed_image(w.quorum), ans[0]) is None:
+    if ans is not None and (b, ans[0]) not in ghost.stale_meta and \
+            im.topic_by_id(model.committed_image(w.quorum), ans[0]) is None:
         ghost = _record(ghost, "stale_meta", (b, ans[0]))
     c = w.consumer
     cache = cm.update(cm.ClientMeta(*c[:3]), ans, model.flags.client_rule)
+    if ghost is w.ghost and cache == c[:3]:
+        return w  # the answer changes nothing
     return w._replace(consumer=c._replace(meta=cache.meta, known_id=cache.known_id,
                                           last_epoch=cache.last_epoch), ghost=ghost)
 
@@ -206,6 +209,8 @@ def producer_refresh(model, w, b: int):
     pr = w.producer
     cache = cm.update(cm.ClientMeta(*pr[:3]), _answer(w.brokers[b - 1].image),
                       model.flags.client_rule)
+    if cache == pr[:3]:
+        return w  # the answer changes nothing
     return w._replace(producer=pr._replace(meta=cache.meta, known_id=cache.known_id,
                                            last_epoch=cache.last_epoch))
 

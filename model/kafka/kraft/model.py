@@ -41,6 +41,8 @@ class KRaftModel(Model):
     name = "kraft"
     #: while ``successors`` asks ``actions``: action -> the step computed to enable it
     _probed = None
+    #: (state, its actions) of the last ``successors`` call: ``enabled`` answers from it
+    _last = (None, ())
 
     def __init__(self, variant: str, bounds):
         self.variant = variant
@@ -175,6 +177,13 @@ class KRaftModel(Model):
                 out.extend(deletion.candidates(self, w, b))
         return out
 
+    def enabled(self, w) -> list:
+        """``actions(w)``, taken from the last ``successors`` call when it was asked about
+        this very state (an explorer checks a state's quiescent properties right after
+        computing its successors)."""
+        last, acts = self._last
+        return acts if last is w else self.actions(w)
+
     def next_state(self, w, action):
         return self._steps[action[0]](self, w, *action[1:])
 
@@ -201,6 +210,7 @@ class KRaftModel(Model):
             acts = self.actions(w)
         finally:
             self._probed = None
+        self._last = (w, acts)
         out = []
         for a in acts:
             t = probed.get(a)

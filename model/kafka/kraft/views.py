@@ -297,9 +297,10 @@ CLIENT_STEPS = (("consumer", frozenset({"consumer-refresh", "consumer-fetch"})),
 def busy(model, w) -> set:
     """The clients with a step that changes something: those ``model.actions`` offers
     (it offers a client's step only when the step changes the state). Asked through
-    the model's ``actions``, the one question about steps a property asks: `kmc
+    the model's ``actions`` (``enabled``: the answer the state's own expansion just
+    gave, when there was one), the one question about steps a property asks: `kmc
     mutate` records it and asks a mutant the same before it takes a run as unchanged."""
-    kinds = {a[0] for a in model.actions(w)}
+    kinds = {a[0] for a in model.enabled(w)}
     return {(c,) for c, steps in CLIENT_STEPS if kinds & steps}
 
 
