@@ -41,6 +41,11 @@ class Model:
         return ()
 
     # ---- optional -----------------------------------------------------------------------
+    def enabled(self, state) -> Sequence[Hashable]:
+        """``actions(state)`` asked by a property (which client still has a step). A
+        model may answer from the expansion it has just computed for that very state."""
+        return self.actions(state)
+
     def within_boundary(self, state) -> bool:
         """States outside the boundary are dropped, as in Stateright (neither counted nor
         expanded). Use it for scenario bounds such as "at most 2 incarnations"."""

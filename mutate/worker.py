@@ -124,9 +124,9 @@ class Recorder:
             def recorded_next_state(s, a):
                 return asked("next_state", next_state, s, a)
 
+            # a property's question (``enabled``) is asked afresh, and recorded
             model.actions, model.next_state = recorded_actions, recorded_next_state
-            if hasattr(model, "enabled"):  # a property's question, asked afresh: recorded
-                model.enabled = recorded_actions
+            model.enabled = recorded_actions
 
     def digest(self) -> str | None:
         if not self.successor_calls:

@@ -178,9 +178,9 @@ class KRaftModel(Model):
         return out
 
     def enabled(self, w) -> list:
-        """``actions(w)``, taken from the last ``successors`` call when it was asked about
-        this very state (an explorer checks a state's quiescent properties right after
-        computing its successors)."""
+        """``Model.enabled``: taken from the last ``successors`` call when it was asked
+        about this very state (an explorer checks a state's quiescent properties right
+        after computing its successors)."""
         last, acts = self._last
         return acts if last is w else self.actions(w)
 
