@@ -159,3 +159,24 @@ def test_budgets_respected_is_shared_and_fails_once_a_budget_is_overspent():
     assert not budgets.check(w._replace(producer=w.producer._replace(left=-1)))
     kraft = {p.name: p for p in api.build("kraft-stray", "kraft").properties()}
     assert repr(kraft["BudgetsRespected"].formula) == repr(budgets.formula)
+
+
+def test_budgets_accounted_fails_once_a_counter_and_its_steps_disagree():
+    """BudgetsAccounted holds on kip516 and on z3 mode, and fails on a state whose budget
+    counter was not spent for a step the store or the ghost shows (a creation, a
+    deletion, a failover, a reassignment), or was spent without one."""
+    m, w = start()
+    assert run("offline-delete", "kip516").verdict("BudgetsAccounted") == "holds"
+    assert run("offline-delete", "kip516", z3=True).verdict("BudgetsAccounted") == "holds"
+    accounted = props(m)["BudgetsAccounted"]
+    assert accounted.check(w)
+    created = w.store._replace(incarnations=w.store.incarnations + 1)
+    assert not accounted.check(w._replace(store=created))  # a creation not spent
+    assert not accounted.check(w._replace(admin=w.admin._replace(deletes=0)))  # no deletion
+    g = w.ghost
+    assert not accounted.check(w._replace(ghost=g._replace(failovers=((2, 0),))))
+    assert not accounted.check(w._replace(ghost=g._replace(reassigned=1)))
+    both = w._replace(ghost=g._replace(reassigned=1),
+                      budget=w.budget._replace(reassign=w.budget.reassign - 1))
+    assert accounted.check(both)  # taken and spent: only BudgetsRespected objects
+    assert not props(m)["BudgetsRespected"].check(both)

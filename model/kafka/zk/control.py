@@ -179,9 +179,9 @@ def reassign(m, w, p, b):
     store = zk.put_topic(w.store, rec)
     # the reassignment's end writes the controller's assignment to the topic znode
     store = zk.write_assignment(store, TOPIC, tuple(x.replicas for x in rec.partitions))
-    net = notify(m, w, w.net, store, {p: part.replicas})
-    return w._replace(store=store, net=net, ghost=record_leaders(w.ghost, rec),
-                      budget=w.budget._replace(reassign=w.budget.reassign - 1))
+    ghost = record_leaders(w.ghost, rec)._replace(reassigned=w.ghost.reassigned + 1)
+    return w._replace(store=store, net=notify(m, w, w.net, store, {p: part.replicas}),
+                      ghost=ghost, budget=w.budget._replace(reassign=w.budget.reassign - 1))
 
 
 # ---- deletion -----------------------------------------------------------------------------

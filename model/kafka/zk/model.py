@@ -109,7 +109,9 @@ class TopicsModel(Model):
         producer = Client(meta if bd.records else None, bd.records, ())
         consumer = Client(meta if bd.consumer else None, 0, (0,) * self.max_partitions)
         return [World(store, ctl, Memory(), tuple(brs), (), admin, producer, consumer,
-                      Budget(bd.crashes, bd.failovers, bd.reassign, bd.adds),
+                      Budget(bd.crashes, bd.failovers, bd.reassign, bd.adds,
+                             (("creates", bd.incarnations - 1), ("deletes", bd.deletes),
+                              ("failovers", bd.failovers), ("reassignments", bd.reassign))),
                       control.initial_ghost(rec, bd.initial_records))]
 
     # ---- actions ------------------------------------------------------------------------

@@ -6,7 +6,7 @@ the plane's own.
 always: NoStaleRead, NoStaleReplication, TopicIdUnique, NoWriteToDeletedTopic,
 ControllerEpochFencing, RecreateAfterDelete (KAFKA-6098), LeaderEpochUnique,
 FollowerFencing (KIP-320), NoAcknowledgedLoss, DeletedIncarnationInert, BudgetsRespected
-(shared).
+(shared), BudgetsAccounted.
 quiescent (settled: no internal step left): StaleReplicasCleaned, DeletionCompletes,
 AssignedReplicasHosted; with
 a producer ProducerFinishes, with a consumer ConsumerReadsAll (settled: the client has no
@@ -54,9 +54,11 @@ Current = Rel("Current", 5, ("inc", "partition", "topic_id", "leader_epoch", "le
 Unflushed = Rel("Unflushed", 3, ("broker", "partition", "records"))
 Awaiting = Rel("Awaiting", 3, ("broker", "partition", "inc"))
 Down = lp.Down
+Spent = Rel("Spent", 4, ("budget", "left", "taken", "given"))
 
 b, p, s, i, j, t, v, e, n, b2, f, o, c, ld, d = variables(
     "b p s i j t v e n b2 f o c ld d")
+k, x, y, g = variables("k x y g")
 
 PLANE = lp.Plane(view=view, up="up")
 #: the properties both planes share (model.kafka.lifecycle_properties), by name
@@ -141,6 +143,16 @@ METADATA_FLUSHED = declare(
     lambda x: f"broker-{x['b']}'s log of partition {x['p']} holds {x['n']} record(s) but "
               "its partition.metadata was never flushed")
 
+BUDGETS_ACCOUNTED = declare(
+    "always", "BudgetsAccounted",
+    forall((k, x, y, g), implies(Spent(k, x, y, g), x + y == g)), view,
+    "each budget's counter and the steps it counts agree: what is left plus the creations, "
+    "deletions, controller failovers and reassignments the store and the ghost show were "
+    "taken is what the scenario gives (BudgetsRespected's counters, checked against the "
+    "steps; a counter that is not spent lets a run take steps its bounds do not report)",
+    lambda x: f"the {x['k']} budget shows {x['x']} left after {x['y']} taken, of "
+              f"{x['g']} the scenario gives")
+
 AWAITING_DELETED = declare(
     "always", "StopReplicaOfDeletedOnly",
     forall((b, p, i), implies(Awaiting(b, p, i), Not(Live(i)))), view,
@@ -213,7 +225,7 @@ ALWAYS = (SHARED["NoStaleRead"], SHARED["NoStaleReplication"], TOPIC_ID_UNIQUE,
           SHARED["NoWriteToDeletedTopic"], CONTROLLER_EPOCH_FENCING, RECREATE_AFTER_DELETE,
           LEADER_EPOCH_UNIQUE, FOLLOWER_FENCING, NO_ACKNOWLEDGED_LOSS,
           REPLICA_LEADER_NAMED, METADATA_FLUSHED, AWAITING_DELETED,
-          SHARED["BudgetsRespected"], DELETED_INCARNATION_INERT)
+          SHARED["BudgetsRespected"], BUDGETS_ACCOUNTED, DELETED_INCARNATION_INERT)
 QUIESCENT = (SHARED["StaleReplicasCleaned"], DELETION_COMPLETES,
              SHARED["AssignedReplicasHosted"], REPLICAS_FOLLOW_CONTROLLER,
              STOP_REPLICAS_ANSWERED)

@@ -110,6 +110,7 @@ class Ghost(NamedTuple):
                             # CreatePartitions: the live incarnation when the admin sent
                             # it, the one whose znode it read (an error) or rewrote (0:
                             # none)
+    reassigned: int = 0     # reassignments done (BudgetsAccounted counts them)
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 
@@ -118,6 +119,9 @@ class Budget(NamedTuple):
     failovers: int
     reassign: int
     adds: int = 0  # CreatePartitions the admin may still send
+    #: what the scenario gives, constant: ((budget, amount), ...) for the budgets whose
+    #: steps the state also counts another way (BudgetsAccounted)
+    given: tuple = ()
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 

@@ -49,6 +49,9 @@
 - ``Left(budget, amount)``: what is left of each of the scenario's budgets (CreateTopics
   and DeleteTopics requests, the producer's records, crashes, failovers, reassignments,
   CreatePartitions requests).
+- ``Spent(budget, left, taken, given)``: for the budgets the state counts twice, what
+  the counter says is left, how many of the budget's steps the store and the ghost show
+  were taken, and what the scenario gives.
 - ``Busy(client)`` ("producer", "consumer"): the client has a step that changes
   something; model-dependent, so added by ``with_clients(model)`` for the properties that
   need it.
@@ -186,6 +189,23 @@ def _left(w) -> dict:
                      ("adds", bg.adds)}}
 
 
+def _spent(w) -> dict:
+    """Each budget the state counts twice: what its counter says is left, and how many of
+    its steps the store and the ghost show were taken (a creation is a new incarnation; a
+    deletion leaves an incarnation that is no longer live; a failover adds a controller
+    epoch to the ghost's list; a reassignment is counted by the ghost)."""
+    given = dict(w.budget.given)
+    if not given:
+        return {"Spent": set()}
+    st, ad = w.store, w.admin
+    live = sum(1 for t in st.topics if t.name not in st.delete_markers)
+    taken = {"creates": (ad.creates, st.incarnations - 1),
+             "deletes": (ad.deletes, st.incarnations - live),
+             "failovers": (w.budget.failovers, len(w.ghost.failovers)),
+             "reassignments": (w.budget.reassign, w.ghost.reassigned)}
+    return {"Spent": {(k, *taken[k], g) for k, g in given.items()}}
+
+
 def _mem(w) -> dict:
     return {"Awaiting": {(x[0], x[1], x[3]) for x in w.mem.pending}}
 
@@ -214,6 +234,7 @@ view = FieldView((
     (("brokers",), _brokers), (("store",), _store), (("net",), _net),
     (("ghost",), _ghost), (("admin",), _admin), (("producer",), _producer),
     (("mem",), _mem), (("admin", "producer", "budget"), _left),
+    (("store", "admin", "budget", "ghost"), _spent),
     (("store", "brokers"), _leader_log),
 ), (
     (("brokers", "store", "net"), ("_ids_brokers", "_ids_store", "_ids_net"), _id_of),
