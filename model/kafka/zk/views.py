@@ -198,7 +198,7 @@ def _spent(w) -> dict:
     if not given:
         return {"Spent": set()}
     st, ad = w.store, w.admin
-    live = sum(1 for t in st.topics if t.name not in st.delete_markers)
+    live = 1 if datapath.live_inc(st) else 0
     taken = {"creates": (ad.creates, st.incarnations - 1),
              "deletes": (ad.deletes, st.incarnations - live),
              "failovers": (w.budget.failovers, len(w.ghost.failovers)),
