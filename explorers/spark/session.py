@@ -174,6 +174,7 @@ def spark_context(master: str | None = None, executors: int | None = None,
     try:
         with CtrlC() as ctrl_c:  # a Ctrl-C while Spark starts is acted on once it is up
             sc = _create(conf, submitted, m, ctrl_c)
+            quiet_hangup(sc)
             ctrl_c.check()
             sc.setLogLevel(LOG_LEVEL.upper())
             import_hot_classes(sc)
@@ -188,6 +189,23 @@ def spark_context(master: str | None = None, executors: int | None = None,
         yield sc
     finally:
         _stop(sc)
+
+
+def quiet_hangup(sc) -> None:
+    """The driver's accumulator server (pyspark.accumulators) reads the tasks' updates from
+    the JVM over a socket. A context stopped mid-level (Ctrl-C) closes that socket while the
+    server's handler reads: the read ends in EOFError, and socketserver prints its traceback
+    on stderr after "kmc: interrupted". The JVM hanging up ends the updates; it is not an
+    error to print. Any other error of the server still is."""
+    server = getattr(sc, "_accumulatorServer", None)
+    if server is None:
+        return
+    printer = server.handle_error
+
+    def handle_error(request, client_address):
+        if not isinstance(sys.exc_info()[1], (EOFError, ConnectionError)):
+            printer(request, client_address)
+    server.handle_error = handle_error
 
 
 def _stop(sc) -> None:

@@ -1,6 +1,8 @@
 """Ctrl-C around Spark work (``CtrlC``): the handler only notes it, and the block ends
-as a KeyboardInterrupt however it ends, even when no safe point checked it after."""
+as a KeyboardInterrupt however it ends, even when no safe point checked it after; and the
+JVM hanging up on the driver's accumulator server as a context stops is not printed."""
 import os
+import sys
 import signal
 import time
 
@@ -46,3 +48,44 @@ def test_no_ctrl_c_no_interrupt():
     with CtrlC() as ctrl_c:
         ctrl_c.check()
     assert not ctrl_c.event.is_set()
+
+
+def _hang_up_on_the_accumulator_server(quiet: bool):
+    """PySpark's real accumulator server, a connection that sends one (empty) update and
+    hangs up as a stopping JVM does: (the error the server's handler ended with, stderr)."""
+    import socket
+    import struct
+    import threading
+    from types import SimpleNamespace
+
+    from pyspark.accumulators import _start_update_server
+
+    from kmc.explorers.spark.session import quiet_hangup
+
+    server = _start_update_server("token", False)
+    try:
+        if quiet:
+            quiet_hangup(SimpleNamespace(_accumulatorServer=server))
+        handled = threading.Event()
+        seen = []
+        inner = server.handle_error
+
+        def spy(request, client_address):
+            seen.append(sys.exc_info()[0])
+            inner(request, client_address)
+            handled.set()
+        server.handle_error = spy
+        with socket.create_connection(server.server_address[:2], timeout=10) as s:
+            s.sendall(b"token" + struct.pack("!i", 0))
+            assert s.recv(1) == b"\x01"  # the update was read and acknowledged
+        assert handled.wait(10)
+        return seen
+    finally:
+        server.shutdown()
+
+
+def test_the_jvm_hanging_up_on_the_accumulator_server_prints_nothing(capfd):
+    assert _hang_up_on_the_accumulator_server(quiet=False) == [EOFError]
+    assert "EOFError" in capfd.readouterr().err  # what a stopped context printed
+    assert _hang_up_on_the_accumulator_server(quiet=True) == [EOFError]
+    assert capfd.readouterr().err == ""
