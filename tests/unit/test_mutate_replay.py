@@ -81,13 +81,19 @@ def _both(path):
     return mutate(plan(), jobs=2), mutate(plan(), jobs=2, replay=False)
 
 
+@pytest.fixture(scope="module")
+def cached_runs(cached):
+    """The cached model's mutants with replay and explored in full."""
+    return _both(cached)
+
+
 def _lines_of(text, source=CACHED):
     lines = source.splitlines()
     return [n for n, line in enumerate(lines, 1) if line.strip() == text]
 
 
-def test_replay_gives_every_mutant_the_outcome_of_a_full_run(cached):
-    fast, full = _both(cached)
+def test_replay_gives_every_mutant_the_outcome_of_a_full_run(cached_runs):
+    fast, full = cached_runs
     assert [_key(r) for r in fast["mutants"]] == [_key(r) for r in full["mutants"]]
     assert not any(r["replayed"] for r in full["mutants"])
     # the guard that never fires: its mutants (but the one that reads past the state's
@@ -103,8 +109,8 @@ def test_replay_gives_every_mutant_the_outcome_of_a_full_run(cached):
     assert killed and not any(r["replayed"] for r in killed)
 
 
-def test_a_cached_function_is_never_replayed(cached):
-    fast, _full = _both(cached)
+def test_a_cached_function_is_never_replayed(cached_runs):
+    fast, _full = cached_runs
     lines = CACHED.splitlines()
     in_bump = range(lines.index("def bump(x):") + 1, lines.index("class Cached(Model):"))
     inside = [r for r in fast["mutants"] if r["line"] in in_bump]
