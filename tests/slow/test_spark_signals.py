@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -100,13 +101,40 @@ def _start(argv, tmp_path, env_extra=None):
     return proc, Tree(proc)
 
 
-def _wait_exit(proc, tree, timeout=60.0):
+class KmcStarted:
+    """Reads the stderr of a kmc run under ``python -X importtime``: notes the moment
+    Python has imported ``kmc.interrupt`` (kmc's Ctrl-C handler is installed right after)
+    and keeps every line that is not an import timing. Before that moment a SIGINT lands
+    in the interpreter's own start-up (site-packages' .pth files), which no program can
+    handle: CPython ends with "Fatal Python error: init_import_site"."""
+
+    def __init__(self, proc):
+        self.at = None
+        self.lines = []
+        self._thread = threading.Thread(target=self._read, args=(proc.stderr,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream):
+        for line in stream:
+            if not line.startswith("import time:"):
+                self.lines.append(line)
+            elif self.at is None and line.rstrip().endswith("| kmc.interrupt"):
+                self.at = time.monotonic()
+
+    def text(self):
+        self._thread.join(timeout=10)
+        return "".join(self.lines)
+
+
+def _wait_exit(proc, tree, timeout=60.0, stderr=None):
     deadline = time.monotonic() + timeout
     while proc.poll() is None and time.monotonic() < deadline:
         tree.scan()
         time.sleep(0.05)
     if proc.poll() is None:
         pytest.fail(f"kmc did not exit within {timeout:.0f} s of SIGINT")
+    if stderr is not None:
+        return proc.stdout.read(), stderr.text()
     out, err = proc.communicate(timeout=10)
     return out, err
 
@@ -124,13 +152,13 @@ def _assert_clean_interrupt(proc, tree, err, tmp_path):
     assert not leftovers, f"temporary directories left behind: {leftovers}"
 
 
-def _interrupt(proc, tree, when):
+def _interrupt(proc, tree, when, stderr=None):
     """SIGINT to kmc's process group once ``when()`` is true (polled as the tree is
     scanned); fails if kmc exits first."""
     while not when():
         if proc.poll() is not None:
-            pytest.fail(f"kmc exited ({proc.returncode}) before the interrupt: "
-                        f"{proc.stderr.read()[-2000:]}")
+            err = stderr.text() if stderr is not None else proc.stderr.read()
+            pytest.fail(f"kmc exited ({proc.returncode}) before the interrupt: {err[-2000:]}")
         tree.scan()
         time.sleep(0.02)
     tree.scan()
@@ -139,11 +167,14 @@ def _interrupt(proc, tree, when):
 
 @pytest.mark.parametrize("delay", [0.3, 1.0, 2.0, 4.0])
 def test_ctrl_c_while_spark_starts_and_runs(delay, tmp_path):
-    proc, tree = _start([sys.executable, "-m", "kmc", *CHECK], tmp_path, SPARK_LEVELS)
+    """``delay`` seconds after kmc's own code began to run (0.3 s: still importing)."""
+    proc, tree = _start([sys.executable, "-X", "importtime", "-m", "kmc", *CHECK],
+                        tmp_path, SPARK_LEVELS)
     try:
-        t0 = time.monotonic()
-        _interrupt(proc, tree, lambda: time.monotonic() - t0 >= delay)
-        _out, err = _wait_exit(proc, tree)
+        started = KmcStarted(proc)
+        _interrupt(proc, tree, lambda: started.at is not None
+                   and time.monotonic() - started.at >= delay, started)
+        _out, err = _wait_exit(proc, tree, stderr=started)
         _assert_clean_interrupt(proc, tree, err, tmp_path)
     finally:
         tree.kill()
