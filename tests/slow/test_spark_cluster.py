@@ -107,14 +107,14 @@ def _wait_for_executors(sc, n, wait_s=30.0) -> None:
 
 def test_cli_check_against_the_cluster(standalone):
     assert set(cluster.alive_pids(standalone.state_dir)) == ALL
-    env = {**os.environ, "PYTHONPATH": ROOT, "KMC_SPARK_DRIVER_LEVEL": "200"}
-    r = subprocess.run([sys.executable, "-m", "kmc", "check", "twophase", "-p", "rm=5",
+    env = {**os.environ, "PYTHONPATH": ROOT, "KMC_SPARK_DRIVER_LEVEL": "100"}
+    r = subprocess.run([sys.executable, "-m", "kmc", "check", "twophase", "-p", "rm=4",
                         "--explorer", "spark", "--master", standalone.master_url, "--json",
                         "--quiet"], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     got = json.loads(r.stdout)
-    want = bfs(TwoPhase(5))
+    want = bfs(TwoPhase(4))
     assert (got["unique_states"], got["generated_states"], got["max_depth"]) == \
         (want.unique_states, want.generated_states, want.max_depth)
     assert {n: p["verdict"] for n, p in got["properties"].items()} == want.verdicts()

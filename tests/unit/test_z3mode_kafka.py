@@ -20,7 +20,7 @@ from test_z3mode import assert_violation  # pytest puts this directory on sys.pa
 #: a scenario with more reachable states than this is checked on its first LIMIT states
 #: in BFS order: every scenario and every variant, both control planes (the properties are
 #: the same across variants; the variants reach different states)
-LIMIT = 4_000
+LIMIT = 2_500
 
 pytestmark = pytest.mark.slow
 
