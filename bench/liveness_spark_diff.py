@@ -10,7 +10,8 @@ declares a liveness property: those run with ``-p liveness=true`` and the KRaft 
 that check liveness by default. Each distinct (scenario, variant, params, bounds) runs
 once on BFS and once on Spark with one embedded SparkContext; the table gives the state
 count, whether every verdict agrees, whether every lasso (initial state, actions, loop
-start, detail) is the same, and both wall times. Exit 1 on any disagreement.
+start, detail) is the same, and both wall times. Exit 1 on any disagreement. Every graph
+is decided on the executors unless ``--driver-graph`` says otherwise.
 """
 from __future__ import annotations
 
@@ -57,7 +58,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
     ap.add_argument("--only", help="only the entries whose id contains this text")
+    ap.add_argument("--driver-graph", type=int, default=0, metavar="N",
+                    help="decide graphs of at most N states on the driver (default 0: "
+                         "every graph on the executors, the algorithm this compares)")
     args = ap.parse_args(argv)
+    from kmc.explorers.spark import liveness_driver
+
+    liveness_driver.DRIVER_GRAPH_MAX = args.driver_graph
     from kmc.explorers.spark.session import shutdown_gateway, spark_context
 
     bad = 0

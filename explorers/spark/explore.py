@@ -120,7 +120,9 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                 result = explore(run, frontier, to_spark, store, nparts, time_limit,
                                  ctrl_c.check)
                 from kmc.explorers.spark import liveness  # fair cycles, on the executors
-                result = liveness.finish(sc, core, core_bc, result, max_depth)
+                # (nothing on the driver: a small graph too goes to the executors)
+                result = liveness.finish(sc, core, core_bc, result, max_depth,
+                                         driver_max=0 if limit == 0 else None)
                 result.extra["spark"].update(
                     partitions=nparts, master=sc.master,
                     driver_seconds=budget, driver_level_max=limit,

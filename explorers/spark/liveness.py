@@ -1,4 +1,5 @@
-"""Liveness on the Spark explorer: fair stops and fair components found on the executors.
+"""Liveness on the Spark explorer: fair stops and fair components found on the executors
+(a graph small enough for one machine is decided on the driver: ``liveness_driver``).
 
 The same question as ``explorers.liveness`` (read it first), answered with RDDs over the
 graph ``explorers.spark.graph`` records on the executors, for each liveness property:
@@ -109,10 +110,13 @@ def _summaries(comp, enabled, edges, parts):
     return taken.join(en, parts).map(lambda x: (x[0], x[1][0], x[1][1][0], x[1][1][1]))
 
 
-def finish(sc, core, core_bc, result, max_depth=None):
+def finish(sc, core, core_bc, result, max_depth=None, driver_max=None):
     """Decide the liveness properties of ``core`` on Spark and merge their lassos into
     ``result`` (declaration order kept). Liveness stays unknown when the run stopped
-    before its graph was complete, other than at ``max_depth``."""
+    before its graph was complete, other than at ``max_depth``. A run of at most
+    ``driver_max`` states (default ``KMC_SPARK_DRIVER_GRAPH``) is decided on the
+    driver (``liveness_driver``)."""
+    from kmc.explorers.spark import liveness_driver
     from kmc.explorers.spark.graph import record_graph
     from kmc.explorers.spark.liveness_lasso import spark_lasso
     from kmc.invariants.liveness import EVENTUALLY, split
@@ -127,13 +131,18 @@ def finish(sc, core, core_bc, result, max_depth=None):
                                     f"was complete ({result.stopped_by})"}
         return result
     t0 = time.perf_counter()
-    parts = max(2, sc.defaultParallelism)
     fair = FairnessClasses(core.model)
+    bound = max_depth if result.stopped_by == "max_depth" else None
+    if driver_max is None:
+        driver_max = liveness_driver.DRIVER_GRAPH_MAX
+    if result.unique_states <= driver_max:
+        found, sizes = liveness_driver.decide(core, live, bound)
+        return _merge(result, core, found, {**sizes, "on": "driver"}, fair, t0)
+    parts = max(2, sc.defaultParallelism)
     before = set(sc._jsc.getPersistentRDDs().keys())
     found = {}
     try:
-        graph = record_graph(sc, core, core_bc, live, parts,
-                             max_depth if result.stopped_by == "max_depth" else None)
+        graph = record_graph(sc, core, core_bc, live, parts, bound)
         for i, prop in enumerate(live):
             target = fair_target(sc, graph, i, prop.kind == EVENTUALLY, fair, parts)
             if target is not None:
@@ -144,13 +153,21 @@ def finish(sc, core, core_bc, result, max_depth=None):
         for rid, rdd in list(sc._jsc.getPersistentRDDs().items()):
             if rid not in before:
                 rdd.unpersist(False)
+    sizes = {"graph_states": graph.n, "graph_edges": graph.m, "on": "spark"}
+    return _merge(result, core, found, sizes, fair, t0)
+
+
+def _merge(result, core, found, sizes, fair, t0):
+    """``result`` with the lassos ``found`` among its discoveries (declaration order,
+    Deadlock after the declared ones) and the check's figures in ``extra``."""
     order = [p.name for p in core.properties]
     merged = {**result.discoveries, **found}
     result.discoveries = {n: merged[n] for n in order if n in merged}
-    for n, d in merged.items():  # Deadlock, after the declared ones
+    for n, d in merged.items():
         result.discoveries.setdefault(n, d)
-    result.extra["liveness"] = {"graph_states": graph.n, "graph_edges": graph.m,
-                                "fair_classes": list(fair.names), "on": "spark",
+    result.extra["liveness"] = {"graph_states": sizes["graph_states"],
+                                "graph_edges": sizes["graph_edges"],
+                                "fair_classes": list(fair.names), "on": sizes["on"],
                                 "check_s": round(time.perf_counter() - t0, 4)}
     result.elapsed_s += time.perf_counter() - t0
     return result

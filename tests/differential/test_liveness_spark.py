@@ -1,7 +1,10 @@
 """The Spark explorer decides liveness on the executors (explorers/spark/liveness.py) and
 gives BFS's answers on the pinned liveness models: the same verdicts and the very same
 lasso (stem, loop start and actions), since its stem search and loop are chosen on the
-graph alone, as locally. One embedded local[2] SparkContext serves the module."""
+graph alone, as locally. A graph of at most KMC_SPARK_DRIVER_GRAPH states is collected
+and decided on the driver instead (explorers/spark/liveness_driver.py), with the same
+answers; ``driver_level_max=0`` (nothing on the driver) keeps every graph here on the
+executors. One embedded local[2] SparkContext serves the module."""
 from __future__ import annotations
 
 import pytest
@@ -26,7 +29,7 @@ def _lassos(result):
 @pytest.mark.parametrize("scenario,variant,params", CASES)
 def test_spark_decides_liveness_as_bfs(sc, scenario, variant, params):
     b = check(scenario, variant, params)
-    s = check(scenario, variant, params, explorer="spark")
+    s = check(scenario, variant, params, explorer="spark", driver_level_max=0)
     assert s.complete and b.complete
     assert s.verdicts() == b.verdicts()
     assert _lassos(s) == _lassos(b)
@@ -39,7 +42,7 @@ def test_spark_liveness_under_a_depth_bound(sc):
     # the graph is cut at the bound on both: a lasso inside it is found, else unknown
     for depth in (2,):
         b = check("lossy", "weak", max_depth=depth)
-        s = check("lossy", "weak", max_depth=depth, explorer="spark")
+        s = check("lossy", "weak", max_depth=depth, explorer="spark", driver_level_max=0)
         assert s.verdicts() == b.verdicts()
         assert _lassos(s) == _lassos(b)
 
@@ -55,10 +58,32 @@ def test_spark_decides_random_graphs_as_bfs(sc):
     for seed in RANDOM_SEEDS:
         m = Random(seed)
         b = check(m)
-        s = check(Random(seed), explorer="spark")
+        s = check(Random(seed), explorer="spark", driver_level_max=0)
         assert s.verdicts() == b.verdicts(), seed
         assert (s.verdict("L") == "violated") == brute_force(m), seed
         assert _lassos(s) == _lassos(b), seed
+
+
+def test_a_small_graph_is_decided_on_the_driver_with_the_same_answers(sc, monkeypatch):
+    """The cases above and two random graphs, at the default settings: decided on the
+    driver, with BFS's verdicts, lassos and graph sizes. One state over the setting
+    sends the graph to the executors."""
+    from kmc.explorers.spark import liveness_driver
+    from unit.test_liveness_random import Random
+
+    runs = [(lambda c=c, **kw: check(*c, **kw)) for c in CASES] + \
+        [(lambda seed=seed, **kw: check(Random(seed), **kw)) for seed in (6, 94)]
+    for run in runs:
+        b, s = run(), run(explorer="spark")
+        assert s.extra["liveness"]["on"] == "driver"
+        assert s.verdicts() == b.verdicts()
+        assert _lassos(s) == _lassos(b)
+        for n in ("graph_states", "graph_edges"):
+            assert s.extra["liveness"][n] == b.extra["liveness"][n]
+    n = s.extra["liveness"]["graph_states"]
+    for limit, on in ((n, "driver"), (n - 1, "spark")):
+        monkeypatch.setattr(liveness_driver, "DRIVER_GRAPH_MAX", limit)
+        assert runs[-1](explorer="spark").extra["liveness"]["on"] == on
 
 
 def test_a_fault_declared_fair_is_bad_input_on_spark(sc):

@@ -174,7 +174,8 @@ def remote(monkeypatch):
 
 def test_liveness_on_the_standalone_cluster(standalone, app):
     b = check("lossy", "weak")
-    s = check("lossy", "weak", explorer="spark", master=standalone.master_url)
+    s = check("lossy", "weak", explorer="spark", master=standalone.master_url,
+              driver_level_max=0)  # nothing on the driver: the graph too on the executors
     assert s.extra["spark"]["master"] == standalone.master_url
     assert s.extra["liveness"]["on"] == "spark"
     assert s.verdicts() == b.verdicts() == {"EventuallyDelivered": "violated"}
