@@ -1,5 +1,6 @@
 """Liveness on the Spark explorer: fair stops and fair components found on the executors
-(a graph small enough for one machine is decided on the driver: ``liveness_driver``).
+(a run of at most KMC_SPARK_DRIVER_GRAPH states is decided on the driver instead:
+``liveness_driver``).
 
 The same question as ``explorers.liveness`` (read it first), answered with RDDs over the
 graph ``explorers.spark.graph`` records on the executors, for each liveness property:

@@ -1,10 +1,10 @@
 """The Spark explorer decides liveness on the executors (explorers/spark/liveness.py) and
 gives BFS's answers on the pinned liveness models: the same verdicts and the very same
 lasso (stem, loop start and actions), since its stem search and loop are chosen on the
-graph alone, as locally. A graph of at most KMC_SPARK_DRIVER_GRAPH states is collected
-and decided on the driver instead (explorers/spark/liveness_driver.py), with the same
-answers; ``driver_level_max=0`` (nothing on the driver) keeps every graph here on the
-executors. One embedded local[2] SparkContext serves the module."""
+graph alone, as locally. A run of at most KMC_SPARK_DRIVER_GRAPH states has its
+liveness decided on the driver instead, by bfs (explorers/spark/liveness_driver.py),
+with the same answers; ``driver_level_max=0`` (nothing on the driver) keeps every
+graph here on the executors. One embedded local[2] SparkContext serves the module."""
 from __future__ import annotations
 
 import pytest
@@ -66,8 +66,8 @@ def test_spark_decides_random_graphs_as_bfs(sc):
 
 def test_a_small_graph_is_decided_on_the_driver_with_the_same_answers(sc, monkeypatch):
     """The cases above and two random graphs, at the default settings: decided on the
-    driver, with BFS's verdicts, lassos and graph sizes. One state over the setting
-    sends the graph to the executors."""
+    driver, with BFS's verdicts, lassos and graph sizes. A run one state over the
+    setting goes to the executors."""
     from kmc.explorers.spark import liveness_driver
     from unit.test_liveness_random import Random
 
@@ -80,10 +80,11 @@ def test_a_small_graph_is_decided_on_the_driver_with_the_same_answers(sc, monkey
         assert _lassos(s) == _lassos(b)
         for n in ("graph_states", "graph_edges"):
             assert s.extra["liveness"][n] == b.extra["liveness"][n]
-    n = s.extra["liveness"]["graph_states"]
-    for limit, on in ((n, "driver"), (n - 1, "spark")):
+    one = check(Random(6))  # a run of one state: 0 sends it to the executors
+    assert one.unique_states == 1
+    for limit, on in ((1, "driver"), (0, "spark")):
         monkeypatch.setattr(liveness_driver, "DRIVER_GRAPH_MAX", limit)
-        assert runs[-1](explorer="spark").extra["liveness"]["on"] == on
+        assert check(Random(6), explorer="spark").extra["liveness"]["on"] == on
 
 
 def test_a_fault_declared_fair_is_bad_input_on_spark(sc):
