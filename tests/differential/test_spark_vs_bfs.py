@@ -31,7 +31,7 @@ from spark_answers import summary
 
 pytestmark = pytest.mark.slow
 
-BUDGET = 800  # states per scenario case (a depth bound keeps bigger ones comparable)
+BUDGET = 400  # states per scenario case (a depth bound keeps bigger ones comparable)
 
 PINNED = {
     "twophase-rm3": lambda: TwoPhase(3), "twophase-rm4": lambda: TwoPhase(4),
