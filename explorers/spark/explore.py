@@ -120,7 +120,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                 result = explore(run, frontier, to_spark, store, nparts, time_limit,
                                  ctrl_c.check)
                 from kmc.explorers.spark import liveness  # fair cycles, on the executors
-                # (driver_level_max 0, nothing on the driver: a small run's too)
+                # driver_level_max 0 keeps everything off the driver, liveness included
                 result = liveness.finish(sc, core, core_bc, result, max_depth,
                                          driver_max=0 if limit == 0 else None)
                 result.extra["spark"].update(

@@ -137,8 +137,8 @@ def finish(sc, core, core_bc, result, max_depth=None, driver_max=None):
     if driver_max is None:
         driver_max = liveness_driver.DRIVER_GRAPH_MAX
     if result.unique_states <= driver_max:
-        found, sizes = liveness_driver.decide(core, live, bound)
-        return _merge(result, core, found, {**sizes, "on": "driver"}, fair, t0)
+        found, n, m = liveness_driver.decide(core, live, bound)
+        return _merge(result, core, found, fair, t0, "driver", n, m)
     parts = max(2, sc.defaultParallelism)
     before = set(sc._jsc.getPersistentRDDs().keys())
     found = {}
@@ -154,21 +154,20 @@ def finish(sc, core, core_bc, result, max_depth=None, driver_max=None):
         for rid, rdd in list(sc._jsc.getPersistentRDDs().items()):
             if rid not in before:
                 rdd.unpersist(False)
-    sizes = {"graph_states": graph.n, "graph_edges": graph.m, "on": "spark"}
-    return _merge(result, core, found, sizes, fair, t0)
+    return _merge(result, core, found, fair, t0, "spark", graph.n, graph.m)
 
 
-def _merge(result, core, found, sizes, fair, t0):
+def _merge(result, core, found, fair, t0, on, states, edges):
     """``result`` with the lassos ``found`` among its discoveries (declaration order,
-    Deadlock after the declared ones) and the check's figures in ``extra``."""
+    Deadlock after the declared ones) and, in ``extra``, where the check ran (``on``)
+    and the size of its graph."""
     order = [p.name for p in core.properties]
     merged = {**result.discoveries, **found}
     result.discoveries = {n: merged[n] for n in order if n in merged}
     for n, d in merged.items():
         result.discoveries.setdefault(n, d)
-    result.extra["liveness"] = {"graph_states": sizes["graph_states"],
-                                "graph_edges": sizes["graph_edges"],
-                                "fair_classes": list(fair.names), "on": sizes["on"],
+    result.extra["liveness"] = {"graph_states": states, "graph_edges": edges,
+                                "fair_classes": list(fair.names), "on": on,
                                 "check_s": round(time.perf_counter() - t0, 4)}
     result.elapsed_s += time.perf_counter() - t0
     return result

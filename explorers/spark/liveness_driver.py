@@ -19,15 +19,14 @@ from kmc.explorers.spark.tuning import env_number
 DRIVER_GRAPH_MAX = env_number("KMC_SPARK_DRIVER_GRAPH", 50_000, int)
 
 
-def decide(core, live, max_depth=None) -> tuple[dict, dict]:
-    """({property name: Discovery}, graph figures) of the liveness properties ``live``
-    of ``core``'s model, explored on the driver within ``max_depth``."""
+def decide(core, live, max_depth=None) -> tuple[dict, int, int]:
+    """({property name: Discovery}, graph states, graph edges) of the liveness
+    properties ``live`` of ``core``'s model, explored on the driver within
+    ``max_depth``."""
     from kmc.explorers.bfs import bfs
     from kmc.explorers.core import Core
 
     local = Core(core.model, symmetry=core.symmetry, properties=live)
     r = bfs(core.model, core=local, max_depth=max_depth)
-    names = {p.name for p in live}
-    found = {n: d for n, d in r.discoveries.items() if n in names}
-    lv = r.extra["liveness"]
-    return found, {"graph_states": lv["graph_states"], "graph_edges": lv["graph_edges"]}
+    lv = r.extra["liveness"]  # its only properties are ``live``, without Deadlock
+    return r.discoveries, lv["graph_states"], lv["graph_edges"]
