@@ -18,6 +18,7 @@ from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path
                                 model_module, scenario_module)
 from kmc.mutate import probes
 from kmc.mutate.replay import Spec
+from kmc.mutate.stall import stall_limit
 from kmc.mutate.tracer import decorated_lines, tracked
 from kmc.mutate.worker import baseline_task, mutant_task, namespace_task
 
@@ -288,6 +289,8 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
     (``kmc.mutate.replay``): the same results, in a fraction of the time."""
     stop_at = None if every_run else {e: r for e, r in base["runs"].items()}
     limits = state_limits(base["runs"])
+    stalls = {eid: stall_limit(r.get("slowest_expansion_s"))
+              for eid, r in base["runs"].items()}
     stmt_lines = base["stmt_lines"]
     numbers, probed = base["probe_numbers"], base["probed"]
     tasks, todo, rows, not_run = [], [], [], []
@@ -309,7 +312,8 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
         reach = (where, base["namespaces"], base["tracked"],
                  number if number in probed else None)
         tasks.append((mutant_task, (m, plan.sources[m.path], plan.snapshots[m.module],
-                                    entries, stop_at, limits, specs, reach), limit))
+                                    entries, stop_at, limits, specs, reach, stalls),
+                      limit))
     # the workers are forked from this process and share the recorded graphs with it:
     # frozen, the graphs are not visited by a worker's garbage collector, which would
     # copy every page it writes to (a fork of a large process is quicker too)

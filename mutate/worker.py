@@ -39,11 +39,13 @@ class Recorder:
     and adds to the functions each expansion called the mutants its probes saw infected
     (``probes.SINK``); with a ``graph`` (``replay.Graph``), records every expansion."""
 
-    def __init__(self, model, tracer=None, graph=None):
+    def __init__(self, model, tracer=None, graph=None, watch=None):
         from kmc.mutate.probes import SINK as sink
 
         self.seen: set = set()
         self.successor_calls = 0
+        #: the longest one expansion took (seconds; timed with a ``tracer`` only)
+        self.slowest = 0.0
         init, succ, seen = model.init_states, model.successors, self.seen
 
         def init_states():  # set-up: what it gives is part of the set-up image
@@ -86,10 +88,17 @@ class Recorder:
             seen.add(_state_hash(s))
             start()
             expanding.append(s)
+            if watch is not None:
+                watch.begin()
+            t0 = time.perf_counter() if tracer is not None else 0.0
             try:
                 out = inside(succ, s)
             finally:
                 expanding.pop()
+                if watch is not None:
+                    watch.end()
+            if tracer is not None:
+                self.slowest = max(self.slowest, time.perf_counter() - t0)
             infected()
             if graph is not None:
                 graph.add(s, out, tracer and tracer.called)
@@ -156,16 +165,21 @@ def _build(entry):
 
 
 def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
-              reuse=None) -> dict:
+              reuse=None, stall: float | None = None) -> dict:
     """One suite entry, run the way ``kmc regress`` runs it (a Spark entry on BFS: same
     verdicts and counts), as a plain dict; an exception is recorded, not raised. With
     ``state_limit`` a BFS or DFS run stops after that many states (``stopped_by:
     max_states``); ``tracer`` and ``graph`` go to the ``Recorder``. With a ``tracer``
     (a baseline's run) it also gives what the set-up built (``image``:
     ``snapshot.setup_image``). ``reuse``: a function that takes the model's successor
-    function and gives the one to explore with (``replay.reusing``)."""
+    function and gives the one to explore with (``replay.reusing``). ``stall``: the
+    most seconds one expansion may take (``stall.Watch``); past it the run ends as out
+    of time. A baseline's run gives its slowest expansion (``slowest_expansion_s``)."""
+    from kmc.mutate.stall import Stalled, Watch
+
     t0 = time.perf_counter()
     image = None
+    watch = Watch(stall)
     try:
         observe = importlib.import_module("kmc.reports.regress.expect").observe
         if tracer is None:
@@ -177,7 +191,7 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
         if reuse is not None:
             model.successors = reuse(model.successors)
         recorder = None if getattr(model, "packed", None) else \
-            Recorder(model, tracer, graph)
+            Recorder(model, tracer, graph, None if stall is None else watch)
         opts = dict(entry.options)
         opts.setdefault("deadlock", sc.options.get("deadlock", False))
         explorer = "bfs" if entry.explorer == "spark" else entry.explorer
@@ -189,14 +203,19 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
         if state_limit is not None and explorer in ("bfs", "dfs"):
             own = bounds.get("max_states")
             bounds["max_states"] = state_limit if own is None else min(own, state_limit)
-        result = api.check(model, explorer=explorer, **bounds, **opts)
+        with watch:
+            result = api.check(model, explorer=explorer, **bounds, **opts)
         obs = observe(result)
         return {"violated": dict(obs.violated), "witnesses": list(obs.witnesses),
                 "states": obs.states, "complete": obs.complete,
                 "stopped_by": obs.stopped_by,
                 "digest": recorder.digest() if recorder else None, "error": None,
                 "elapsed": time.perf_counter() - t0,
-                **({} if image is None else {"image": image})}
+                **({} if image is None else {"image": image}),
+                **({"slowest_expansion_s": recorder.slowest}
+                   if tracer is not None and recorder else {})}
+    except Stalled as e:
+        return _stalled(e, t0)
     except Exception as e:
         return {"error": f"{type(e).__name__}: {_one_line(str(e))}",
                 "where": _where(e), "elapsed": time.perf_counter() - t0}
@@ -217,7 +236,17 @@ def _image(info, sc, model):
 SAME, REUSE, FULL = "same", "reuse", "full"
 
 
-def replays(entry, spec, where, functions, touch=None) -> str:
+def _stalled(e, t0: float) -> dict:
+    """A run ended by ``stall.Watch``: out of time, as the whole time limit would have
+    counted it, and where the expansion was stuck (the timer's own frame left out)."""
+    tb = [f for f in traceback.extract_tb(e.__traceback__)
+          if os.path.basename(f.filename) != "stall.py"]
+    where = f"{os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
+    return {"error": f"timeout: {e}", "where": where,
+            "elapsed": time.perf_counter() - t0}
+
+
+def replays(entry, spec, where, functions, touch=None, stall=None) -> str:
     """Is the mutant loaded in this process the baseline's run on ``entry``, by
     ``spec`` (``replay.Spec``: the baseline's graph of it and what its set-up built)?
     ``SAME`` when it is; ``REUSE`` when the set-up built what the baseline's did but a
@@ -228,17 +257,22 @@ def replays(entry, spec, where, functions, touch=None) -> str:
     the run (``replay.affected``); ``where``: the first line of the function whose body
     holds the mutant, None outside any function's body; ``touch``: what marks a recorded
     expansion as one the mutant may change (``replay.untouched``; default
-    ``functions``)."""
+    ``functions``). ``stall``: the most seconds the model may take to answer one
+    recorded state (``stall.Watch``); past it ``stall.Stalled`` is raised."""
     from kmc.mutate.replay import same_graph, set_up_matters
     from kmc.mutate.snapshot import setup_image
+    from kmc.mutate.stall import Watch
 
     try:
         api, sc, info, model = _build(entry)
         if set_up_matters(spec, where, functions) and \
                 setup_image(info, sc, model) != spec.image:
             return FULL
-        return SAME if same_graph(model, spec.graph, touch or functions, spec.rebuild) \
-            else REUSE
+        watch = Watch(stall)
+        with watch:
+            same = same_graph(watch.wrap(model), spec.graph, touch or functions,
+                              spec.rebuild)
+        return SAME if same else REUSE
     except Exception:
         return FULL
 
@@ -307,7 +341,7 @@ def namespace_task(served) -> dict:
 
 
 def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
-                specs=None, reach=None) -> dict:
+                specs=None, reach=None, stalls=None) -> dict:
     """``entries`` on ``mutant`` of ``source`` (``snapshot``: the modules that import
     it, name -> (path, text)); loaded in this process for good. Given the ``baseline``
     runs, it stops after the first run that kills the mutant (``classify.decisive``).
@@ -315,11 +349,14 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     ``replay.Spec`` for the entries the mutant may replay: a replay that matches is the
     baseline's run (``"replayed": true``). ``reach``: (the first line of the function
     whose body holds the mutant, or None; what ``replay.affected`` needs besides; the
-    mutant's number in the baseline's probes, or None when its site had none)."""
+    mutant's number in the baseline's probes, or None when its site had none).
+    ``stalls``: entry id -> the most seconds one expansion of its run may take
+    (``stall.Watch``)."""
     from kmc.mutate.answers import Known
     from kmc.mutate.classify import decisive
     from kmc.mutate.isolation import install
     from kmc.mutate.replay import affected, reusing
+    from kmc.mutate.stall import Stalled
 
     t0 = time.perf_counter()
     _limit_address_space(WORKER_ADDRESS_SPACE)
@@ -342,7 +379,15 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
         decided = FULL
         if spec is not None and functions is not None and \
                 functions.isdisjoint(spec.outside):
-            decided = replays(e, spec, where, functions, touch)
+            t = time.perf_counter()
+            try:
+                decided = replays(e, spec, where, functions, touch,
+                                  (stalls or {}).get(e.id))
+            except Stalled as x:  # a kill, as a crash is
+                runs[e.id] = _stalled(x, t)
+                if baseline is not None:
+                    break
+                continue
         if decided == SAME:
             runs[e.id] = {**spec.run, "replayed": True}
             continue
@@ -353,7 +398,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
             def reuse(succ, spec=spec, known=known):
                 return reusing(succ, spec.graph, touch, spec.rebuild, known)
         with known.installed() if known is not None else nullcontext():
-            runs[e.id] = run_entry(e, (limits or {}).get(e.id), reuse=reuse)
+            runs[e.id] = run_entry(e, (limits or {}).get(e.id), reuse=reuse,
+                                   stall=(stalls or {}).get(e.id))
         if baseline is not None and decisive(baseline[e.id], runs[e.id]):
             break
     return {"runs": runs, "elapsed_s": time.perf_counter() - t0}
