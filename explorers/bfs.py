@@ -19,6 +19,7 @@ the same counts (DFS, which has no levels, stops at once: docs/architecture.md).
 """
 from __future__ import annotations
 
+import hashlib
 import time
 
 import numpy as np
@@ -35,10 +36,12 @@ from kmc.explorers.visited import SortedKeySet, keys_array, smallest
 @without_cyclic_gc
 def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
         stop_on_violation=False, symmetry=False, deadlock=False, progress=None,
-        properties=None, core=None, max_memory=None):
+        properties=None, core=None, max_memory=None, states_digest=False):
     """``max_memory``: bytes of resident memory (None: no guard); the run stops with
     stopped_by "max_memory" at the last level boundary it completed (a level that crosses
-    the limit is abandoned, as a time limit abandons it)."""
+    the limit is abandoned, as a time limit abandons it). ``states_digest``: also give,
+    in ``extra["states_digest"]``, a digest of the set of states the run found (of their
+    keys: two runs with the same digest found the same states)."""
     core = core or Core(model, symmetry=symmetry, deadlock=deadlock, properties=properties)
     r = core.new_result("bfs")
     graph = liveness.attach(core)  # liveness properties: record the state graph
@@ -144,6 +147,9 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
     guard.report(r)
     r.extra["trace_bytes"] = int(sum(k.nbytes + p.nbytes
                                      for k, p in zip(level_keys, level_parent)))
+    if states_digest:
+        found = np.sort(np.concatenate(level_keys))
+        r.extra["states_digest"] = hashlib.sha256(found.tobytes()).hexdigest()
 
     def trace_for(loc):
         level, j = loc

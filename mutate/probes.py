@@ -8,7 +8,7 @@ expansion in which no evaluation of the site differs gives the baseline's succes
 A probe returns the original value and computes what each mutant of the site would have
 given on the same operand values; a mutant whose value differs goes into ``SINK``, which
 the Recorder empties at the start of each expansion and adds to the functions the
-expansion called (``worker.Recorder``). A probed mutant's replay then asks again only
+expansion called (``recorder.Recorder``). A probed mutant's replay then asks again only
 the expansions it infected, not every expansion that called its function
 (``replay.untouched``). Probed:
 

@@ -1,26 +1,16 @@
 """What a worker process does: run entries of a suite (on the unmutated model or on one
-mutant) and report what each run observed.
-
-Each run records a digest of the states it reached: a hash of the sorted hashes of every
-initial state and every state the explorer expanded (asked the successors of). A
-complete run expands every state it reaches, so two complete runs with the same digest
-reached the same set of states, and a mutant with the baseline's digest on every run is
-probably equivalent. A state's hash is Python's (equal states, equal hashes; every
-worker is forked from one process, so all share its hash seed), a tenth of the cost of
-its printed form on kmc's models; a state with an unhashable part is hashed by its
-printed form. Compiled (packed) models generate successors in code the recorder
-does not see: their runs have no digest and their mutants are never called equivalent.
+mutant) and report what each run observed, with the digest of the states it reached
+(``recorder.Recorder``).
 """
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 import time
 import traceback
 from contextlib import nullcontext
 
-import numpy as np
+from kmc.mutate.recorder import Recorder
 
 #: memory a run of a mutant may add to its worker before the explorer stops it (bytes;
 #: a worker starts with what it shares with the process that forked it)
@@ -29,129 +19,6 @@ RUN_MEMORY = 1536 * 1024 * 1024
 #: It stops a mutant whose states themselves grow without bound (a tuple that doubles
 #: at every step) before the explorer's next look at its resident size
 WORKER_ADDRESS_SPACE = RUN_MEMORY + 1024 * 1024 * 1024
-
-
-class Recorder:
-    """Wraps a model's ``init_states`` and ``successors`` to collect the hashes of
-    the initial states and of the states whose successors are asked for; with a
-    ``tracer`` (``tracer.LineTracer``), tells it when the model computes successors and
-    when the explorer asks for what the set-up built (initial states, action names),
-    and adds to the functions each expansion called the mutants its probes saw infected
-    (``probes.SINK``); with a ``graph`` (``replay.Graph``), records every expansion."""
-
-    def __init__(self, model, tracer=None, graph=None, watch=None):
-        from kmc.mutate.probes import SINK as sink
-
-        self.seen: set = set()
-        self.successor_calls = 0
-        #: the longest one expansion took (seconds; timed with a ``tracer`` only)
-        self.slowest = 0.0
-        init, succ, seen = model.init_states, model.successors, self.seen
-
-        def init_states():  # set-up: what it gives is part of the set-up image
-            out = list(setup(init))
-            seen.update(map(_state_hash, out))
-            return out
-
-        def setup(fn, *args):
-            if tracer is None:
-                return fn(*args)
-            with tracer.phase(True):
-                return fn(*args)
-
-        if tracer is not None:
-            names = model.action_names
-            model.action_names = lambda: setup(names)
-
-        def inside(fn, *args):
-            if tracer is None:
-                return fn(*args)
-            was, tracer.inside = tracer.inside, True
-            try:
-                return fn(*args)
-            finally:
-                tracer.inside = was
-
-        expanding = []  # non-empty while the model computes successors
-
-        def start():  # an expansion or a question begins: what it calls is its own
-            if tracer is not None:
-                tracer.called = set()
-                sink.clear()
-
-        def infected():  # ... and it infected the mutants its probes saw differ
-            if tracer is not None and tracer.called is not None:
-                tracer.called |= sink  # (None: a nested expansion, every function counts)
-
-        def successors(s):
-            self.successor_calls += 1
-            seen.add(_state_hash(s))
-            start()
-            expanding.append(s)
-            if watch is not None:
-                watch.begin()
-            t0 = time.perf_counter() if tracer is not None else 0.0
-            try:
-                out = inside(succ, s)
-            finally:
-                expanding.pop()
-                if watch is not None:
-                    watch.end()
-            if tracer is not None:
-                self.slowest = max(self.slowest, time.perf_counter() - t0)
-            infected()
-            if graph is not None:
-                graph.add(s, out, tracer and tracer.called)
-            if tracer is not None:
-                tracer.called = None
-            return out
-
-        model.init_states, model.successors = init_states, successors
-        if graph is not None:  # a counterexample is rebuilt with actions and next_state
-            actions, next_state = model.actions, model.next_state
-
-            def asked(method, fn, s, *args):
-                """A question outside an expansion, recorded with the functions it
-                called; successors may ask it too, as part of their expansion."""
-                if expanding:
-                    return inside(fn, s, *args)
-                start()
-                try:
-                    out = inside(fn, s, *args)
-                    if method == "actions":
-                        out = list(out)
-                    infected()
-                    graph.call(method, s, args, out, tracer and tracer.called)
-                finally:
-                    if tracer is not None:
-                        tracer.called = None
-                return out
-
-            def recorded_actions(s):
-                return asked("actions", actions, s)
-
-            def recorded_next_state(s, a):
-                return asked("next_state", next_state, s, a)
-
-            # a property's question (``enabled``) is asked afresh, and recorded
-            model.actions, model.next_state = recorded_actions, recorded_next_state
-            model.enabled = recorded_actions
-
-    def digest(self) -> str | None:
-        if not self.successor_calls:
-            return None
-        keys = np.sort(np.fromiter(self.seen, dtype=np.uint64, count=len(self.seen)))
-        return hashlib.sha256(keys.tobytes()).hexdigest()[:32]
-
-
-def _state_hash(s) -> int:
-    """A state's hash as an unsigned 64-bit number (the module docstring)."""
-    try:
-        return hash(s) & 0xFFFF_FFFF_FFFF_FFFF
-    except TypeError:  # an unhashable part (a list, a dict)
-        from kmc.model.encoding import fingerprint
-
-        return fingerprint(s)
 
 
 def _build(entry):
@@ -190,11 +57,14 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
                 image = _image(info, sc, model)
         if reuse is not None:
             model.successors = reuse(model.successors)
+        explorer = "bfs" if entry.explorer == "spark" else entry.explorer
         recorder = None if getattr(model, "packed", None) else \
-            Recorder(model, tracer, graph, None if stall is None else watch)
+            Recorder(model, tracer, graph, None if stall is None else watch,
+                     hashes=explorer != "bfs")
         opts = dict(entry.options)
         opts.setdefault("deadlock", sc.options.get("deadlock", False))
-        explorer = "bfs" if entry.explorer == "spark" else entry.explorer
+        if recorder is not None and explorer == "bfs":  # BFS digests its own keys
+            opts["states_digest"] = True
         if explorer in ("bfs", "dfs"):
             from kmc.explorers.memory import resident_bytes
 
@@ -209,7 +79,7 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
         return {"violated": dict(obs.violated), "witnesses": list(obs.witnesses),
                 "states": obs.states, "complete": obs.complete,
                 "stopped_by": obs.stopped_by,
-                "digest": recorder.digest() if recorder else None, "error": None,
+                "digest": _digest(recorder, result), "error": None,
                 "elapsed": time.perf_counter() - t0,
                 **({} if image is None else {"image": image}),
                 **({"slowest_expansion_s": recorder.slowest}
@@ -219,6 +89,14 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
     except Exception as e:
         return {"error": f"{type(e).__name__}: {_one_line(str(e))}",
                 "where": _where(e), "elapsed": time.perf_counter() - t0}
+
+
+def _digest(recorder, result) -> str | None:
+    """The run's digest of the states it reached (``recorder``'s module docstring)."""
+    if recorder is None or not recorder.successor_calls:
+        return None
+    given = result.extra.get("states_digest")
+    return given[:32] if given else recorder.digest()
 
 
 def _image(info, sc, model):

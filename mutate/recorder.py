@@ -1,0 +1,137 @@
+"""What a run's model is wrapped with while a worker runs it: the digest of the states the
+run reached and, for the baseline, what the tracer and the replay need.
+
+Each run records a digest of the states it reached, so that two complete runs with the
+same digest reached the same set of states, and a mutant with the baseline's digest on
+every run is probably equivalent. A BFS run gives it itself, from its keys of the states
+it found (``bfs(states_digest=True)``: no cost per state). Any other run's digest is a
+hash of the sorted hashes of every initial state and every state the explorer expanded
+(asked the successors of); a complete run expands every state it reaches. A state's
+hash there is that of its printed form (``encoding.fingerprint``), never Python's own
+hash of the state: Python hashes ``-1`` and ``-2`` alike (``hash(-1) == hash(-2)``), so
+a mutant that turned a ``-1`` into a ``-2`` inside the states would look equivalent.
+Compiled (packed) models generate successors in code the recorder does not see: their
+runs have no digest and their mutants are never called equivalent.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+
+import numpy as np
+
+
+class Recorder:
+    """Wraps a model's ``init_states`` and ``successors`` to collect the hashes of
+    the initial states and of the states whose successors are asked for; with a
+    ``tracer`` (``tracer.LineTracer``), tells it when the model computes successors and
+    when the explorer asks for what the set-up built (initial states, action names),
+    and adds to the functions each expansion called the mutants its probes saw infected
+    (``probes.SINK``); with a ``graph`` (``replay.Graph``), records every expansion."""
+
+    def __init__(self, model, tracer=None, graph=None, watch=None, hashes=True):
+        from kmc.model.encoding import fingerprint
+        from kmc.mutate.probes import SINK as sink
+
+        self.seen: set = set()
+        self.successor_calls = 0
+        #: hash the states (``digest``); not for a run whose explorer gives its digest
+        state_hash = fingerprint if hashes else (lambda s: 0)
+        #: the longest one expansion took (seconds; timed with a ``tracer`` only)
+        self.slowest = 0.0
+        init, succ, seen = model.init_states, model.successors, self.seen
+
+        def init_states():  # set-up: what it gives is part of the set-up image
+            out = list(setup(init))
+            seen.update(map(state_hash, out))
+            return out
+
+        def setup(fn, *args):
+            if tracer is None:
+                return fn(*args)
+            with tracer.phase(True):
+                return fn(*args)
+
+        if tracer is not None:
+            names = model.action_names
+            model.action_names = lambda: setup(names)
+
+        def inside(fn, *args):
+            if tracer is None:
+                return fn(*args)
+            was, tracer.inside = tracer.inside, True
+            try:
+                return fn(*args)
+            finally:
+                tracer.inside = was
+
+        expanding = []  # non-empty while the model computes successors
+
+        def start():  # an expansion or a question begins: what it calls is its own
+            if tracer is not None:
+                tracer.called = set()
+                sink.clear()
+
+        def infected():  # ... and it infected the mutants its probes saw differ
+            if tracer is not None and tracer.called is not None:
+                tracer.called |= sink  # (None: a nested expansion, every function counts)
+
+        def successors(s):
+            self.successor_calls += 1
+            seen.add(state_hash(s))
+            start()
+            expanding.append(s)
+            if watch is not None:
+                watch.begin()
+            t0 = time.perf_counter() if tracer is not None else 0.0
+            try:
+                out = inside(succ, s)
+            finally:
+                expanding.pop()
+                if watch is not None:
+                    watch.end()
+            if tracer is not None:
+                self.slowest = max(self.slowest, time.perf_counter() - t0)
+            infected()
+            if graph is not None:
+                graph.add(s, out, tracer and tracer.called)
+            if tracer is not None:
+                tracer.called = None
+            return out
+
+        model.init_states, model.successors = init_states, successors
+        if graph is not None:  # a counterexample is rebuilt with actions and next_state
+            actions, next_state = model.actions, model.next_state
+
+            def asked(method, fn, s, *args):
+                """A question outside an expansion, recorded with the functions it
+                called; successors may ask it too, as part of their expansion."""
+                if expanding:
+                    return inside(fn, s, *args)
+                start()
+                try:
+                    out = inside(fn, s, *args)
+                    if method == "actions":
+                        out = list(out)
+                    infected()
+                    graph.call(method, s, args, out, tracer and tracer.called)
+                finally:
+                    if tracer is not None:
+                        tracer.called = None
+                return out
+
+            def recorded_actions(s):
+                return asked("actions", actions, s)
+
+            def recorded_next_state(s, a):
+                return asked("next_state", next_state, s, a)
+
+            # a property's question (``enabled``) is asked afresh, and recorded
+            model.actions, model.next_state = recorded_actions, recorded_next_state
+            model.enabled = recorded_actions
+
+    def digest(self) -> str | None:
+        if not self.successor_calls:
+            return None
+        keys = np.sort(np.fromiter(self.seen, dtype=np.uint64, count=len(self.seen)))
+        return hashlib.sha256(keys.tobytes()).hexdigest()[:32]
