@@ -67,10 +67,14 @@ def walk(tmp_path_factory):
 
 
 @pytest.mark.parametrize("replay", [True, False])
-def test_a_mutant_that_never_leaves_a_loop_ends_at_the_stall_limit(walk, replay):
+def test_a_mutant_that_never_leaves_a_loop_ends_at_the_stall_limit(walk, replay,
+                                                                    monkeypatch):
     """Its run ends inside the loop, named by the loop's line, as out of time; the
     mutant's own time limit (here 10 minutes) never comes into play. Stuck in the
     replay of the baseline's states or in an explored run alike."""
+    from kmc.mutate import stall
+
+    monkeypatch.setattr(stall, "STALL_SLACK", 1.0)  # read by the parent, not the worker
     plan = make_plan([Entry(id="walk", scenario=f"{walk}:make")])
     plan.mutants = [m for m in plan.mutants if m.operator == "drop-stmt"
                     and m.line == WALK.splitlines().index("            n += 1") + 1]
