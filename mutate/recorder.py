@@ -36,6 +36,7 @@ class Recorder:
         self.seen: set = set()
         self.successor_calls = 0
         #: hash the states (``digest``); not for a run whose explorer gives its digest
+        self.hashes = hashes
         state_hash = fingerprint if hashes else (lambda s: 0)
         #: the longest one expansion took (seconds; timed with a ``tracer`` only)
         self.slowest = 0.0

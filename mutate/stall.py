@@ -10,11 +10,13 @@ it. The limit is relative to the unmutated model: ``STALL_FACTOR`` times the slo
 expansion of the baseline's run of the same entry (timed with line tracing on, slower
 than a mutant's run), plus ``STALL_SLACK`` seconds. The run then counts as out of time
 (``killed_by: ["timeout"]``), the outcome the whole time limit would give, reached in
-seconds. Linux and macOS (``signal.setitimer``); elsewhere nothing is watched.
+seconds. Linux and macOS (``signal.setitimer``), in the main thread (a mutant's worker
+runs there); elsewhere nothing is watched.
 """
 from __future__ import annotations
 
 import signal
+import threading
 import time
 
 #: an expansion may take STALL_FACTOR times the baseline's slowest on the same entry,
@@ -79,13 +81,16 @@ class Watch:
             raise Stalled(f"one expansion ran over {self.limit:.1f} s")
 
     def __enter__(self):
-        if self.limit is not None and hasattr(signal, "setitimer"):
-            self._old = signal.signal(signal.SIGALRM, self._tick)
+        # a timer's signal reaches the main thread only: elsewhere nothing is watched
+        if self.limit is not None and hasattr(signal, "setitimer") and \
+                threading.current_thread() is threading.main_thread():
+            self._old = (signal.signal(signal.SIGALRM, self._tick),)
             signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._old is not None:
+        if self._old is not None:  # (the handler before; None if not set from Python)
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self._old)
+            old = self._old[0]
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if old is None else old)
             self._old = None

@@ -59,6 +59,23 @@ def test_nothing_is_raised_outside_an_expansion_or_without_a_limit():
     assert stall_limit(0.01) == STALL_FACTOR * 0.01 + STALL_SLACK
 
 
+def test_outside_the_main_thread_nothing_is_watched():
+    import threading
+
+    seen = []
+
+    def run():
+        with Watch(0.2) as w:  # no signal handler can be set here: no error either
+            w.begin()
+            time.sleep(0.6)
+            w.end()
+        seen.append("done")
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert seen == ["done"]
+
+
 @pytest.fixture(scope="module")
 def walk(tmp_path_factory):
     path = tmp_path_factory.mktemp("walk") / "mutate_walk_model.py"
