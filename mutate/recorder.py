@@ -23,7 +23,8 @@ import numpy as np
 
 class Recorder:
     """Wraps a model's ``init_states`` and ``successors`` to collect the hashes of
-    the initial states and of the states whose successors are asked for; with a
+    the initial states and of the states whose successors are asked for (with
+    ``hashes``: not for a run whose explorer gives its own digest); with a
     ``tracer`` (``tracer.LineTracer``), tells it when the model computes successors and
     when the explorer asks for what the set-up built (initial states, action names),
     and adds to the functions each expansion called the mutants its probes saw infected
@@ -35,16 +36,15 @@ class Recorder:
 
         self.seen: set = set()
         self.successor_calls = 0
-        #: hash the states (``digest``); not for a run whose explorer gives its digest
         self.hashes = hashes
-        state_hash = fingerprint if hashes else (lambda s: 0)
         #: the longest one expansion took (seconds; timed with a ``tracer`` only)
         self.slowest = 0.0
         init, succ, seen = model.init_states, model.successors, self.seen
 
         def init_states():  # set-up: what it gives is part of the set-up image
             out = list(setup(init))
-            seen.update(map(state_hash, out))
+            if hashes:
+                seen.update(map(fingerprint, out))
             return out
 
         def setup(fn, *args):
@@ -79,7 +79,8 @@ class Recorder:
 
         def successors(s):
             self.successor_calls += 1
-            seen.add(state_hash(s))
+            if hashes:
+                seen.add(fingerprint(s))
             start()
             expanding.append(s)
             if watch is not None:

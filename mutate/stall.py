@@ -45,7 +45,8 @@ class Watch:
         self.limit = limit
         self.started: float | None = None
         self._depth = 0
-        self._old = None
+        self._armed = False
+        self._old = None  # the SIGALRM handler before (None: not set from Python)
 
     def begin(self) -> None:
         if not self._depth:
@@ -84,13 +85,14 @@ class Watch:
         # a timer's signal reaches the main thread only: elsewhere nothing is watched
         if self.limit is not None and hasattr(signal, "setitimer") and \
                 threading.current_thread() is threading.main_thread():
-            self._old = (signal.signal(signal.SIGALRM, self._tick),)
+            self._old = signal.signal(signal.SIGALRM, self._tick)
+            self._armed = True
             signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._old is not None:  # (the handler before; None if not set from Python)
+        if self._armed:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            old = self._old[0]
-            signal.signal(signal.SIGALRM, signal.SIG_DFL if old is None else old)
-            self._old = None
+            signal.signal(signal.SIGALRM,
+                          signal.SIG_DFL if self._old is None else self._old)
+            self._armed = False
