@@ -5,7 +5,8 @@ state these properties over relations of the same names and meaning, which each 
 view produces from its own state (``model/kafka/zk/views.py``,
 ``model/kafka/kraft/views.py``):
 
-always: NoStaleRead, NoStaleReplication, NoWriteToDeletedTopic, BudgetsRespected.
+always: NoStaleRead, NoStaleReplication, NoWriteToDeletedTopic, BudgetsRespected,
+MetadataFlushedFirst.
 quiescent: StaleReplicasCleaned, AssignedReplicasHosted, DeletionCompletes (its pending
 work and an optional extra conjunct are the plane's: a /admin/delete_topics marker on
 ZooKeeper; on KRaft an uncommitted metadata batch, and no running broker hosting a
@@ -42,6 +43,8 @@ Down = Rel("Down", 1, ("broker",))
 Pending = Rel("Pending", 1, ("work",))
 Failover = Rel("Failover", 2, ("epoch", "deletion_pending"))
 Left = Rel("Left", 2, ("budget", "amount"))
+#: a log on disk whose partition.metadata is not flushed, with its number of records
+Unflushed = Rel("Unflushed", 3, ("broker", "partition", "records"))
 #: the ``position``-th replica of a partition's assignment (0 = preferred leader)
 AssignedAt = Rel("AssignedAt", 4, ("inc", "partition", "position", "broker"))
 #: an answered CreatePartitions: the live incarnation when the admin sent it (0: none),
@@ -102,6 +105,15 @@ def lifecycle_properties(plane: Plane) -> dict:
             "failovers, admin requests, the producer's records, ...): a run past them "
             "checks behaviour outside the bounds it reports",
             lambda m: f"the scenario's {m['k']} budget was overspent: {m['x']} left"),
+        declare(
+            "always", "MetadataFlushedFirst",
+            forall((b, p, n), implies(Unflushed(b, p, n), n == 0)), view,
+            "partition.metadata (the log's topic ID) is flushed before the first record is "
+            "appended to a log (Log.append, UnifiedLog.append from 3.0: "
+            "maybeFlushMetadataFile, \"to ensure that any log data can be recovered with "
+            "the correct topic ID in the case of failure\")",
+            lambda m: f"broker-{m['b']}'s log of partition {m['p']} holds {m['n']} "
+                      "record(s) but its partition.metadata was never flushed"),
         declare(
             "quiescent", "StaleReplicasCleaned",
             Or(exists(d, Down(d)),

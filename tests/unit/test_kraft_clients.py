@@ -162,3 +162,30 @@ def test_the_clients_steps_the_settled_view_asks_about_are_inputs():
     steps = [s for _c, s in views.CLIENT_STEPS]
     assert set().union(*steps) <= km.INPUTS
     assert sum(map(len, steps)) == len(set().union(*steps))
+
+
+@pytest.mark.parametrize("variant,found", [
+    ("kraft", True), ("kraft-clients-3.0", True), ("kraft-clients-2.8", False)])
+def test_the_consumer_takes_a_lower_epoch_only_where_its_release_keeps_topic_ids(
+        variant, found, monkeypatch):
+    """LowerEpochAccepted: the consumer fetched at the first incarnation's leader epoch
+    1, then takes the re-created topic's epoch 0. Declared for the clients that keep
+    topic IDs and found there; clients that compare epochs only (the 2.8 rule forced on
+    them) no longer reach it. A 2.8 client never can: not declared."""
+    model = api.build("kraft-consumer-recreate", variant, {})
+    names = {p.name for p in model.properties()}
+    assert ("LowerEpochAccepted" in names) is found
+    if not found:
+        return
+    assert api.check(model).verdicts()["LowerEpochAccepted"] == "witness_found"
+    real = cm.update
+    monkeypatch.setattr(cm, "update", lambda cache, ans, _rule: real(cache, ans, "epoch"))
+    model = api.build("kraft-consumer-recreate", variant, {})
+    assert api.check(model).verdicts()["LowerEpochAccepted"] == "witness_missing"
+
+
+def test_lower_epoch_witness_needs_a_consumer_that_fetches_and_a_higher_first_epoch():
+    for params in ({"reset": "none"}, {"leader_epoch": 0}):
+        names = {p.name for p in api.build("kraft-consumer-recreate", "kraft",
+                                           params).properties()}
+        assert "LowerEpochAccepted" not in names

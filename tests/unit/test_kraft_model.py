@@ -194,3 +194,20 @@ def test_budgets_and_the_published_offset_are_checked_on_every_state():
         return out._replace(budget=out.budget._replace(fences=w.budget.fences - 2))
     model._steps["miss-heartbeats"] = overspends
     assert api.check(model).verdict("BudgetsRespected") == "violated"
+
+
+def test_records_reach_a_log_only_after_its_partition_metadata_is_flushed():
+    """MetadataFlushedFirst (shared with the ZooKeeper plane) holds on kraft-crash-window,
+    where new logs start unflushed, and fails on a state whose unflushed log holds a
+    record, and once a produce leaves the log unflushed."""
+    model = api.build("kraft-crash-window", "kraft", {"initial_records": 1})
+    assert api.check(model).verdict("MetadataFlushedFirst") == "holds"
+    (w,) = model.init_states()
+    prop = {p.name: p for p in model.properties()}["MetadataFlushedFirst"]
+    br = w.brokers[0]
+    assert br.logs[0].records and prop.check(w)
+    unflushed = br._replace(logs=(br.logs[0]._replace(flushed=False),) + br.logs[1:])
+    assert not prop.check(w._replace(brokers=(unflushed,) + w.brokers[1:]))
+    empty = unflushed._replace(logs=(unflushed.logs[0]._replace(records=()),)
+                               + unflushed.logs[1:])
+    assert prop.check(w._replace(brokers=(empty,) + w.brokers[1:]))

@@ -4,7 +4,8 @@
 
 always: NoStaleRead, NoStaleReplication, TopicIdUnique, NoWriteToDeletedTopic,
 LeaderEpochFencing,
-NoFencedLeader, MetadataMonotonic, NoUncommittedEffect, BudgetsRespected (shared).
+NoFencedLeader, MetadataMonotonic, NoUncommittedEffect, BudgetsRespected and
+MetadataFlushedFirst (shared).
 quiescent (settled: no internal step left): StaleReplicasCleaned, DeletionCompletes,
 AssignedReplicasHosted; with a consumer NoRecordSkipped (always), ConsumerNotStuck and
 ConsumerReadsAll, with a producer ProducerNotStuck and ProducerFinishes (the last two
@@ -43,6 +44,7 @@ Published = Rel("Published", 3, ("broker", "offset", "highest"))
 FencedLeader = Rel("FencedLeader", 2, ("broker", "inc"))
 Named = Rel("Named", 3, ("source", "name", "topic_id"))
 StaleMeta = Rel("StaleMeta", 2, ("broker", "topic_id"))
+ConsumerEpochs = Rel("ConsumerEpochs", 2, ("last_seen", "validated"))
 Stray = Rel("Stray", 2, ("broker", "topic_id"))
 Stopped = Rel("Stopped", 1, ("reader",))
 GroupStopped = Rel("GroupStopped", 1, ("member",))
@@ -135,6 +137,14 @@ STALE_METADATA_SERVED = declare(
     exists((b, t), StaleMeta(b, t)), view,
     "a lagging broker answers a Metadata request with a topic already deleted")
 
+LOWER_EPOCH_ACCEPTED = declare(
+    "sometimes", "LowerEpochAccepted",
+    exists((e, h), And(ConsumerEpochs(e, h), 0 <= e, e < h)), view,
+    "the consumer takes the re-created topic's metadata at a leader epoch below the one "
+    "it last fetched at: the topic ID changed, or the consumer lost it with an "
+    "UNKNOWN_TOPIC_OR_PARTITION answer (Metadata.updateLatestMetadata, KAFKA-12257 and "
+    "KAFKA-13488; clients up to 2.8.1 compare epochs only and never do)")
+
 FAILOVER_MID_DELETION = lp.failover_mid_deletion(
     PLANE, "the controller fails over while a RemoveTopicRecord is not yet committed")
 
@@ -218,7 +228,8 @@ REPLICAS_EVENTUALLY_HOSTED = leads_to(
 
 ALWAYS = (SHARED["NoStaleRead"], SHARED["NoStaleReplication"], TOPIC_ID_UNIQUE,
           SHARED["NoWriteToDeletedTopic"], LEADER_EPOCH_FENCING, NO_FENCED_LEADER,
-          METADATA_MONOTONIC, NO_UNCOMMITTED_EFFECT, SHARED["BudgetsRespected"])
+          METADATA_MONOTONIC, NO_UNCOMMITTED_EFFECT, SHARED["BudgetsRespected"],
+          SHARED["MetadataFlushedFirst"])
 QUIESCENT = (SHARED["StaleReplicasCleaned"], DELETION_COMPLETES,
              SHARED["AssignedReplicasHosted"])
 
@@ -239,6 +250,18 @@ def witnesses_for(bounds) -> tuple:
         delete_dir
 
 
+def lower_epoch_for(bounds, flags) -> tuple:
+    """LowerEpochAccepted where the consumer can take a lower epoch: a consumer that
+    fetches (with ``auto.offset.reset=none`` its first fetch stops it: nothing is
+    committed), a re-created topic whose first incarnation starts above leader epoch 0
+    (the new one starts at 0), and a client rule that keeps topic IDs."""
+    recreate = bounds.incarnations >= 2 and bounds.deletes >= 1
+    if bounds.consumer and bounds.reset != "none" and recreate and \
+            bounds.leader_epoch >= 1 and flags.client_rule != "epoch":
+        return (LOWER_EPOCH_ACCEPTED,)
+    return ()
+
+
 def properties_for(bounds, flags, model=None) -> tuple:
     """The properties of a KRaft run with these bounds and variant flags; ``model``
     (the run's model) adds those whose view asks it for steps."""
@@ -256,4 +279,5 @@ def properties_for(bounds, flags, model=None) -> tuple:
         quiescent = clients_finish(bounds, settled) + quiescent
     return (ALWAYS + pp.ALWAYS + consumer[:1] + always + QUIESCENT + pp.QUIESCENT
             + consumer[1:] + quiescent
-            + witnesses_for(bounds) + sometimes + live + pp.liveness_for(bounds))
+            + witnesses_for(bounds) + lower_epoch_for(bounds, flags) + sometimes + live
+            + pp.liveness_for(bounds))

@@ -20,7 +20,7 @@ from kmc.invariants.logic import And, Not, Or, exists, forall, implies, variable
 from kmc.model.kafka.kraft.protocol_view import (
     NO_LEADER, Change, Created, PartShape, FencedInIsr, Registration, RegChange,
     RaftEntry, RaftState, ImageOf, HostedAt, ImagePart, StrayOnDisk, BrokerAt,
-    Committed, Leaderless, NotRunning, PendingDelete, Unflushed, protocol_view)
+    Committed, Leaderless, NotRunning, PendingDelete, AwaitingFlush, protocol_view)
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True
@@ -188,7 +188,7 @@ DELETE_DIRS_EVENTUALLY_REMOVED = _eventually_gone(
     "LogManager.deleteLogs removes each queued directory)")
 
 METADATA_FILE_EVENTUALLY_FLUSHED = _eventually_gone(
-    "MetadataFileEventuallyFlushed", exists(b, Unflushed(b)),
+    "MetadataFileEventuallyFlushed", exists(b, AwaitingFlush(b)),
     "a new log's partition.metadata is eventually flushed, unless a broker is not running "
     "(UnifiedLog.initializeTopicId schedules the flush-metadata-file task, "
     "maybeFlushMetadataFile)")

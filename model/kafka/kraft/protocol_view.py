@@ -42,7 +42,7 @@ Leaderless = Rel("Leaderless", 2, ("inc", "partition"))
 NotRunning = Rel("NotRunning", 1, ("broker",))
 PendingDelete = Rel("PendingDelete", 1, ("broker",))
 CrashedWithDelete = Rel("CrashedWithDelete", 1, ("broker",))
-Unflushed = Rel("Unflushed", 1, ("broker",))
+AwaitingFlush = Rel("AwaitingFlush", 1, ("broker",))
 
 
 # ---- the metadata log, replayed -------------------------------------------------------
@@ -161,7 +161,7 @@ def _protocol_relations(w) -> dict:
       ``Committed(hwm)``; ``Leaderless(inc, partition)``: committed partitions without a
       leader; ``NotRunning(broker)``; ``PendingDelete(broker)``: a running broker
       with a ``-delete`` directory on disk; ``CrashedWithDelete(broker)``: a broker
-      down after a crash with one; ``Unflushed(broker)``: a broker that is up
+      down after a crash with one; ``AwaitingFlush(broker)``: a broker that is up
       (not down or halted) with a log whose partition.metadata is not flushed.
     """
     q = w.quorum
@@ -217,7 +217,7 @@ def _protocol_relations(w) -> dict:
         "ImageOf": image_of, "HostedAt": hosted_at, "ImagePart": image_part,
         "StrayOnDisk": stray, "BrokerAt": broker_at, "Committed": {(q.hwm,)},
         "Leaderless": leaderless, "NotRunning": down, "PendingDelete": pending,
-        "CrashedWithDelete": crashed_with, "Unflushed": unflushed,
+        "CrashedWithDelete": crashed_with, "AwaitingFlush": unflushed,
     }
 
 

@@ -5,7 +5,8 @@
   consumer, else a follower broker).
 - ``Served(asked_leader_epoch, serving_leader_epoch)``: fetches a leader answered.
 - ``Record(broker, partition, serving_inc, record_inc)``, ``Holds(broker, partition,
-  inc)``: logs on disk (not moved aside).
+  inc)``: logs on disk (not moved aside); ``Unflushed(broker, partition, records)``:
+  those whose partition.metadata is not flushed, with their number of records.
 - ``Hosts(broker, partition, inc)``: partitions a running broker hosts with their log.
 - ``Assigned(broker, partition, inc)``: replicas the committed metadata assigns;
   ``AssignedAt(inc, partition, position, broker)``: the same with each replica's place.
@@ -26,7 +27,9 @@
   ``auto.offset.reset`` policy raised; ``GroupStopped(member)``: a group member stopped
   so on a partition.
 - ``StaleMeta(broker, topic_id)``, ``Failover(epoch, remove_lost)``,
-  ``Stray(broker, topic_id)``: witnesses.
+  ``Stray(broker, topic_id)``: witnesses. ``ConsumerEpochs(last_seen, validated)``: the
+  consumer's last seen leader epoch and the one its position was last validated
+  against (while it has one).
 - With a consumer group (``group``): ``GroupSkipped(inc, partition, offset)``: offsets
   a member's position passed without the group receiving them;
   ``GroupStale(member, newest_inc, read_inc)``: records of an older incarnation
@@ -81,7 +84,7 @@ def _quorum(w) -> dict:
 
 
 def _brokers(w) -> dict:
-    rec, hold, hosts, down, applied, named = (set() for _ in range(6))
+    rec, hold, hosts, down, applied, named, unflushed = (set() for _ in range(7))
     for b, br in enumerate(w.brokers, 1):
         running = br.status == RUNNING
         if not running:
@@ -89,6 +92,8 @@ def _brokers(w) -> dict:
         logs = {x.partition: x for x in br.logs}
         for x in br.logs:
             hold.add((b, x.partition, inc_of(x.topic_id)))
+            if not x.flushed:
+                unflushed.add((b, x.partition, len(x.records)))
             for g in set(x.records):
                 rec.add((b, x.partition, inc_of(x.topic_id), g))
         if running:
@@ -101,6 +106,7 @@ def _brokers(w) -> dict:
         if br.image is not None:
             named.update((b, t.name, t.topic_id) for t in br.image.topics)
     return {"Record": rec, "Holds": hold, "Hosts": hosts, "Down": down, "Applied": applied,
+            "Unflushed": unflushed,
             "Starting": {(b,) for b, br in enumerate(w.brokers, 1) if br.status in STARTING},
             "Crashed": {(b,) for b, br in enumerate(w.brokers, 1) if br.status == DOWN},
             "_named_brokers": named}
@@ -119,7 +125,9 @@ def _ghost(w) -> dict:
 
 
 def _consumer(w) -> dict:
-    return {"Stopped": {(0,)} if w.consumer.failed else set()}
+    c = w.consumer
+    return {"Stopped": {(0,)} if c.failed else set(),
+            "ConsumerEpochs": {(c.last_epoch, c.pos_leader[1])} if c.pos_leader else set()}
 
 
 def _left(w) -> dict:

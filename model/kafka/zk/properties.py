@@ -51,7 +51,6 @@ Busy = Rel("Busy", 1, ("client",))
 ReplicaState = Rel("ReplicaState", 6,
                    ("broker", "partition", "inc", "topic_id", "leader_epoch", "leader"))
 Current = Rel("Current", 5, ("inc", "partition", "topic_id", "leader_epoch", "leader"))
-Unflushed = Rel("Unflushed", 3, ("broker", "partition", "records"))
 Awaiting = Rel("Awaiting", 3, ("broker", "partition", "inc"))
 Down = lp.Down
 Spent = Rel("Spent", 4, ("budget", "left", "taken", "given"))
@@ -135,14 +134,6 @@ REPLICA_LEADER_NAMED = declare(
               f"follows broker-{x['ld']} at leader epoch {x['e']}, which the controller "
               "never named")
 
-METADATA_FLUSHED = declare(
-    "always", "MetadataFlushedFirst",
-    forall((b, p, n), implies(Unflushed(b, p, n), n == 0)), view,
-    "partition.metadata (the log's topic ID) is flushed before the first record is "
-    "appended to a log (Log.append: maybeFlushMetadataFile)",
-    lambda x: f"broker-{x['b']}'s log of partition {x['p']} holds {x['n']} record(s) but "
-              "its partition.metadata was never flushed")
-
 BUDGETS_ACCOUNTED = declare(
     "always", "BudgetsAccounted",
     forall((k, x, y, g), implies(Spent(k, x, y, g), x + y == g)), view,
@@ -224,7 +215,7 @@ RESTART_WITH_STALE_REPLICA = declare(
 ALWAYS = (SHARED["NoStaleRead"], SHARED["NoStaleReplication"], TOPIC_ID_UNIQUE,
           SHARED["NoWriteToDeletedTopic"], CONTROLLER_EPOCH_FENCING, RECREATE_AFTER_DELETE,
           LEADER_EPOCH_UNIQUE, FOLLOWER_FENCING, NO_ACKNOWLEDGED_LOSS,
-          REPLICA_LEADER_NAMED, METADATA_FLUSHED, AWAITING_DELETED,
+          REPLICA_LEADER_NAMED, SHARED["MetadataFlushedFirst"], AWAITING_DELETED,
           SHARED["BudgetsRespected"], BUDGETS_ACCOUNTED, DELETED_INCARNATION_INERT)
 QUIESCENT = (SHARED["StaleReplicasCleaned"], DELETION_COMPLETES,
              SHARED["AssignedReplicasHosted"], REPLICAS_FOLLOW_CONTROLLER,
