@@ -5,6 +5,7 @@ from kmc import api, catalog
 from kmc.cli import main
 from kmc.model.contract import validate_model
 from kmc.model.encoding import check_canonical
+from kmc.model.kafka.kraft import clients
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft import quorum as qm
 from kmc.model.kafka.kraft import records as rc
@@ -211,3 +212,20 @@ def test_records_reach_a_log_only_after_its_partition_metadata_is_flushed():
     empty = unflushed._replace(logs=(unflushed.logs[0]._replace(records=()),)
                                + unflushed.logs[1:])
     assert prop.check(w._replace(brokers=(empty,) + w.brokers[1:]))
+
+
+def test_fetches_are_answered_where_followers_or_a_consumer_fetch(monkeypatch):
+    """FetchAnswered keeps LeaderEpochFencing from holding vacuously: declared with a
+    follower (rf 2) or a consumer, found on kraft-stray, and not found once the
+    follower's answered fetches are not recorded."""
+    names = {p.name for p in api.build("kraft-crash-window", "kraft", {}).properties()}
+    assert "FetchAnswered" not in names  # rf 1, no consumer: nothing fetches
+    model = api.build("kraft-stray", "kraft", {"crashes": 0})
+    assert api.check(model).verdicts()["FetchAnswered"] == "witness_found"
+    step = clients.replica_fetch
+
+    def unrecorded(m, w, *args):  # the follower appends, the answer is not recorded
+        return step(m, w, *args)._replace(ghost=w.ghost)
+    monkeypatch.setattr(clients, "replica_fetch", unrecorded)
+    model = api.build("kraft-stray", "kraft", {"crashes": 0})
+    assert api.check(model).verdicts()["FetchAnswered"] == "witness_missing"

@@ -12,7 +12,8 @@ ConsumerReadsAll, with a producer ProducerNotStuck and ProducerFinishes (the las
 of each: settled, the client included). The consumer group's and CreatePartitions'
 properties are declared in ``group_properties``.
 liveness (``-p liveness=true``): BrokerFinishesStartup, ReplicasEventuallyHosted.
-sometimes: the witnesses a scenario's bounds make reachable (``witnesses_for``).
+sometimes: the witnesses a scenario's bounds make reachable (``witnesses_for``,
+``fetch_answered_for``, ``lower_epoch_for``).
 The plane's own facts of its controller, quorum, publisher and logs are declared in
 ``protocol_properties`` and checked with these in every KRaft run.
 
@@ -75,6 +76,13 @@ LEADER_EPOCH_FENCING = declare(
     "a leader answers a fetch only at the leader epoch the fetcher names (KIP-320)",
     lambda m: f"a fetch naming leader epoch {m['a']} was answered by a leader at epoch "
               f"{m['s']}")
+
+FETCH_ANSWERED = declare(
+    "sometimes", "FetchAnswered",
+    exists((a, s), Served(a, s)), view,
+    "a leader answers a fetch of a follower or the consumer (ReplicaManager.fetchMessages "
+    "-> Partition.fetchRecords): the history LeaderEpochFencing is stated over is not "
+    "empty; declared with rf >= 2 or a consumer")
 
 NO_FENCED_LEADER = declare(
     "always", "NoFencedLeader",
@@ -250,6 +258,12 @@ def witnesses_for(bounds) -> tuple:
         delete_dir
 
 
+def fetch_answered_for(bounds) -> tuple:
+    """FetchAnswered where a fetch can be answered: a follower (rf >= 2) or a
+    consumer."""
+    return (FETCH_ANSWERED,) if bounds.rf >= 2 or bounds.consumer else ()
+
+
 def lower_epoch_for(bounds, flags) -> tuple:
     """LowerEpochAccepted where the consumer can take a lower epoch: a consumer that
     fetches (with ``auto.offset.reset=none`` its first fetch stops it: nothing is
@@ -279,5 +293,6 @@ def properties_for(bounds, flags, model=None) -> tuple:
         quiescent = clients_finish(bounds, settled) + quiescent
     return (ALWAYS + pp.ALWAYS + consumer[:1] + always + QUIESCENT + pp.QUIESCENT
             + consumer[1:] + quiescent
-            + witnesses_for(bounds) + lower_epoch_for(bounds, flags) + sometimes + live
+            + witnesses_for(bounds) + fetch_answered_for(bounds)
+            + lower_epoch_for(bounds, flags) + sometimes + live
             + pp.liveness_for(bounds))
