@@ -197,7 +197,7 @@ def test_budgets_and_the_published_offset_are_checked_on_every_state():
     assert api.check(model).verdict("BudgetsRespected") == "violated"
 
 
-def test_records_reach_a_log_only_after_its_partition_metadata_is_flushed():
+def test_records_reach_a_log_only_after_its_partition_metadata_is_flushed(monkeypatch):
     """MetadataFlushedFirst (shared with the ZooKeeper plane) holds on kraft-crash-window,
     where new logs start unflushed, and fails on a state whose unflushed log holds a
     record, and once a produce leaves the log unflushed."""
@@ -212,6 +212,16 @@ def test_records_reach_a_log_only_after_its_partition_metadata_is_flushed():
     empty = unflushed._replace(logs=(unflushed.logs[0]._replace(records=()),)
                                + unflushed.logs[1:])
     assert prop.check(w._replace(brokers=(empty,) + w.brokers[1:]))
+    produce = clients.produce
+
+    def unflushed_produce(m, w, *args):  # the record lands before partition.metadata
+        out = produce(m, w, *args)
+        return out._replace(brokers=tuple(
+            b._replace(logs=tuple(x._replace(flushed=False) for x in b.logs))
+            for b in out.brokers))
+    monkeypatch.setattr(clients, "produce", unflushed_produce)
+    model = api.build("kraft-consumer-recreate", "kraft", {})
+    assert api.check(model).verdict("MetadataFlushedFirst") == "violated"
 
 
 def test_fetches_are_answered_where_followers_or_a_consumer_fetch(monkeypatch):
