@@ -1,5 +1,6 @@
 """A mutant stuck in a loop inside one expansion ends as out of time at the stall limit
 (``kmc.mutate.stall``), not after the mutant's whole time limit."""
+import threading
 import time
 
 import pytest
@@ -60,8 +61,6 @@ def test_nothing_is_raised_outside_an_expansion_or_without_a_limit():
 
 
 def test_outside_the_main_thread_nothing_is_watched():
-    import threading
-
     seen = []
 
     def run():

@@ -12,8 +12,8 @@ ConsumerReadsAll, with a producer ProducerNotStuck and ProducerFinishes (the las
 of each: settled, the client included). The consumer group's and CreatePartitions'
 properties are declared in ``group_properties``.
 liveness (``-p liveness=true``): BrokerFinishesStartup, ReplicasEventuallyHosted.
-sometimes: the witnesses a scenario's bounds make reachable (``witnesses_for``,
-``fetch_answered_for``, ``lower_epoch_for``).
+sometimes: the witnesses a scenario's bounds and flags make reachable
+(``witnesses_for``).
 The plane's own facts of its controller, quorum, publisher and logs are declared in
 ``protocol_properties`` and checked with these in every KRaft run.
 
@@ -242,38 +242,27 @@ QUIESCENT = (SHARED["StaleReplicasCleaned"], DELETION_COMPLETES,
              SHARED["AssignedReplicasHosted"])
 
 
-def witnesses_for(bounds) -> tuple:
-    """The witnesses a scenario's bounds make reachable in principle: with a consumer
-    or a group whose ``auto.offset.reset`` is ``none``, its error (nothing is committed
-    when the story starts, so a first fetch raises it); with missed heartbeats, a
-    running broker fenced; with a crash and a deletion, a broker down with a ``-delete``
-    directory."""
+def witnesses_for(bounds, flags) -> tuple:
+    """The witnesses a scenario's bounds and variant flags make reachable in principle:
+    with a consumer or a group whose ``auto.offset.reset`` is ``none``, its error
+    (nothing is committed when the story starts, so a first fetch raises it); with
+    missed heartbeats, a running broker fenced; with a crash and a deletion, a broker
+    down with a ``-delete`` directory; with a follower (rf >= 2) or a consumer, an
+    answered fetch; with a consumer that fetches (not stopped by ``none`` at its first
+    fetch), a re-created topic whose first incarnation starts above leader epoch 0 (the
+    new one starts at 0) and a client rule that keeps topic IDs, the consumer taking
+    the lower epoch."""
     readers = bounds.consumer or bounds.members
     stopped = (CONSUMER_STOPPED,) if readers and bounds.reset == "none" else ()
     fenced = (BROKER_FENCED,) if bounds.fences else ()
     delete_dir = (CRASH_WITH_DELETE_DIR,) if bounds.crashes and bounds.deletes else ()
+    answered = (FETCH_ANSWERED,) if bounds.rf >= 2 or bounds.consumer else ()
+    lower = bounds.consumer and bounds.reset != "none" and bounds.incarnations >= 2 and \
+        bounds.deletes >= 1 and bounds.leader_epoch >= 1 and flags.client_rule != "epoch"
     return lp.witnesses_for(bounds, NAME_RECREATED, SHARED["StaleFetchAttempted"],
                             FAILOVER_MID_DELETION, RESTART_WITH_STRAY_LOG,
                             stale_meta=STALE_METADATA_SERVED) + stopped + fenced + \
-        delete_dir
-
-
-def fetch_answered_for(bounds) -> tuple:
-    """FetchAnswered where a fetch can be answered: a follower (rf >= 2) or a
-    consumer."""
-    return (FETCH_ANSWERED,) if bounds.rf >= 2 or bounds.consumer else ()
-
-
-def lower_epoch_for(bounds, flags) -> tuple:
-    """LowerEpochAccepted where the consumer can take a lower epoch: a consumer that
-    fetches (with ``auto.offset.reset=none`` its first fetch stops it: nothing is
-    committed), a re-created topic whose first incarnation starts above leader epoch 0
-    (the new one starts at 0), and a client rule that keeps topic IDs."""
-    recreate = bounds.incarnations >= 2 and bounds.deletes >= 1
-    if bounds.consumer and bounds.reset != "none" and recreate and \
-            bounds.leader_epoch >= 1 and flags.client_rule != "epoch":
-        return (LOWER_EPOCH_ACCEPTED,)
-    return ()
+        delete_dir + answered + ((LOWER_EPOCH_ACCEPTED,) if lower else ())
 
 
 def properties_for(bounds, flags, model=None) -> tuple:
@@ -293,6 +282,4 @@ def properties_for(bounds, flags, model=None) -> tuple:
         quiescent = clients_finish(bounds, settled) + quiescent
     return (ALWAYS + pp.ALWAYS + consumer[:1] + always + QUIESCENT + pp.QUIESCENT
             + consumer[1:] + quiescent
-            + witnesses_for(bounds) + fetch_answered_for(bounds)
-            + lower_epoch_for(bounds, flags) + sometimes + live
-            + pp.liveness_for(bounds))
+            + witnesses_for(bounds, flags) + sometimes + live + pp.liveness_for(bounds))
