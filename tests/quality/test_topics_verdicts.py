@@ -18,7 +18,7 @@ import pytest
 from kmc import api
 from kmc.model.kafka.zk.variants import VARIANT_NAMES
 from kmc.reports.regress.expect import compare, observe
-from suite_rows import complete_rows
+from suite_rows import complete_rows, in_smoke, row_params
 
 ROWS = complete_rows("topics")
 #: the large scenario's complete runs (~30 s) are checked by `kmc regress --tier full`
@@ -65,7 +65,8 @@ def test_the_suite_covers_every_named_scenario_and_variant():
         assert {v for s, v in ROWS if s == sc} == set(VARIANT_NAMES)
 
 
-@pytest.mark.parametrize("scenario,variant", sorted(k for k in ROWS if k[0] not in LARGE))
+@pytest.mark.parametrize("scenario,variant", row_params(
+    {k for k in ROWS if k[0] not in LARGE}, in_smoke("topics")))
 def test_verdicts_counts_and_shortest_traces(scenario, variant):
     assert_row(scenario, variant)
 

@@ -3,7 +3,7 @@ import pytest
 from kmc.api import check
 
 
-@pytest.mark.slow
+@pytest.mark.full  # a scale pin, ~20 s: the full tier (`-m full`)
 def test_twophase_rm8_has_1745408_states():
     r = check("twophase", params={"rm": 8})
     assert r.complete
