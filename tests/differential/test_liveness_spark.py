@@ -17,9 +17,9 @@ pytestmark = pytest.mark.slow
 # liveness-offline-delete.kip516): every propagation step is a Spark job, so the larger
 # ones (Peterson: 14-19 s each, offline-delete legacy: 9 s) are left out; the weak lossy
 # channel, the same model's other fairness, is in the full tier (`-m full`)
-CASES = [("lossy", "strong", {}),
-         pytest.param("lossy", "weak", {}, marks=pytest.mark.full),
+CASES = [("lossy", "strong", {}), ("lossy", "weak", {}),
          ("offline-delete", "kip516", {"liveness": True})]
+FULL_TIER = {("lossy", "weak")}
 
 
 def _lassos(result):
@@ -28,7 +28,8 @@ def _lassos(result):
             for n, d in result.discoveries.items()}
 
 
-@pytest.mark.parametrize("scenario,variant,params", CASES)
+@pytest.mark.parametrize("scenario,variant,params", [
+    pytest.param(*c, marks=[pytest.mark.full] if c[:2] in FULL_TIER else []) for c in CASES])
 def test_spark_decides_liveness_as_bfs(sc, scenario, variant, params):
     b = check(scenario, variant, params)
     s = check(scenario, variant, params, explorer="spark", driver_level_max=0)

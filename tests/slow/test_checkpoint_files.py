@@ -184,6 +184,7 @@ def test_an_edited_block_with_its_checksum_file_kept(sc, tmp_path):
         resume(ckpt)
 
 
+@pytest.mark.full  # ~20 s; the lost block below is the default tier's one-line report
 def test_the_cli_reports_a_tampered_block_in_one_line(sc, tmp_path):
     ckpt, marker = tmp_path / "ckpt", tmp_path / "ran"
     checkpoint(ckpt)

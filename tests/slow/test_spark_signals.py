@@ -226,7 +226,10 @@ SparkContext.stop = stopping
 }
 
 
-@pytest.mark.parametrize("moment", sorted(HOOKS))
+# the context-stop moment (~17 s) is in the full tier (`-m full`)
+@pytest.mark.parametrize("moment", [
+    pytest.param(m, marks=[pytest.mark.full] if m == "context-stop" else [])
+    for m in sorted(HOOKS)])
 def test_ctrl_c_at_a_given_moment(moment, tmp_path):
     argv = ["check", "twophase", "-p", "rm=4", "--explorer", "spark", "--quiet"]
     code = (f"import os, signal, sys, time\n{HOOKS[moment]}\n"
