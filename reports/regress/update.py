@@ -161,6 +161,9 @@ def apply_traces(traces_dir: str, entry_id: str, docs: dict) -> list[str]:
         elif (old.get("init_index"), old.get("action_indices")) != \
                 (doc.get("init_index"), doc.get("action_indices")):
             notes.append(f"stored counterexample for {p} re-recorded (the steps changed)")
+        elif old.get("steps") != doc.get("steps"):
+            notes.append(f"stored counterexample for {p} re-recorded (the recorded states "
+                         "changed)")
     _written, removed = store(traces_dir, entry_id, docs)
     notes += [f"stored counterexample {os.path.relpath(r)} removed (no longer expected)"
               for r in removed]

@@ -216,6 +216,27 @@ def test_stored_counterexamples_are_replayed(tmp_path, capsys):
     assert code == 1 and "stored counterexample for NotSolved is missing" in out
 
 
+def test_a_stored_counterexample_must_replay_as_recorded(tmp_path, capsys):
+    """The same steps still reach the violation, but a recorded state is not the model's
+    any more (as when the model's states gain a field): `kmc replay` of the file would
+    diverge, so the entry fails until `--update` re-records it."""
+    suite, _ = validation_skeleton(tmp_path)
+    assert kmc(capsys, "regress", suite, "--update", "--only", "diehard")[0] == 0
+    stored = tmp_path / "stored" / "diehard.standard" / "NotSolved.json"
+    doc = json.loads(stored.read_text())
+    doc["steps"][1]["state"]["big"] += 1
+    stored.write_text(json.dumps(doc))
+    code, out, _ = kmc(capsys, "regress", suite, "--only", "diehard.standard")
+    assert code == 1
+    assert "stored counterexample for NotSolved no longer replays as recorded" in out
+    assert "now leads to a different state" in out and "kmc regress --update" in out
+    code, out, _ = kmc(capsys, "regress", suite, "--update", "--only", "diehard.standard")
+    assert code == 0 and "re-recorded (the recorded states changed)" in out
+    assert kmc(capsys, "regress", suite, "--only", "diehard.standard")[0] == 0
+    assert json.loads(stored.read_text())["steps"][1]["state"]["big"] == \
+        doc["steps"][1]["state"]["big"] - 1
+
+
 def test_parallel_runs_report_like_serial_ones(tmp_path, capsys):
     suite, _ = validation_skeleton(tmp_path)
     kmc(capsys, "regress", suite, "--update", "--tier", "smoke")
