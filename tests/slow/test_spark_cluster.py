@@ -12,7 +12,8 @@ runs), all stopped by PID in the fixture's teardown.
   mid-run sends its partitions' tasks to the other executors, which read the runs the dead
   one wrote — and the answers are BFS's, counterexamples included. Without the setting the
   same run keeps visited sets in memory and says so; an executor that does not see the
-  directory stops the check before any level.
+  directory stops the check before any level. The two spilling runs, with and without
+  the setting, are in the full tier (`-m full`).
 - Killing a second worker by PID in the middle of a run still gives BFS's answers (Spark
   recomputes the lost partitions).
 
@@ -185,6 +186,7 @@ def test_liveness_on_the_standalone_cluster(standalone, app):
         {n: (d.trace.action_indices, d.trace.loop_start) for n, d in b.discoveries.items()}
 
 
+@pytest.mark.full  # ~18 s; the directory's absence is checked by the next test too
 def test_without_a_shared_directory_visited_sets_stay_in_memory(standalone, app, remote):
     got = spark_bfs(_make(), master=standalone.master_url, driver_level_max=0,
                     max_depth=8)
@@ -210,6 +212,7 @@ def test_executors_that_do_not_see_the_directory_stop_the_check(standalone, app,
     assert os.listdir(tmp_path) == []  # the run's directory went with it
 
 
+@pytest.mark.full  # ~32 s: spill is tested locally (test_spark_spill.py), a lost worker below
 def test_spill_to_a_shared_directory_survives_a_lost_executor(standalone, app,
                                                               remote, tmp_path, monkeypatch):
     shared = tmp_path / "shared"

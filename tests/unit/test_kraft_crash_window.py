@@ -71,6 +71,7 @@ def test_broker_finishes_startup_only_where_the_release_says():
     assert good.complete and good.verdict("BrokerFinishesStartup") == "holds"
 
 
+@pytest.mark.full  # the runs of the suite's kraft-stray liveness entries (its full tier)
 def test_replicas_eventually_hosted_sees_the_stray_log_of_brokers_3_6():
     params = {"liveness": True}
     bad = api.check("kraft-stray", "kraft-3.6", params)
