@@ -41,7 +41,7 @@ def test_spark_decides_liveness_as_bfs(sc, scenario, variant, params):
     assert s.extra["liveness"]["graph_edges"] == b.extra["liveness"]["graph_edges"]
 
 
-@pytest.mark.full  # ~14 s; bounded runs' stopping rule: test_bounded_runs.py
+@pytest.mark.full  # ~14 s; the unbounded runs of the same model above stay in the default tier
 def test_spark_liveness_under_a_depth_bound(sc):
     # the graph is cut at the bound on both: a lasso inside it is found, else unknown
     for depth in (2,):

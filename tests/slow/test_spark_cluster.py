@@ -186,7 +186,8 @@ def test_liveness_on_the_standalone_cluster(standalone, app):
         {n: (d.trace.action_indices, d.trace.loop_start) for n, d in b.discoveries.items()}
 
 
-@pytest.mark.full  # ~18 s; the directory's absence is checked by the next test too
+@pytest.mark.full  # ~18 s; without the setting, remote executors keep visited sets in memory
+# and the summary says so: tests/unit/test_spark_spill_dir.py
 def test_without_a_shared_directory_visited_sets_stay_in_memory(standalone, app, remote):
     got = spark_bfs(_make(), master=standalone.master_url, driver_level_max=0,
                     max_depth=8)
