@@ -1,5 +1,7 @@
 """The expected verdicts the quality tests hold the models to, read from kmc's regression
 suite (its one source): the complete BFS run of each scenario x variant of a family."""
+import pytest
+
 from kmc import catalog
 from kmc.reports.regress.suite import builtin_suite, read_suite
 
@@ -35,8 +37,6 @@ def row_params(rows, smoke: set, ids=None) -> list:
     """``pytest.param`` per (scenario, variant) of ``rows``; a pair of ``smoke`` is in
     the test suite's full tier (``-m full``): its record is checked in CI by the smoke
     tier, and the quality test's own checks on it run with the full tier."""
-    import pytest
-
     return [pytest.param(*k, id=None if ids is None else ids(k),
                          marks=[pytest.mark.full] if k in smoke else [])
             for k in sorted(rows)]
