@@ -158,11 +158,16 @@ def failover_mid_deletion(plane: Plane, description: str):
                    plane.view, description)
 
 
+def recreates(bounds) -> bool:
+    """The scenario's bounds let a topic be deleted and its name created again."""
+    return bounds.incarnations >= 2 and bounds.deletes >= 1
+
+
 def witnesses_for(bounds, recreated, stale_fetch, failover, restart, stale_meta=None):
     """The witnesses a scenario's bounds make reachable in principle, in the order the
     reports list them."""
     out = []
-    recreate = bounds.incarnations >= 2 and bounds.deletes >= 1
+    recreate = recreates(bounds)
     if recreate:
         out.append(recreated)
     if recreate and (bounds.rf >= 2 or bounds.consumer):

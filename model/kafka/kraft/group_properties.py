@@ -18,7 +18,7 @@ from kmc.invariants.logic import And, Not, Or, Rel, exists, forall, implies, var
 from kmc.model.kafka.kraft.group import COORDINATOR
 from kmc.model.kafka.kraft.views import view
 from kmc.model.kafka.lifecycle_properties import (
-    Down, Plane, expansion_witnesses, replicas_distinct,
+    Down, Plane, expansion_witnesses, recreates, replicas_distinct,
 )
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
@@ -153,7 +153,7 @@ def feature_properties(bounds, settled=None) -> tuple:
     """``(always, sometimes, quiescent)`` of the CreatePartitions and consumer group
     features (the quiescent ones only with ``settled``, a model's
     ``views.settled_view``)."""
-    recreate = bounds.incarnations >= 2 and bounds.deletes >= 1
+    recreate = recreates(bounds)
     always, sometimes, quiescent = (), (), ()
     if bounds.members:
         always += (GROUP_NO_RECORD_SKIPPED, GROUP_NO_STALE_INCARNATION,

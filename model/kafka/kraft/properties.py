@@ -257,8 +257,8 @@ def witnesses_for(bounds, flags) -> tuple:
     fenced = (BROKER_FENCED,) if bounds.fences else ()
     delete_dir = (CRASH_WITH_DELETE_DIR,) if bounds.crashes and bounds.deletes else ()
     answered = (FETCH_ANSWERED,) if bounds.rf >= 2 or bounds.consumer else ()
-    lower = bounds.consumer and bounds.reset != "none" and bounds.incarnations >= 2 and \
-        bounds.deletes >= 1 and bounds.leader_epoch >= 1 and flags.client_rule != "epoch"
+    lower = bounds.consumer and bounds.reset != "none" and lp.recreates(bounds) and \
+        bounds.leader_epoch >= 1 and flags.client_rule != "epoch"
     return lp.witnesses_for(bounds, NAME_RECREATED, SHARED["StaleFetchAttempted"],
                             FAILOVER_MID_DELETION, RESTART_WITH_STRAY_LOG,
                             stale_meta=STALE_METADATA_SERVED) + stopped + fenced + \

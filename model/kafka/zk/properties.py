@@ -243,10 +243,9 @@ def expansion_properties(bounds) -> tuple:
 
 def witnesses_for(bounds) -> tuple:
     """The witnesses a scenario's bounds make reachable in principle."""
-    recreate = bounds.incarnations >= 2 and bounds.deletes >= 1
     return lp.witnesses_for(bounds, NAME_RECREATED, SHARED["StaleFetchAttempted"],
                             FAILOVER_MID_DELETION, RESTART_WITH_STALE_REPLICA) + (
-        EXPANSIONS if bounds.adds and recreate else ())
+        EXPANSIONS if bounds.adds and lp.recreates(bounds) else ())
 
 
 def clients_for(bounds, model) -> tuple:
