@@ -53,6 +53,39 @@ def serve(model, w, leader: int, p: int, topic_id: int, leader_epoch: int,
     return log, log
 
 
+def high_watermark(w, leader: int, p: int, log, live: bool = True) -> int:
+    """The high watermark of ``log``, partition ``p`` on broker ``leader``: the smallest
+    log end among the in-sync replicas (Partition.maybeIncrementLeaderHW), with the ISR
+    of the partition in the leader's own image (the PartitionRegistration its
+    Partition.makeLeader took) and each replica's log of the same topic ID as it is now.
+    Kafka's leader learns a follower's log end from the follower's next Fetch, so its
+    high watermark trails this one by one fetch; the records below either are held by
+    every in-sync replica. A consumer reads below it only (FetchIsolation.of: a
+    consumer's Fetch has HIGH_WATERMARK isolation; UnifiedLog.read / LocalLog.read
+    return nothing from there up). ``live``: the topic is in the committed image. Once it
+    is removed, followers delete their logs, and a leader whose image lags keeps the
+    high watermark it had (Kafka never moves it back), which the logs left no longer
+    tell: the model keeps none, and such a leader serves up to its log end."""
+    hw = len(log.records)
+    if not live:
+        return hw
+    img = w.brokers[leader - 1].image
+    t = im.topic_by_id(img, log.topic_id) if img is not None else None
+    if t is None or p >= len(t.parts):
+        return hw  # an image without the topic: the leader's partition knows no ISR
+    for b in t.parts[p].isr:
+        if b != leader:
+            other = lm.log_of(w.brokers[b - 1].logs, p)
+            held = other is not None and other.topic_id == log.topic_id
+            hw = min(hw, len(other.records) if held else 0)
+    return hw
+
+
+def committed(model, w, topic_id: int) -> bool:
+    """Is the topic ``topic_id`` in the committed image?"""
+    return im.topic_by_id(model.committed_image(w.quorum), topic_id) is not None
+
+
 def _record(ghost, field, item):
     return ghost._replace(**{field: set_add(getattr(ghost, field), item)})
 
@@ -153,7 +186,9 @@ def consumer_fetch(model, w):
     end below the position moves the position back to it (with ``none``: the
     LogTruncationException stops the consumer; SubscriptionState.
     maybeCompleteValidation). OffsetsForLeaderEpoch names the topic, not its ID. Then the
-    records from the position to the log end are returned and the position moves on.
+    records from the position to the high watermark (``high_watermark``) are returned and
+    the position moves on; a reset to ``latest`` goes to the high watermark too
+    (Partition.fetchOffsetForTimestamp: READ_UNCOMMITTED's last fetchable offset).
     The position is kept per partition name (SubscriptionState is keyed by
     TopicPartition), across a change of topic ID."""
     c, f = w.consumer, model.flags
@@ -176,8 +211,9 @@ def consumer_fetch(model, w):
             if model.bounds.reset == "none":  # LogTruncationException
                 return w._replace(consumer=c._replace(failed=True), ghost=ghost)
             pos = valid  # seekValidated to the first offset known to diverge
+    hw = high_watermark(w, leader, 0, log, committed(model, w, log.topic_id))
     if pos < 0 or pos > end:
-        pos = _reset(model.bounds.reset, end)
+        pos = _reset(model.bounds.reset, hw)  # ListOffsets LATEST: the high watermark
         if pos is None:
             return w._replace(consumer=c._replace(failed=True), ghost=ghost)
     served = inc_of(log.topic_id)
@@ -185,11 +221,12 @@ def consumer_fetch(model, w):
     for o in range(before, pos):
         if (served, o) not in ghost.consumed:
             ghost = _record(ghost, "skipped", (served, o))
-    for o in range(pos, end):
+    upto = max(pos, hw)  # records below the high watermark only
+    for o in range(pos, upto):
         ghost = _record(ghost, "reads", (0, inc_of(tid), log.records[o]))
         ghost = _record(ghost, "consumed", (served, o))
-    got = c.pos_epoch if end == pos else lh.leader_epoch
-    return w._replace(consumer=c._replace(pos=end, pos_leader=(leader, le), pos_epoch=got),
+    got = c.pos_epoch if upto == pos else lh.leader_epoch
+    return w._replace(consumer=c._replace(pos=upto, pos_leader=(leader, le), pos_epoch=got),
                       ghost=ghost)
 
 

@@ -168,8 +168,10 @@ def fetch(model, w, m: int, p: int):
     if pos == -1:
         c = map_get(g.committed, p)
         pos = -1 if c is None else c
+    hw = clients.high_watermark(w, leader, p, log,
+                                clients.committed(model, w, log.topic_id))
     if pos == -1 or pos > end:
-        r = clients._reset(bd.reset, end)
+        r = clients._reset(bd.reset, hw)
         pos = STOPPED if r is None else r
     if pos == STOPPED:
         return _put_entry(w, g, m, (p, STOPPED, leader, le))
@@ -180,14 +182,15 @@ def fetch(model, w, m: int, p: int):
         if (served, p, o) not in consumed:
             skipped = set_add(skipped, (served, p, o))
     ghost = w.ghost
-    for o in range(pos, end):
+    upto = max(pos, hw)  # records below the high watermark only
+    for o in range(pos, upto):
         rec = log.records[o]
         consumed = set_add(consumed, (served, p, o))
         ghost = ghost._replace(reads=set_add(ghost.reads, (0, inc_of(tid), rec)))
         if rec < mem.newest:
             stale = set_add(stale, (m, mem.newest, rec))
     g = g._replace(consumed=consumed, skipped=skipped, stale=stale)
-    return _put_entry(w._replace(ghost=ghost), g, m, (p, end, leader, le))
+    return _put_entry(w._replace(ghost=ghost), g, m, (p, upto, leader, le))
 
 
 def _put_entry(w, g, m, entry):

@@ -49,6 +49,7 @@ a property reads (``invariants.fused``).
 """
 from __future__ import annotations
 
+from kmc.model.kafka.kraft import clients
 from kmc.model.kafka.kraft import clientmeta as cm
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft.group import COORDINATOR, STOPPED
@@ -284,7 +285,9 @@ def settled_view(model):
 
 
 def _leader_records(w, t) -> set:
-    """The records in the leader logs of ``t``, the topic in the committed image."""
+    """The committed records in the leader logs of ``t``, the topic in the committed
+    image: those below the leader's high watermark (``clients.high_watermark``), the
+    only ones a consumer is served."""
     out = set()
     for p, part in enumerate(() if t is None else t.parts):
         br = w.brokers[part.leader - 1] if part.leader > 0 else None
@@ -292,7 +295,8 @@ def _leader_records(w, t) -> set:
             continue
         h, log = keyed_get(br.hosted, p), keyed_get(br.logs, p)  # LogManager.getLog
         if h is not None and log is not None and h.topic_id == log.topic_id == t.topic_id:
-            out.update((inc_of(t.topic_id), p, o) for o in range(len(log.records)))
+            hw = clients.high_watermark(w, part.leader, p, log)
+            out.update((inc_of(t.topic_id), p, o) for o in range(hw))
     return out
 
 

@@ -55,17 +55,37 @@ def live_inc(store) -> int:
     return 0 if rec is None or zk.marked(store, TOPIC) else rec.incarnation
 
 
-def acknowledge(store, brokers, ghost, inc, p):
-    """acks=all: the records of incarnation ``inc`` in partition ``p`` that every in-sync
-    replica holds (below the high watermark) are acknowledged; the ghost keeps them."""
+def high_watermark(store, brokers, inc, p):
+    """The high watermark of partition ``p`` of incarnation ``inc``: the smallest log end
+    of its in-sync replicas (Partition.maybeIncrementLeaderHW), over the ISR the
+    controller recorded in the partition's state znode and the logs the replicas hold
+    now. Kafka's leader learns a follower's log end from the follower's next Fetch, so
+    its high watermark trails this one by one fetch; the records below either are held
+    by every in-sync replica. None unless ``inc`` is live (its znode exists and is not
+    marked for deletion): once the deletion has begun, followers delete their replicas,
+    and a leader that has not yet keeps the high watermark it had (Kafka never moves it
+    back), which the logs left no longer tell; the model keeps none and such a leader
+    serves up to its log end."""
     if inc != live_inc(store):
-        return ghost
-    part = zk.topic(store, TOPIC).partitions[p]
+        return None
+    rec = zk.topic(store, TOPIC)
+    if p >= len(rec.partitions):
+        return None
     hw = None
-    for b in part.isr:
+    for b in rec.partitions[p].isr:
         r = replica(brokers[b - 1], p)
         n = len(r.log) if r is not None and r.inc == inc else 0
         hw = n if hw is None else min(hw, n)
+    return hw or 0
+
+
+def acknowledge(store, brokers, ghost, inc, p):
+    """acks=all: the records of incarnation ``inc`` in partition ``p`` below the high
+    watermark (every in-sync replica holds them) are acknowledged; the ghost keeps them."""
+    hw = high_watermark(store, brokers, inc, p)
+    if hw is None:
+        return ghost
+    part = zk.topic(store, TOPIC).partitions[p]
     lr = replica(brokers[part.leader - 1], p) if part.leader > 0 else None
     if not hw or lr is None or lr.inc != inc:
         return ghost
@@ -200,7 +220,10 @@ def consumer_refresh(m, w):
 def consumer_fetch(m, w, p):
     """The consumer fetches from the leader in its metadata (KIP-516 "Fetch" v13 by topic
     ID; legacy by name) with its leader epoch. OFFSET_OUT_OF_RANGE resets the position to
-    the start (auto.offset.reset=earliest)."""
+    the start (auto.offset.reset=earliest). The leader answers with the records below its
+    high watermark (``high_watermark``): a consumer's Fetch reads with HIGH_WATERMARK
+    isolation (FetchIsolation.of, UnifiedLog.read), and LocalLog.read returns nothing from
+    the high watermark up; only a position beyond the log end is out of range."""
     c = w.consumer
     lid, lr = _leader(w, c.meta, p)
     if lid is None:
@@ -208,7 +231,12 @@ def consumer_fetch(m, w, p):
     tid = c.meta.topic_id if m.flags.fetch_topic_id else ZERO_ID
     pos = c.positions[p]
     err, recs = serve(m, lid, lr, tid, c.meta.leaders[p][1], pos)
-    ghost = w.ghost
+    hw = None if err else high_watermark(w.store, w.brokers, lr.inc, p)
+    if hw is not None and m.flags.consumer_reads_committed:
+        recs = recs[:max(0, hw - pos)]  # a consumer reads below the high watermark only
+    # the high watermark the leader reads by also completes the acks below it (a
+    # reassignment's smaller ISR moves it without a new append)
+    ghost = acknowledge(w.store, w.brokers, w.ghost, lr.inc, p) if hw else w.ghost
     if lr is not None:
         ghost = ghost._replace(attempts=set_add(ghost.attempts, (c.meta.inc, lr.inc)))
     if err == "OFFSET_OUT_OF_RANGE":

@@ -10,7 +10,7 @@ FollowerFencing (KIP-320), NoAcknowledgedLoss, DeletedIncarnationInert, BudgetsR
 quiescent (settled: no internal step left): StaleReplicasCleaned, DeletionCompletes,
 AssignedReplicasHosted; with
 a producer ProducerFinishes, with a consumer ConsumerReadsAll (settled: the client has no
-step left either).
+step left either) and, always, ConsumerReadsCommitted.
 sometimes (witnesses that make a scenario meaningful): NameRecreated,
 StaleFetchAttempted, FailoverMidDeletion, RestartWithStaleReplica — a scenario carries
 the witnesses its bounds make possible (``properties_for``).
@@ -183,11 +183,12 @@ DELETION_COMPLETES = lp.deletion_completes(
 #: client still has a step
 CLIENT_PROPERTIES = {
     "ConsumerReadsAll": (
-        forall((i, p, o), implies(LeaderLog(i, p, o),
+        forall((i, p, o), implies(And(LeaderLog(i, p, o), Acked(i, p, o)),
                                   Or(Consumed(i, p, o), exists(c, And(Busy(c),
                                                                      c == "consumer"))))),
-        "settled, the consumer included: it has read every record of the live incarnation "
-        "(auto.offset.reset=earliest: a new topic ID is read from its start)",
+        "settled, the consumer included: it has read every committed record (below the "
+        "high watermark) of the live incarnation (auto.offset.reset=earliest: a new topic "
+        "ID is read from its start)",
         lambda x: f"nothing is left to do, yet the consumer never read the record at "
                   f"offset {x['o']} of partition {x['p']} (incarnation {x['i']})"),
     "ProducerFinishes": (
@@ -248,12 +249,23 @@ def witnesses_for(bounds) -> tuple:
         EXPANSIONS if bounds.adds and lp.recreates(bounds) else ())
 
 
+CONSUMER_READS_COMMITTED = declare(
+    "always", "ConsumerReadsCommitted",
+    forall((i, p, o), implies(And(Consumed(i, p, o), Live(i)), Acked(i, p, o))), view,
+    "the consumer reads only committed records: each record it read of the live "
+    "incarnation was below the high watermark, held by every in-sync replica "
+    "(FetchIsolation.HIGH_WATERMARK for a consumer's Fetch)",
+    lambda x: f"the consumer read the record at offset {x['o']} of partition {x['p']} "
+              f"(incarnation {x['i']}, live) before every in-sync replica held it")
+
+
 def clients_for(bounds, model) -> tuple:
-    """ConsumerReadsAll and ProducerFinishes, for the clients a scenario has."""
+    """ConsumerReadsCommitted, ConsumerReadsAll and ProducerFinishes, for the clients a
+    scenario has."""
     client_view = with_clients(model)
     names = (("ConsumerReadsAll",) if bounds.consumer else ()) + \
         (("ProducerFinishes",) if bounds.records else ())
-    out = []
+    out = [CONSUMER_READS_COMMITTED] if bounds.consumer else []
     for name in names:
         formula, text, sentence = CLIENT_PROPERTIES[name]
         out.append(declare("quiescent", name, formula, client_view, text, sentence))

@@ -61,6 +61,9 @@ class Flags(NamedTuple):
     follower_epoch_check: bool = True
     #: a consumer that sees a new topic ID reads the new topic from its start
     reset_position_on_new_id: bool = True
+    #: the leader answers a consumer's Fetch below its high watermark only
+    #: (FetchIsolation.HIGH_WATERMARK); otherwise up to its log end
+    consumer_reads_committed: bool = True
     #: a LeaderAndIsr for a partition the broker already holds keeps its log
     lair_keeps_log: bool = True
     #: StopReplica deletes a partition only when its topic ID matches the request's
@@ -122,6 +125,9 @@ VARIANTS: dict[str, tuple[Flags, str]] = {
     "kip516-consumer-keeps-position": (KIP516._replace(reset_position_on_new_id=False),
                                        "mutant: a consumer keeps its position when the "
                                        "topic ID changes"),
+    "kip516-consumer-reads-log-end": (KIP516._replace(consumer_reads_committed=False),
+                                      "mutant: the leader answers a consumer's Fetch up "
+                                      "to its log end, past the high watermark"),
     "kip516-lair-wipes-replica": (KIP516._replace(lair_keeps_log=False),
                                   "mutant: a LeaderAndIsr with a newer leader epoch "
                                   "replaces the local replica with an empty one"),
