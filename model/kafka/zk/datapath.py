@@ -63,9 +63,9 @@ def high_watermark(store, brokers, inc, p):
     its high watermark trails this one by one fetch; the records below either are held
     by every in-sync replica. None unless ``inc`` is live (its znode exists and is not
     marked for deletion): once the deletion has begun, followers delete their replicas,
-    and a leader that has not yet keeps the high watermark it had (Kafka never moves it
-    back), which the logs left no longer tell; the model keeps none and such a leader
-    serves up to its log end."""
+    while a leader that still holds its replica keeps the high watermark it had (Kafka
+    never moves it back), which the logs left no longer tell; the model keeps none, and
+    such a leader serves up to its log end."""
     if inc != live_inc(store):
         return None
     rec = zk.topic(store, TOPIC)
