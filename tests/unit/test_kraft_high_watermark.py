@@ -35,3 +35,19 @@ def test_the_record_is_served_once_the_follower_holds_it():
     assert _logs(w) == [2, 2]
     w = model.next_state(w, ("consumer-fetch",))
     assert sorted(w.ghost.consumed) == [(1, 0), (1, 1)] and w.consumer.pos == 2
+
+
+def test_a_leader_of_a_removed_topic_still_serves_what_it_had_committed():
+    """Once the topic is removed, its follower deletes its log; the leader whose image
+    lags keeps the high watermark it had (Kafka never moves it back), so the consumer
+    that still follows it reads the record both replicas held."""
+    model = api.build("kraft-consumer-recreate", "kraft", {"rf": 2})
+    (w,) = model.init_states()
+    for a in (("consumer-refresh", 1), ("delete",), ("fetch-metadata", 2)):
+        w = model.next_state(w, a)
+    log = w.brokers[0].logs[0]
+    assert _logs(w) == [1] and not clients.committed(model, w, log.topic_id)
+    assert clients.high_watermark(w, 1, 0, log) == 0  # recomputed from the logs left
+    assert clients.high_watermark(w, 1, 0, log, live=False) == 1
+    w = model.next_state(w, ("consumer-fetch",))
+    assert w.ghost.consumed == ((1, 0),) and w.consumer.pos == 1
