@@ -81,9 +81,13 @@ def high_watermark(w, leader: int, p: int, log, live: bool = True) -> int:
     return hw
 
 
-def committed(model, w, topic_id: int) -> bool:
-    """Is the topic ``topic_id`` in the committed image?"""
-    return im.topic_by_id(model.committed_image(w.quorum), topic_id) is not None
+def fetchable_end(model, w, leader: int, p: int, log) -> int:
+    """Where a consumer's Fetch of ``log`` (partition ``p`` on broker ``leader``) stops:
+    the high watermark while the topic is in the committed image; the log end once it
+    is removed (``high_watermark``), and always with the mutant
+    ``consumer-reads-log-end``."""
+    live = im.topic_by_id(model.committed_image(w.quorum), log.topic_id) is not None
+    return high_watermark(w, leader, p, log, live and model.flags.consumer_reads_committed)
 
 
 def _record(ghost, field, item):
@@ -211,7 +215,7 @@ def consumer_fetch(model, w):
             if model.bounds.reset == "none":  # LogTruncationException
                 return w._replace(consumer=c._replace(failed=True), ghost=ghost)
             pos = valid  # seekValidated to the first offset known to diverge
-    hw = high_watermark(w, leader, 0, log, committed(model, w, log.topic_id))
+    hw = fetchable_end(model, w, leader, 0, log)
     if pos < 0 or pos > end:
         pos = _reset(model.bounds.reset, hw)  # ListOffsets LATEST: the high watermark
         if pos is None:

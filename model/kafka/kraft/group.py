@@ -168,8 +168,7 @@ def fetch(model, w, m: int, p: int):
     if pos == -1:
         c = map_get(g.committed, p)
         pos = -1 if c is None else c
-    hw = clients.high_watermark(w, leader, p, log,
-                                clients.committed(model, w, log.topic_id))
+    hw = clients.fetchable_end(model, w, leader, p, log)
     if pos == -1 or pos > end:
         r = clients._reset(bd.reset, hw)
         pos = STOPPED if r is None else r

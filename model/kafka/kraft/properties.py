@@ -5,7 +5,7 @@
 always: NoStaleRead, NoStaleReplication, TopicIdUnique, NoWriteToDeletedTopic,
 LeaderEpochFencing,
 NoFencedLeader, MetadataMonotonic, NoUncommittedEffect, BudgetsRespected and
-MetadataFlushedFirst (shared).
+MetadataFlushedFirst (shared); with a consumer or a group ConsumerReadsCommitted.
 quiescent (settled: no internal step left): StaleReplicasCleaned, DeletionCompletes,
 AssignedReplicasHosted; with a consumer NoRecordSkipped (always), ConsumerNotStuck and
 ConsumerReadsAll, with a producer ProducerNotStuck and ProducerFinishes (the last two
@@ -55,6 +55,8 @@ Crashed = Rel("Crashed", 1, ("broker",))
 Stuck = Rel("Stuck", 2, ("cached_inc", "live_inc"))
 ConsumerRead = Rel("ConsumerRead", 2, ("inc", "offset"))
 ProducerLeft = Rel("ProducerLeft", 1, ("records",))
+Consumed = Rel("Consumed", 3, ("inc", "partition", "offset"))
+InSyncEnd = Rel("InSyncEnd", 3, ("inc", "partition", "end"))
 
 a, b, d, e, g, h, i, m, n, o, p, s, t, u, x = variables("a b d e g h i m n o p s t u x")
 
@@ -169,6 +171,18 @@ NO_RECORD_SKIPPED = declare(
     lambda m: f"the consumer's position passed offset {m['o']} of incarnation {m['i']} "
               "without receiving that record")
 
+CONSUMER_READS_COMMITTED = declare(
+    "always", "ConsumerReadsCommitted",
+    forall((i, p, o, n), implies(And(Consumed(i, p, o), InSyncEnd(i, p, n)), o < n)),
+    view,
+    "the consumer and the group read only committed records: every record they "
+    "received of the live incarnation is held by every in-sync replica the committed "
+    "metadata names (FetchIsolation.HIGH_WATERMARK for a consumer's Fetch; the ISR "
+    "only shrinks and leaders are elected from it, so a committed record stays)",
+    lambda m: f"a consumer received the record at offset {m['o']} of partition "
+              f"{m['p']} (incarnation {m['i']}, live), but an in-sync replica's log "
+              f"ends at {m['n']}")
+
 
 def client_not_stuck(rule: str, client: str):
     """ConsumerNotStuck / ProducerNotStuck for the clients' metadata rule ``rule``
@@ -272,6 +286,7 @@ def properties_for(bounds, flags, model=None) -> tuple:
         if bounds.consumer else ()
     if bounds.records:
         consumer += (client_not_stuck(flags.client_rule, "producer"),)
+    readers = (CONSUMER_READS_COMMITTED,) if bounds.consumer or bounds.members else ()
     live = ()
     if bounds.liveness:
         live = ((BROKER_FINISHES_STARTUP,) if bounds.crashes else ()) + (
@@ -280,6 +295,6 @@ def properties_for(bounds, flags, model=None) -> tuple:
     always, sometimes, quiescent = feature_properties(bounds, settled)
     if settled is not None:
         quiescent = clients_finish(bounds, settled) + quiescent
-    return (ALWAYS + pp.ALWAYS + consumer[:1] + always + QUIESCENT + pp.QUIESCENT
+    return (ALWAYS + pp.ALWAYS + consumer[:1] + readers + always + QUIESCENT + pp.QUIESCENT
             + consumer[1:] + quiescent
             + witnesses_for(bounds, flags) + sometimes + live + pp.liveness_for(bounds))

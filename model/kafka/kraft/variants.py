@@ -74,6 +74,8 @@ class Flags(NamedTuple):
     #: the group coordinator deletes a removed topic's committed offsets
     #: (BrokerMetadataPublisher.onMetadataUpdate -> groupCoordinator.onPartitionsDeleted)
     group_offsets_deleted: bool = True
+    #: a consumer's Fetch reads below the high watermark only (FetchIsolation.of)
+    consumer_reads_committed: bool = True
 
 
 KRAFT = Flags(committed_only=True, stray_detection=True, strays_before_replicas=True,
@@ -94,6 +96,9 @@ VARIANTS: dict[str, tuple[Flags, str]] = {
                         "mutant: brokers compare topics by name, not ID"),
     "fenced-keeps-leadership": (KRAFT._replace(fence_moves_leaders=False),
                                 "mutant: a fenced broker keeps serving as leader"),
+    "consumer-reads-log-end": (KRAFT._replace(consumer_reads_committed=False),
+                               "mutant: a consumer's Fetch reads up to the leader's log "
+                               "end, past the high watermark"),
 }
 
 #: release-line variants: name -> (flags, one-line description)

@@ -11,6 +11,11 @@
 - ``Assigned(broker, partition, inc)``: replicas the committed metadata assigns;
   ``AssignedAt(inc, partition, position, broker)``: the same with each replica's place.
 - ``Live(inc)``: the topic is in the committed image.
+- ``InSyncEnd(inc, partition, end)``: for the topic in the committed image, the
+  smallest log end among the in-sync replicas its committed metadata names (each
+  replica's log of that topic ID on disk, running or not; 0 for one without it).
+- ``Consumed(inc, partition, offset)``: records the consumer (partition 0) or the
+  consumer group received.
 - ``Left(budget, amount)``: what is left of each of the scenario's budgets (crashes,
   failovers, fences, the producer's records, CreatePartitions requests).
 - ``Down(broker)``: not running. ``Pending(offset)``: a batch beyond the high watermark.
@@ -113,6 +118,30 @@ def _brokers(w) -> dict:
             "_named_brokers": named}
 
 
+def _in_sync(w) -> dict:
+    t = im.topic_by_name(im.build(w.quorum.log[:w.quorum.hwm]), TOPIC)
+    if t is None:
+        return {"InSyncEnd": set()}
+    out = set()
+    for p, part in enumerate(t.parts):
+        end = None
+        for b in part.isr:
+            log = keyed_get(w.brokers[b - 1].logs, p)
+            n = len(log.records) if log is not None and log.topic_id == t.topic_id else 0
+            end = n if end is None else min(end, n)
+        if end is not None:
+            out.add((inc_of(t.topic_id), p, end))
+    return {"InSyncEnd": out}
+
+
+def _consumed(w) -> dict:
+    out = {(i, 0, o) for i, o in w.ghost.consumed}
+    grp = getattr(w, "group", None)
+    if grp is not None:
+        out.update(grp.consumed)
+    return {"Consumed": out}
+
+
 def _published(w) -> dict:
     return {"Published": {(b, br.image.offset, w.ghost.high[b - 1])
                           for b, br in enumerate(w.brokers, 1) if br.image is not None}}
@@ -177,12 +206,14 @@ def _expansions(w) -> dict:
 
 _PARTS = ((("quorum",), _quorum), (("brokers",), _brokers),
           (("brokers", "ghost"), _published), (("ghost",), _ghost),
-          (("consumer",), _consumer))
+          (("consumer",), _consumer), (("quorum", "brokers"), _in_sync))
 _LEFT = {World: (("budget", "producer"), _left),
          FeatureWorld: (("budget", "producer", "adds_left"), _left)}
 _DERIVED = ((("brokers", "quorum"), ("_named_brokers", "_named"), _named),)
-_VIEWS = {World: FieldView(_PARTS + (_LEFT[World], ((), _no_group)), _DERIVED),
+_VIEWS = {World: FieldView(_PARTS + (_LEFT[World], ((), _no_group),
+                                     (("ghost",), _consumed)), _DERIVED),
           FeatureWorld: FieldView(_PARTS + (_LEFT[FeatureWorld], (("group",), _group),
+                                            (("ghost", "group"), _consumed),
                                             (("brokers",), _coordinator),
                                             (("expansions",), _expansions)), _DERIVED)}
 
