@@ -16,6 +16,7 @@ import importlib.abc
 import importlib.util
 import os
 import sys
+import types
 from dataclasses import dataclass
 
 from kmc.mutate.operators import sites
@@ -75,7 +76,9 @@ def mutated_tree(m: Mutant, source: str) -> ast.Module:
 
 
 class _Loader(importlib.abc.Loader):
-    """Executes a module from a syntax tree or a source text held in memory."""
+    """Executes a module from a syntax tree or a source text held in memory, or from
+    what ``code()`` builds when the module is imported: ``(code, names)``, the names
+    going into the module's globals first."""
 
     def __init__(self, code, path: str, names=None):
         self.code, self.path, self.names = code, path, names or {}
@@ -84,8 +87,15 @@ class _Loader(importlib.abc.Loader):
         return None
 
     def exec_module(self, module):
-        module.__dict__.update(self.names)
-        exec(compile(self.code, self.path, "exec", dont_inherit=True), module.__dict__)
+        code, names = self.code, self.names
+        if callable(code):
+            code, names = code()
+        elif isinstance(code, str):
+            code = _plain(self.path, code)
+        if not isinstance(code, types.CodeType):
+            code = compile(code, self.path, "exec", dont_inherit=True)
+        module.__dict__.update(names)
+        exec(code, module.__dict__)
 
 
 class MutantFinder(importlib.abc.MetaPathFinder):
@@ -126,23 +136,70 @@ def install(m: Mutant, source: str, snapshot: dict) -> MutantFinder:
     return finder
 
 
-def install_unmutated(served: dict, probed=None) -> MutantFinder:
+def install_unmutated(served: dict, probed=None, hooks=None) -> MutantFinder:
     """Make the next import of each module of ``served`` (name -> (path, text)) load that
     text afresh, as a mutant's worker loads its modules: the baseline of a run then
     executes the same import-time code and fills the same caches from cold. ``probed``:
     path -> the numbers of its mutants by site (``probes.instrument``): those files
-    load with their probes."""
-    from kmc.mutate import probes
-
+    load with their probes. ``hooks`` (``tracer.Tracer``): every file it follows
+    loads with its hooks."""
     def loader(p, text):
         numbers = (probed or {}).get(p)
-        if not numbers:
+        if not numbers and hooks is None:
             return _Loader(text, p)
-        tree, _probed = probes.instrument(ast.parse(text, p), numbers)
-        return _Loader(tree, p, {probes.NAME: probes, probes.LAST_NAME: probes.LAST})
+
+        def build():  # when the module is first imported: a run imports only its own
+            code, names = _built(p, text, numbers, hooks)
+            return code, {**names, **({} if hooks is None else hooks.names(p))}
+        return _Loader(build, p)
 
     finder = MutantFinder.__new__(MutantFinder)
     finder.served = {name: (p, loader(p, text)) for name, (p, text) in served.items()}
     purge(served)
     sys.meta_path.insert(0, finder)
     return finder
+
+
+#: compiled code by what it was compiled from: (path, text) for a module served as it
+#: is; (path, text, its probes' numbers, the hooks' configuration) for a baseline's
+#: build. ``warm`` fills it in the process that forks the workers, so that each worker
+#: (a baseline's, a mutant's) only executes them
+_CODE: dict = {}
+
+
+def _plain(path: str, text: str):
+    key = (path, text)
+    code = _CODE.get(key)
+    if code is None:
+        code = _CODE[key] = compile(text, path, "exec", dont_inherit=True)
+    return code
+
+
+def _built(path: str, text: str, numbers, hooks):
+    """The code of a baseline's build of the module (its probes, ``hooks``' hooks) and
+    the names its probes need."""
+    from kmc.mutate import probes
+
+    key = (path, text, tuple(sorted((numbers or {}).items())),
+           None if hooks is None else hooks.configuration(path))
+    got = _CODE.get(key)
+    if got is None:
+        tree, names = ast.parse(text, path), {}
+        if numbers:
+            tree, _probed = probes.instrument(tree, numbers)
+            names = {probes.NAME: probes, probes.LAST_NAME: probes.LAST}
+        if hooks is not None:
+            tree = hooks.transform(tree, path, text)
+        got = _CODE[key] = (compile(tree, path, "exec", dont_inherit=True), names)
+    return got
+
+
+def warm(served: dict, probed=None, hooks=None) -> None:
+    """Compile every module of ``served`` now, as it is and, with ``probed`` or
+    ``hooks``, as a baseline builds it (``install_unmutated``): workers forked after
+    it find the code compiled."""
+    for p, text in served.values():
+        _plain(p, text)
+        numbers = (probed or {}).get(p)
+        if numbers or hooks is not None:
+            _built(p, text, numbers, hooks)

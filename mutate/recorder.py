@@ -25,7 +25,7 @@ class Recorder:
     """Wraps a model's ``init_states`` and ``successors`` to collect the hashes of
     the initial states and of the states whose successors are asked for (with
     ``hashes``: not for a run whose explorer gives its own digest); with a
-    ``tracer`` (``tracer.LineTracer``), tells it when the model computes successors and
+    ``tracer`` (``tracer.Tracer``), tells it when the model computes successors and
     when the explorer asks for what the set-up built (initial states, action names),
     and adds to the functions each expansion called the mutants its probes saw infected
     (``probes.SINK``); with a ``graph`` (``replay.Graph``), records every expansion."""

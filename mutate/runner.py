@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from kmc.errors import UsageError
 from kmc.mutate.classify import (EQUIVALENT, SURVIVED, Verdict, classify, score,
                                  state_limits)
-from kmc.mutate.isolation import Mutant, mutants_of, read_source
+from kmc.mutate.isolation import Mutant, mutants_of, read_source, warm
 from kmc.mutate.operators import pragma_lines
 from kmc.mutate.pool import NOT_RUN, run_tasks
 from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path,
@@ -19,11 +19,12 @@ from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path
 from kmc.mutate import probes
 from kmc.mutate.replay import Spec
 from kmc.mutate.stall import stall_limit
-from kmc.mutate.tracer import decorated_lines, tracked
+from kmc.mutate.tracer import Tracer, decorated_lines, tracked
 from kmc.mutate.worker import baseline_task, mutant_task, namespace_task
 
 #: a mutant's time limit when none is given: this many times the baseline's time for
-#: its runs (measured with line tracing on, itself slower than a plain run), plus SLACK
+#: its runs (measured by the baseline, whose recording makes it slower than a plain
+#: run), plus SLACK
 TIMEOUT_FACTOR, SLACK = 3.0, 10.0
 
 
@@ -145,6 +146,8 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         served[module] = (path, plan.sources[path])
     decorated = {path: decorated_lines(text) for path, text in served.values()}
     numbers = probes.numbers(plan.mutants)
+    # compiled once here, then only executed by each worker (a baseline's, a mutant's)
+    warm(served, numbers, Tracer(plan.files, [p for p, _t in served.values()], decorated))
     tasks = [(baseline_task, (e, plan.files, served, decorated, numbers), None)
              for e in entries]
     tasks.append((namespace_task, (served,), None))

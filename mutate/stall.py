@@ -7,10 +7,10 @@ model's successor function returns.
 ``Watch`` ends such a run instead: a timer looks twice a second at the expansion in
 progress, and one that has run longer than the run's limit raises ``Stalled`` inside
 it. The limit is relative to the unmutated model: ``STALL_FACTOR`` times the slowest
-expansion of the baseline's run of the same entry (timed with line tracing on, slower
-than a mutant's run), plus ``STALL_SLACK`` seconds. The run then counts as out of time
-(``killed_by: ["timeout"]``), the outcome the whole time limit would give, reached in
-seconds. Linux and macOS (``signal.setitimer``), in the main thread (a mutant's worker
+expansion of the baseline's run of the same entry (timed while it records the run,
+slower than a mutant's run), plus ``STALL_SLACK`` seconds. The run then counts as out
+of time (``killed_by: ["timeout"]``), the outcome the whole time limit would give,
+reached in seconds. Linux and macOS (``signal.setitimer``), in the main thread (a mutant's worker
 runs there); elsewhere nothing is watched.
 """
 from __future__ import annotations

@@ -184,11 +184,12 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
     infected."""
     from kmc.mutate.isolation import install_unmutated
     from kmc.mutate.replay import Graph, class_modules
-    from kmc.mutate.tracer import LineTracer
+    from kmc.mutate.tracer import Tracer
 
-    install_unmutated(served, probed)
+    tracer = Tracer(files, [p for p, _text in served.values()], decorated)
+    install_unmutated(served, probed, tracer)
     graph = Graph()
-    with LineTracer(files, [p for p, _text in served.values()], decorated) as tracer:
+    with tracer:
         run = run_entry(entry, tracer=tracer, graph=graph)
     image = run.pop("image", None)
     frozen = graph.frozen() if graph.expanded else None
