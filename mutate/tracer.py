@@ -47,7 +47,8 @@ class Tracer:
     """The lines of ``files`` executed while it is open, and the functions of ``files``
     and ``followed`` called, by kind (the module docstring), as (file, first line):
     ``lines``, ``outside``, ``at_setup``, and while the Recorder asks the successors of
-    one state, ``called``. The served files load with its hooks (``instrument``)."""
+    one state, ``called``. The served files load with its hooks (``transform``; the
+    names they call: ``names``)."""
 
     def __init__(self, files, followed=(), decorated=None):
         self.wanted = tracked(files, followed)
@@ -63,12 +64,6 @@ class Tracer:
         self.on = False
         self._cached_depth = 0
         self._live: dict[str, set] = {f: set() for f in files}  # what the hooks add to
-
-    def instrument(self, tree: ast.Module, path: str, text: str) -> tuple[ast.Module, dict]:
-        """``tree`` (the module at ``path``, parsed from ``text``) with its hooks, in
-        place (``transform``), and the names they need in the module's globals
-        (``names``)."""
-        return self.transform(tree, path, text), self.names(path)
 
     def configuration(self, path: str):
         """What ``transform`` does to the module at ``path``: equal for two tracers
@@ -150,6 +145,11 @@ def _before(first, value, at):
     return ast.copy_location(ast.Subscript(pair, ast.Constant(1), ast.Load()), at)
 
 
+def _first_line(node) -> int:
+    """The first line of a definition's code: its first decorator's, else its own."""
+    return min([node.lineno] + [d.lineno for d in node.decorator_list])
+
+
 def _docstring(node) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and \
         isinstance(node.value.value, str)
@@ -216,7 +216,7 @@ class _Hooks(ast.NodeTransformer):
         return node
 
     def visit_FunctionDef(self, node):
-        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        first = _first_line(node)
         key = self._key(first)
         self.generator.append(key if _is_generator(node) else None)
         super().generic_visit(node)
@@ -258,7 +258,7 @@ class _Hooks(ast.NodeTransformer):
         self.generator.append(None)
         super().generic_visit(node)
         self.generator.pop()
-        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        first = _first_line(node)
         doc = node.body[:1] if _docstring(node.body[0]) else []
         rest = node.body[len(doc):]
         rest = (self._mark(rest) if self.lines else rest) or [
@@ -266,17 +266,20 @@ class _Hooks(ast.NodeTransformer):
         node.body = doc + [_hook(CALL, [self._key(first)], node)] + rest
         return node
 
+    def _called_before(self, line: int, value):
+        """``value``, after the call hook of the code at ``line`` ran."""
+        call = ast.Call(ast.Name(CALL, ast.Load()), [self._key(line)], [])
+        return _before(call, value, value)
+
     def visit_Lambda(self, node):
         self.generic_visit(node)
-        node.body = _before(ast.Call(ast.Name(CALL, ast.Load()), [self._key(node.lineno)],
-                                     []), node.body, node.body)
+        node.body = self._called_before(node.lineno, node.body)
         return node
 
     def _comprehension(self, node):
         self.generic_visit(node)
         gen = node.generators[0]
-        gen.iter = _before(ast.Call(ast.Name(CALL, ast.Load()), [self._key(node.lineno)],
-                                    []), gen.iter, gen.iter)
+        gen.iter = self._called_before(node.lineno, gen.iter)
         return node
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension

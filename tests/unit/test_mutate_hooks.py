@@ -50,8 +50,8 @@ def _instrumented(tmp_path, lines=True):
     with open(path, "w") as f:
         f.write(SOURCE)
     tracer = Tracer([path] if lines else [], [path])
-    tree, names = tracer.instrument(ast.parse(SOURCE), path, SOURCE)
-    code = compile(tree, path, "exec")
+    tree = tracer.transform(ast.parse(SOURCE), path, SOURCE)
+    code, names = compile(tree, path, "exec"), tracer.names(path)
 
     def load():
         ns = {"__name__": "toy", **names}
@@ -143,7 +143,8 @@ def test_a_file_it_does_not_follow_is_left_as_it_is(tmp_path):
     tracer = Tracer([], [])
     tree = ast.parse(SOURCE)
     before = ast.dump(tree)
-    out, names = tracer.instrument(tree, os.path.join(str(tmp_path), "other.py"), SOURCE)
+    other = os.path.join(str(tmp_path), "other.py")
+    out, names = tracer.transform(tree, other, SOURCE), tracer.names(other)
     assert names == {} and ast.dump(out) == before
 
 

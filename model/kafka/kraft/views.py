@@ -122,16 +122,11 @@ def _in_sync(w) -> dict:
     t = im.topic_by_name(im.build(w.quorum.log[:w.quorum.hwm]), TOPIC)
     if t is None:
         return {"InSyncEnd": set()}
-    out = set()
-    for p, part in enumerate(t.parts):
-        end = None
-        for b in part.isr:
-            log = keyed_get(w.brokers[b - 1].logs, p)
-            n = len(log.records) if log is not None and log.topic_id == t.topic_id else 0
-            end = n if end is None else min(end, n)
-        if end is not None:
-            out.add((inc_of(t.topic_id), p, end))
-    return {"InSyncEnd": out}
+    def held(b, p):
+        log = keyed_get(w.brokers[b - 1].logs, p)
+        return len(log.records) if log is not None and log.topic_id == t.topic_id else 0
+    return {"InSyncEnd": {(inc_of(t.topic_id), p, min(held(b, p) for b in part.isr))
+                          for p, part in enumerate(t.parts) if part.isr}}
 
 
 def _consumed(w) -> dict:
