@@ -44,13 +44,14 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kmc.model.kafka.broker import lane as broker_lane
+from kmc.model.kafka import store
 from kmc.model.kafka.controller import lane as controller_lane
 from kmc.model.records import fast_replace_all
 
 LAIR, LAIR_RESP, UM = "LeaderAndIsr", "LeaderAndIsrResponse", "UpdateMetadata"
 STOP, STOP_RESP, FETCH_RESP = "StopReplica", "StopReplicaResponse", "FetchResponse"
 FULL, INCREMENTAL = "FULL", "INCREMENTAL"
-NO_COUNT = -1  # the request carries no undeleted_partition_count
+NO_COUNT = store.NO_COUNT  # the request carries no undeleted_partition_count
 
 
 def controller_endpoint(candidate: int) -> int:

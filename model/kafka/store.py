@@ -6,6 +6,11 @@
   ghost field: the how-many-th creation of this name the znode records, so invariants can
   talk about "the deleted topic" and "its successor".
 - ``/admin/delete_topics/[topic]`` -> ``Store.delete_markers`` (legacy deletion).
+- KIP-253's proposed fields ("ZooKeeper changes" 1 and 2, never implemented in Kafka):
+  the topic znode's ``undeleted_partition_count`` (``TopicRecord.undeleted``) and each
+  partition state znode's ``leaderEpochAfterCreation`` / ``leaderEpochBeforeDeletion``
+  (``PartitionRecord.after`` / ``before``: ((partition, leader epoch), ...)). Where the
+  KIP-253 procedure does not run they keep their "absent" values, ``NO_COUNT`` and ().
 
 A ``TopicRecord``'s partitions are what the controller acts on: its context, loaded from
 the znodes at failover and kept in step with them by its own writes. CreatePartitions
@@ -24,6 +29,8 @@ from kmc.model.kafka.canon import keyed_del, keyed_get, keyed_put, replace_at, s
 from kmc.model.records import fast_replace_all
 
 NO_LEADER = -1
+#: a topic znode without KIP-253's undeleted_partition_count
+NO_COUNT = -1
 #: KIP-516: the all-zero UUID is the null ID; a sentinel is reserved and never assigned
 ZERO_ID = 0
 SENTINEL_ID = 1
@@ -35,6 +42,8 @@ class PartitionRecord(NamedTuple):
     leader: int      # broker id or NO_LEADER
     leader_epoch: int
     isr: tuple
+    after: tuple = ()   # KIP-253 leaderEpochAfterCreation
+    before: tuple = ()  # KIP-253 leaderEpochBeforeDeletion (non-empty: marked)
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 
@@ -44,6 +53,7 @@ class TopicRecord(NamedTuple):
     incarnation: int  # ghost
     partitions: tuple  # of PartitionRecord, index = partition number
     version: int = 2   # znode schema version: KIP-516 bumps it to 3 with the "id" field
+    undeleted: int = NO_COUNT  # KIP-253 undeleted_partition_count
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 
@@ -131,4 +141,5 @@ def remove_replica(part: PartitionRecord, broker: int) -> PartitionRecord:
     reps = tuple(b for b in part.replicas if b != broker)
     isr = tuple(b for b in part.isr if b != broker)
     leader = part.leader if part.leader != broker else (isr[0] if isr else NO_LEADER)
-    return PartitionRecord(reps, leader, part.leader_epoch + 1, isr)
+    return part._replace(replicas=reps, leader=leader, leader_epoch=part.leader_epoch + 1,
+                         isr=isr)

@@ -6,6 +6,7 @@ import dataclasses
 import pytest
 
 from kmc.api import build
+from kmc.model.kafka.kip253 import znodes
 from kmc.model.kafka.kip253 import bookkeeping_properties as B
 from kmc.model.kafka.kip253.state import Part
 from kmc.model.kafka.kip253.variants import MUTANTS, VARIANTS
@@ -49,10 +50,10 @@ def test_metadata_propagated(shrink):
 def test_replicas_match_store(shrink):
     p = props(shrink)["ReplicasMatchStore"]
     w = shrink.init_states()[0]
-    zn = w.store.znodes
+    zn = znodes.znodes(w.store)
     marked = zn[:2] + (zn[2]._replace(before=((0, 1), (1, 1))),)
-    assert not p.check(w._replace(store=w.store._replace(undeleted=2, znodes=marked)))
-    orphan = w._replace(store=w.store._replace(total=2, undeleted=2))  # znode 2 left over
+    assert not p.check(w._replace(store=znodes.written(w.store, undeleted_=2, parts=marked)))
+    orphan = w._replace(store=znodes.written(w.store, total_=2, undeleted_=2))  # znode 2 left
     assert not p.check(orphan)
     logs = w.broker.logs
     behind = w._replace(broker=w.broker._replace(logs=(logs[0]._replace(epoch=0),)
@@ -82,9 +83,10 @@ def test_epoch_bumped_at_split():
     m = build("shrink-then-expand", "kip253", {"bookkeeping": True})
     p = props(m)["EpochBumpedAtSplit"]
     w = m.init_states()[0]  # partition 2 split from 0 at epoch 0; 0 is at epoch 1 now
-    assert w.store.znodes[2].after == ((0, 0), (1, 0)) and p.check(w)
-    zn = w.store.znodes
-    unbumped = w._replace(store=w.store._replace(znodes=(zn[0]._replace(epoch=0),) + zn[1:]))
+    assert znodes.znode(w.store, 2).after == ((0, 0), (1, 0)) and p.check(w)
+    zn = znodes.znodes(w.store)
+    unbumped = w._replace(store=znodes.written(
+        w.store, parts=(zn[0]._replace(leader_epoch=0),) + zn[1:]))
     assert not p.check(unbumped)
     assert p.explain(unbumped) == {"c": 2, "p": 0, "e1": 0, "e2": 0}
 
@@ -175,6 +177,6 @@ def test_a_failover_can_strand_a_removed_partitions_replica(shrink):
         assert a in shrink.actions(w), a
         w = shrink.next_state(w, a)
     assert shrink.actions(w) == []  # settled
-    assert w.store.total == 2 and w.store.znodes[2] is None
+    assert znodes.total(w.store) == 2 and znodes.znode(w.store, 2) is None
     assert w.broker.logs[2] is not None  # the replica of the removed partition stays
     assert props(shrink)["ReplicasMatchStore"].check(w)  # which it does not forbid

@@ -6,7 +6,7 @@ from toymodels import reachable
 from kmc.api import build, check
 from kmc.errors import UsageError
 from kmc.model.contract import validate_model
-from kmc.model.kafka.kip253 import SCENARIOS
+from kmc.model.kafka.kip253 import SCENARIOS, znodes
 from kmc.model.kafka.kip253.config import Config
 from kmc.model.kafka.kip253.model import ACTION_NAMES, PartitionModel
 from kmc.model.kafka.kip253.variants import NAMES, flags_for
@@ -44,8 +44,8 @@ def test_bad_input_is_one_clear_error():
 def test_the_initial_topic_is_settled():
     m = build("shrink", "kip253")
     (w,) = m.init_states()
-    assert (w.store.total, w.store.undeleted) == (3, 3)
-    assert w.store.znodes[2].after == ((0, 0), (1, 0))  # an old split of 0 and 1
+    assert (znodes.total(w.store), znodes.undeleted(w.store)) == (3, 3)
+    assert znodes.znode(w.store, 2).after == ((0, 0), (1, 0))  # an old split of 0 and 1
     assert w.broker.meta == (3, 3) and w.broker.count == 3
     assert [[x.p for x in parts] for parts in w.group.members] == [[0, 1], [2]]
     assert all(x.started for parts in w.group.members for x in parts)

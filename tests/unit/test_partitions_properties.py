@@ -4,6 +4,7 @@ import pytest
 
 from kmc.invariants.properties import Property
 from kmc.api import build
+from kmc.model.kafka.kip253 import znodes
 from kmc.model.kafka.kip253 import properties as P
 from kmc.model.kafka.kip253.state import Part
 
@@ -104,8 +105,8 @@ def test_history_witnesses():
     removed = w._replace(ghost=w.ghost._replace(removed=(2,)))
     assert ps["MarkedPartitionRemoved"].check(removed)
     assert ps["ExpandedAfterRemoval"].check(removed)  # partition 2 exists again
-    gone = removed._replace(store=removed.store._replace(total=2, znodes=w.store.znodes[:2]
-                                                         + (None,)))
+    gone = removed._replace(store=znodes.written(removed.store, total_=2,
+                                                 parts=znodes.znodes(w.store)[:2]))
     assert not ps["ExpandedAfterRemoval"].check(gone)
     hit = w._replace(ghost=w.ghost._replace(failover_in=("idle", "shrink")))
     assert ps["FailoverMidShrink"].check(hit) and not ps["FailoverMidExpansion"].check(hit)

@@ -11,7 +11,9 @@ from kmc.model.kafka.kip253.channels import BROKER
 from kmc.model.kafka.messages import (
     LeaderAndIsr, LeaderAndIsrResponse, StopReplica, UpdateMetadata,
 )
-from kmc.model.kafka.kip253.state import Log, Znode
+from kmc.model.kafka.kip253 import znodes as zn
+from kmc.model.kafka.kip253.state import Log
+from kmc.model.kafka.store import PartitionRecord
 
 CASES = [("split-merge-spark", "kip253"), ("split-merge-spark", "linear-no-fencing"),
          ("shrink", "linear-no-blocking"), ("expand-failover", "modulo")]
@@ -24,14 +26,18 @@ def check_structure(m, w):
     assert fingerprint(w) == fingerprint(type(w)(*w))
     st_, b, g = w.store, w.broker, w.group
     pmax = cfg.pmax
-    # metadata store
-    assert cfg.N <= st_.undeleted <= st_.total <= pmax
-    assert len(st_.znodes) == pmax
-    for p, z in enumerate(st_.znodes):
-        assert z is None or (isinstance(z, Znode) and z.epoch >= 0)
-        if z is not None and p >= st_.total:  # an orphan only mid-removal
+    # metadata store: one topic, its partition znodes a prefix of the partition ids
+    assert [t.name for t in st_.topics] == [zn.TOPIC] and not st_.delete_markers
+    assert cfg.N <= zn.undeleted(st_) <= zn.total(st_) <= pmax
+    assert len(zn.znodes(st_)) <= pmax
+    # the topic znode's assignment is kept apart only while it differs from the znodes
+    assert bool(st_.assignments) == (zn.total(st_) != len(zn.znodes(st_)))
+    for p, z in enumerate(zn.znodes(st_)):
+        assert isinstance(z, PartitionRecord) and z.leader_epoch >= 0
+        assert z.replicas == z.isr == (BROKER,) and z.leader == BROKER
+        if p >= zn.total(st_):  # an orphan only mid-removal
             assert w.ctrl.phase in ("remove-znode", "recover")
-        if z is not None and z.after:
+        if z.after:
             assert [q for q, _e in z.after] == list(range(len(z.after)))
     # broker
     assert len(b.logs) == pmax and b.count >= cfg.N

@@ -44,6 +44,7 @@ from kmc.model.kafka.kip253.controller import IDLE, marked
 from kmc.model.kafka.kip253.channels import NET
 from kmc.model.kafka.messages import LAIR_RESP, controller_endpoint
 from kmc.model.kafka.kip253.properties import field_view
+from kmc.model.kafka.kip253.znodes import total, undeleted, znodes
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True
@@ -157,13 +158,13 @@ NAMES = tuple(DECLARATIONS)
 # ---- the view -----------------------------------------------------------------------------
 def _meta(cfg, w):
     st = w.store
-    return {("store", st.undeleted, st.total), ("cache",) + tuple(w.broker.meta),
+    return {("store", undeleted(st), total(st)), ("cache",) + tuple(w.broker.meta),
             ("group",) + tuple(w.group.basis)}
 
 
 def _epochs(cfg, w):
-    return {(p, z.epoch, log.epoch) for p, (z, log) in
-            enumerate(zip(w.store.znodes, w.broker.logs)) if z is not None and log is not None}
+    return {(p, z.leader_epoch, log.epoch) for p, (z, log) in
+            enumerate(zip(znodes(w.store), w.broker.logs)) if log is not None}
 
 
 def _position(cfg, w):
@@ -209,15 +210,15 @@ def _group_count(cfg, w):
 
 
 def _split_epoch(cfg, w):
-    zn, ks = w.store.znodes, cfg.keyspace
+    zn, ks = znodes(w.store), cfg.keyspace
     out = set()
     for child, z in enumerate(zn):
-        if z is None or not z.after:
+        if not z.after:
             continue
         after = dict(z.after)
         for parent in ks.parents(child, len(after), child + 1):
-            if parent in after and zn[parent] is not None:
-                out.add((child, parent, after[parent], zn[parent].epoch))
+            if parent in after and parent < len(zn):
+                out.add((child, parent, after[parent], zn[parent].leader_epoch))
     return out
 
 
@@ -235,8 +236,8 @@ RELATIONS = {
     "Meta": _meta,
     "LeaderCount": lambda cfg, w: {(w.broker.count,)},
     "Phase": lambda cfg, w: {(w.ctrl.phase,)},
-    "Assigned": lambda cfg, w: {(p,) for p in range(w.store.total)},
-    "HasZnode": lambda cfg, w: {(p,) for p, z in enumerate(w.store.znodes) if z is not None},
+    "Assigned": lambda cfg, w: {(p,) for p in range(total(w.store))},
+    "HasZnode": lambda cfg, w: {(p,) for p in range(len(znodes(w.store)))},
     "Hosted": lambda cfg, w: {(p,) for p, log in enumerate(w.broker.logs) if log is not None},
     "Marked": lambda cfg, w: {(p,) for p in marked(w.store)},
     "Epochs": _epochs,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from kmc.model.kafka.kip253.broker import produce_error
 from kmc.model.kafka.kip253.controller import expansion_pending
+from kmc.model.kafka.kip253.znodes import total, undeleted, written, znode, znodes
 from kmc.model.kafka.canon import replace_at
 
 # error codes an AlterTopic can return
@@ -63,13 +64,14 @@ def refresh_metadata(m, w, i: int):
 # ---- admin -------------------------------------------------------------------------------
 def alter_error(cfg, st, n: int):
     """The error code of AlterTopic(partitions=n) against store ``st``, or None."""
-    if n > st.undeleted:
-        if any(z is not None and p >= st.undeleted for p, z in enumerate(st.znodes)):
+    u = undeleted(st)
+    if n > u:
+        if len(znodes(st)) > u:
             return MARKED  # a partition is marked (or being marked) for deletion
         if expansion_pending(st):
             return IN_PROGRESS
         return None
-    if n < st.undeleted:
+    if n < u:
         if not cfg.flags.allow_shrink:
             return LEGACY_FEWER
         if n < cfg.N:
@@ -93,7 +95,7 @@ def alter_topic(m, w):
     err = alter_error(cfg, st, n)
     if err is not None:
         return w._replace(admin=a._replace(next=a.next + 1, errors=a.errors + (err,)))
-    st = st._replace(total=n) if n > st.undeleted else st._replace(undeleted=n)
+    st = written(st, total_=n) if n > undeleted(st) else written(st, undeleted_=n)
     return w._replace(store=st, admin=a._replace(next=a.next + 1))
 
 
@@ -102,9 +104,9 @@ def delete_records(m, w, p: int):
     AdminClient.deleteRecords(...)": modelled as one deleteRecords once the group has consumed
     the whole partition (retention of unconsumed data is data loss outside this KIP)."""
     st = w.store
-    if p >= st.total or p < st.undeleted:
+    if p >= total(st) or p < undeleted(st):
         return None
-    z = st.znodes[p]
+    z = znode(st, p)
     log = w.broker.logs[p]
     if z is None or not z.before or log is None:
         return None

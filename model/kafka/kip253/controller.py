@@ -24,7 +24,10 @@ from kmc.model.kafka.kip253.channels import (
     BROKER, NET, head_from, leader_and_isr, stop_replica_request, update_metadata_request,
 )
 from kmc.model.kafka.messages import LAIR_RESP, controller_endpoint
-from kmc.model.kafka.kip253.state import Ctrl, log_end, new_znode
+from kmc.model.kafka.kip253.state import Ctrl, log_end
+from kmc.model.kafka.kip253.znodes import (
+    beyond_count, bumped, new_znode, record, total, undeleted, written, znodes,
+)
 
 IDLE = "idle"
 
@@ -33,34 +36,32 @@ IDLE = "idle"
 def expansion_pending(st) -> bool:
     """A partition of the assignment has no znode yet (KIP-253 §2: the admin wrote the new
     assignment, the controller has not created every partition znode)."""
-    return any(st.znodes[p] is None for p in range(st.total))
+    rec = record(st)
+    return total(st, rec) > len(rec.partitions)
 
 
 def unrecorded_marks(st) -> list:
     """Partitions >= undeleted_partition_count whose leaderEpochBeforeDeletion is still empty
     (KIP-253 §3, second bullet)."""
-    return [p for p in range(st.undeleted, st.total)
-            if st.znodes[p] is not None and not st.znodes[p].before]
+    zn, ps = beyond_count(st)
+    return [p for p in ps if not zn[p].before]
 
 
 def marked(st) -> list:
     """Partitions marked for deletion and still in the assignment."""
-    return [p for p in range(st.undeleted, st.total)
-            if st.znodes[p] is not None and st.znodes[p].before]
+    zn, ps = beyond_count(st)
+    return [p for p in ps if zn[p].before]
 
 
 def orphans(st) -> list:
     """Partition znodes left behind by a removal the old controller did not finish."""
-    return [p for p in range(st.total, len(st.znodes)) if st.znodes[p] is not None]
+    return list(range(total(st), len(znodes(st))))
 
 
 def advertised(st) -> int:
     """Partitions an UpdateMetadata advertises: the assignment's prefix that has partition
     znodes (a partition the controller has not created yet is not online)."""
-    n = 0
-    while n < st.total and st.znodes[n] is not None:
-        n += 1
-    return n
+    return min(total(st), len(znodes(st)))
 
 
 def _um(w):
@@ -77,7 +78,8 @@ def _lair(w, count, parts, ack):
 
 
 def _epochs(st, parts):
-    return tuple((p, st.znodes[p].epoch) for p in parts)
+    zn = znodes(st)
+    return tuple((p, zn[p].leader_epoch) for p in parts)
 
 
 def _goto(w, phase, **kw):
@@ -101,8 +103,8 @@ def expand_count(m, w):
     st = w.store
     if w.ctrl.phase != IDLE or not expansion_pending(st) or unrecorded_marks(st):
         return None
-    return w._replace(store=st._replace(undeleted=st.total),
-                      ctrl=_goto(w, "expand-bump", count=st.total))
+    n = total(st)
+    return w._replace(store=written(st, undeleted_=n), ctrl=_goto(w, "expand-bump", count=n))
 
 
 def expand_bump(m, w):
@@ -113,12 +115,12 @@ def expand_bump(m, w):
     if w.ctrl.phase != "expand-bump":
         return None
     st = w.store
-    have = [p for p in range(st.total) if st.znodes[p] is not None]
+    zn = znodes(st)
+    have = range(min(total(st), len(zn)))
     recorded = _epochs(st, have)
-    zn = st.znodes
     for p in have if cfg.flags.bump_before_split else ():
-        zn = replace_at(zn, p, zn[p].bumped())
-    return w._replace(store=st._replace(znodes=zn),
+        zn = replace_at(zn, p, bumped(zn[p]))
+    return w._replace(store=written(st, parts=zn),
                       ctrl=_goto(w, "expand-lair", recorded=recorded))
 
 
@@ -141,11 +143,9 @@ def expand_create(m, w):
     if net is None:
         return None
     st = w.store
-    zn = st.znodes
-    for p in range(st.total):
-        if zn[p] is None:
-            zn = replace_at(zn, p, new_znode(0, w.ctrl.recorded))
-    return w._replace(store=st._replace(znodes=zn), net=net,
+    zn = znodes(st)
+    zn = zn + tuple(new_znode(0, w.ctrl.recorded) for _p in range(len(zn), total(st)))
+    return w._replace(store=written(st, parts=zn), net=net,
                       ctrl=_goto(w, "expand-online", recorded=()))
 
 
@@ -157,7 +157,7 @@ def expand_online(m, w):
     if w.ctrl.phase != "expand-online":
         return None
     st = w.store
-    lair = _lair(w, w.ctrl.count, range(st.total), not cfg.flags.ack_only_awaited)
+    lair = _lair(w, w.ctrl.count, range(total(st)), not cfg.flags.ack_only_awaited)
     return w._replace(net=_send(w, lair, _um(w)), ctrl=_goto(w, IDLE))
 
 
@@ -174,10 +174,11 @@ def shrink_record(m, w):
     if not todo:
         return None
     p = todo[0]
-    before = _epochs(st, range(st.undeleted))
-    zn = replace_at(st.znodes, p, st.znodes[p]._replace(before=before))
-    return w._replace(store=st._replace(znodes=zn),
-                      ctrl=_goto(w, "shrink-bump", count=st.undeleted))
+    u = undeleted(st)
+    before = _epochs(st, range(u))
+    zn = znodes(st)
+    zn = replace_at(zn, p, zn[p]._replace(before=before))
+    return w._replace(store=written(st, parts=zn), ctrl=_goto(w, "shrink-bump", count=u))
 
 
 def shrink_bump(m, w):
@@ -186,10 +187,10 @@ def shrink_bump(m, w):
     if w.ctrl.phase != "shrink-bump" or unrecorded_marks(w.store):
         return None
     st = w.store
-    zn = st.znodes
+    zn = znodes(st)
     for p in range(w.ctrl.count):
-        zn = replace_at(zn, p, zn[p].bumped())
-    return w._replace(store=st._replace(znodes=zn), ctrl=_goto(w, "shrink-lair"))
+        zn = replace_at(zn, p, bumped(zn[p]))
+    return w._replace(store=written(st, parts=zn), ctrl=_goto(w, "shrink-lair"))
 
 
 def shrink_leader_and_isr(m, w):
@@ -220,8 +221,8 @@ def check_drained(m, w):
     st = w.store
     if w.ctrl.phase != IDLE or expansion_pending(st) or unrecorded_marks(st):
         return None
-    p = st.total - 1
-    if p < st.undeleted or p not in marked(st):
+    p = total(st) - 1
+    if p < undeleted(st) or p not in marked(st):
         return None
     log = w.broker.logs[p]
     if log is not None and log.start < log_end(log):
@@ -235,7 +236,7 @@ def remove_assignment(m, w):
     if w.ctrl.phase != "remove-assignment":
         return None
     st = w.store
-    return w._replace(store=st._replace(total=st.total - 1), ctrl=_goto(w, "remove-znode"))
+    return w._replace(store=written(st, total_=total(st) - 1), ctrl=_goto(w, "remove-znode"))
 
 
 def remove_znode(m, w):
@@ -246,10 +247,7 @@ def remove_znode(m, w):
         return None
     st = w.store
     gone = orphans(st)
-    zn = st.znodes
-    for p in gone:
-        zn = replace_at(zn, p, None)
-    w = w._replace(store=st._replace(znodes=zn))
+    w = w._replace(store=written(st, parts=znodes(st)[:total(st)]))
     ghost = w.ghost._replace(removed=set_union(w.ghost.removed, gone))
     net = _send(w, _um(w)) if cfg.flags.um_after_removal else w.net
     return w._replace(net=net, ctrl=_goto(w, IDLE), ghost=ghost)
@@ -293,15 +291,14 @@ def recover(m, w):
     if w.ctrl.phase != "recover":
         return None
     st = w.store
-    w = w._replace(ctrl=w.ctrl._replace(count=st.undeleted))  # read the topic znode
+    w = w._replace(ctrl=w.ctrl._replace(count=undeleted(st)))  # read the topic znode
     if expansion_pending(st) or unrecorded_marks(st):
         return w._replace(ctrl=_goto(w, IDLE))
     if marked(st) and cfg.flags.recovery_rebump:
         return w._replace(ctrl=_goto(w, "shrink-bump"))
     if orphans(st) and cfg.flags.recovery_removes_orphans:
         return w._replace(ctrl=_goto(w, "remove-znode"))
-    msg = _lair(w, st.undeleted, [p for p in range(st.total) if st.znodes[p] is not None],
-                True)
+    msg = _lair(w, undeleted(st), range(advertised(st)), True)
     return w._replace(net=_send(w, msg), ctrl=_goto(w, "resync-um"))
 
 

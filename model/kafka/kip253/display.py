@@ -11,6 +11,7 @@ from kmc.model.kafka.controller import lane as controller_lane
 from kmc.model.kafka.kip253 import clients, controller
 from kmc.model.kafka.kip253.broker import produce_error
 from kmc.model.kafka.kip253.channels import BROKER, head_from
+from kmc.model.kafka.kip253.znodes import total, undeleted, znode, znodes
 from kmc.model.kafka.messages import endpoint_lane
 from kmc.model.kafka.messages import label as request_label
 
@@ -107,7 +108,7 @@ def _group_message(a, w):
                 f"ConsumerGroupPositionRequest(p{p} position={g.committed[p]}) "
                 f"[onPartitionKeyMaybeRevoked(p{p})]")
     if kind == "lookup-epochs":
-        z = w.store.znodes[p]
+        z = znode(w.store, p)
         return ("coordinator", f"consumer{c}",
                 f"PartitionLeaderEpochsForPartitionsResponse(p{p} "
                 f"leader_epoch_after_creation={_epochs(z.after)})")
@@ -141,17 +142,18 @@ def _controller_message(m, a, w):
     st0, st1 = w.store, after.store
     if kind == "ctrl-recover":
         return ("zookeeper", me, f"read topic znode (undeleted_partition_count="
-                f"{st0.undeleted}, partitions={st0.total}) -> {after.ctrl.phase}")
+                f"{undeleted(st0)}, partitions={total(st0)}) -> {after.ctrl.phase}")
     return (me, "zookeeper", "; ".join(_store_changes(st0, st1)) or kind)
 
 
 def _store_changes(st0, st1) -> list:
     changes = []
-    if st1.undeleted != st0.undeleted:
-        changes.append(f"undeleted_partition_count={st1.undeleted}")
-    if st1.total != st0.total:
-        changes.append(f"assignment: {st1.total} partitions")
-    for p, (z0, z1) in enumerate(zip(st0.znodes, st1.znodes)):
+    if undeleted(st1) != undeleted(st0):
+        changes.append(f"undeleted_partition_count={undeleted(st1)}")
+    if total(st1) != total(st0):
+        changes.append(f"assignment: {total(st1)} partitions")
+    for p in range(max(len(znodes(st0)), len(znodes(st1)))):
+        z0, z1 = znode(st0, p), znode(st1, p)
         if z0 == z1:
             continue
         if z1 is None:
@@ -160,8 +162,8 @@ def _store_changes(st0, st1) -> list:
             changes.append(f"create p{p} leaderEpochAfterCreation={_epochs(z1.after)}")
         elif z1.before != z0.before:
             changes.append(f"p{p} leaderEpochBeforeDeletion={_epochs(z1.before)}")
-        elif z1.epoch != z0.epoch:
-            changes.append(f"p{p} leaderEpoch {z0.epoch}->{z1.epoch}")
+        elif z1.leader_epoch != z0.leader_epoch:
+            changes.append(f"p{p} leaderEpoch {z0.leader_epoch}->{z1.leader_epoch}")
     return changes
 
 
@@ -169,9 +171,9 @@ def format_state(w) -> str:
     """One state as compact readable text, parts joined by " | " (``repr`` is the canonical
     encoding the fingerprint hashes)."""
     st, b, g = w.store, w.broker, w.group
-    zn = " ".join(f"p{p}:e{z.epoch}" + (f" after={_epochs(z.after)}" if z.after else "")
+    zn = " ".join(f"p{p}:e{z.leader_epoch}" + (f" after={_epochs(z.after)}" if z.after else "")
                   + (f" before={_epochs(z.before)}" if z.before else "")
-                  for p, z in enumerate(st.znodes) if z is not None)
+                  for p, z in enumerate(znodes(st)))
     logs = " ".join(f"p{p}:e{log.epoch}[{log.start}:{len(log.records)}]"
                     for p, log in enumerate(b.logs) if log is not None)
     members = "; ".join(
@@ -181,7 +183,7 @@ def format_state(w) -> str:
             + (f" feeders {_epochs(x.feeders)}" if x.feeders else "") for x in parts)
         for c, parts in enumerate(g.members))
     return " | ".join([
-        f"store: partitions={st.total} undeleted_partition_count={st.undeleted} {zn}",
+        f"store: partitions={total(st)} undeleted_partition_count={undeleted(st)} {zn}",
         f"controller: {controller_lane(w.controller.active)} epoch={w.controller.epoch} "
         f"phase={w.ctrl.phase}",
         f"broker: ctrl_epoch={b.ctrl_epoch} count={b.count} metadata={b.meta} {logs}",

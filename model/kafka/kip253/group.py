@@ -17,6 +17,7 @@ from __future__ import annotations
 from kmc.model.kafka.kip253.broker import fetch_allowed
 from kmc.model.kafka.canon import replace_at
 from kmc.model.kafka.kip253.state import Part, end_offset, log_end
+from kmc.model.kafka.kip253.znodes import znode
 
 
 def range_assign(parts: list, members: int) -> list:
@@ -47,7 +48,7 @@ def blocking(cfg, w, p: int, u: int, t: int) -> Part:
     if p < u:  # step 5.1-5.2: marked partitions whose keys now go to p
         fs = []
         for q in ks.feeders(p, u, t):
-            zq = st.znodes[q]
+            zq = znode(st, q)
             before = dict(zq.before) if zq is not None else {}
             fs.append((q, _threshold(log, before[p]) if p in before else 0))
         feeders = tuple(fs)
@@ -59,7 +60,7 @@ def parent_thresholds(cfg, w, p: int):
     leaderEpochAfterCreation (PartitionLeaderEpochsForPartitionsRequest) and
     OffsetsForLeaderEpoch; None when p has no znode (the metadata ran ahead of or behind
     the store): the member retries the look-up (lookup-epochs)."""
-    z = w.store.znodes[p]
+    z = znode(w.store, p)
     if z is None:
         return None
     after = dict(z.after)

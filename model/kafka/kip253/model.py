@@ -15,8 +15,9 @@ from kmc.model.kafka.kip253.config import Config
 from kmc.model.kafka.kip253.controller import IDLE
 from kmc.model.kafka.kip253.channels import BROKER, heads_to
 from kmc.model.kafka.kip253.state import (
-    Admin, Broker, Ctrl, Ghost, Group, Log, Part, Producer, Store, World, new_znode,
+    Admin, Broker, Ctrl, Ghost, Group, Log, Part, Producer, World,
 )
+from kmc.model.kafka.kip253 import znodes as zn
 
 FAILOVER = "failover"
 #: controller candidates: a failover elects the other one
@@ -73,16 +74,15 @@ def initial_world(cfg: Config) -> World:
     an expansion long ago (their afterCreation map names epoch 0; the old partitions' epochs
     were bumped to 1) and the group has caught up with it."""
     n, split = cfg.start, cfg.start > cfg.N
-    znodes = tuple(None if p >= n else
-                   new_znode(1 if split else 0) if p < cfg.N else
-                   new_znode(0, tuple((q, 0) for q in range(cfg.N)))
-                   for p in range(cfg.pmax))
-    logs = tuple(None if z is None else Log(z.epoch, 0, ()) for z in znodes)
+    znodes = tuple(zn.new_znode(1 if split else 0) if p < cfg.N else
+                   zn.new_znode(0, tuple((q, 0) for q in range(cfg.N)))
+                   for p in range(n))
+    logs = tuple(Log(z.leader_epoch, 0, ()) for z in znodes) + (None,) * (cfg.pmax - n)
     members = tuple(tuple(Part(p, (), (), True) for p in ps)
                     for ps in group.range_assign(list(range(n)), cfg.members))
     zeros = (0,) * cfg.pmax
     return World(
-        store=Store(n, n, znodes),
+        store=zn.initial(n, znodes),
         controller=election.initial(CANDIDATES),
         ctrl=Ctrl(IDLE, n, ()),
         broker=Broker(election.FIRST_EPOCH, n, logs, (n, n)),

@@ -29,6 +29,7 @@ from kmc.invariants.logic import And, Rel, exists, forall, implies, variables
 from kmc.model.kafka.kip253 import group
 from kmc.model.kafka.kip253.clients import LEGACY_FEWER, MARKED
 from kmc.model.kafka.kip253.state import log_end
+from kmc.model.kafka.kip253.znodes import total, undeleted, znode, znodes
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True
@@ -196,20 +197,20 @@ def _undelivered(cfg, w):
 
 def _split(cfg, w):
     ks = cfg.keyspace
-    return {(parent, child) for child, z in enumerate(w.store.znodes) if z is not None and z.after
+    return {(parent, child) for child, z in enumerate(znodes(w.store)) if z.after
             for parent in ks.parents(child, len(z.after), child + 1)}
 
 
 def _merge(cfg, w):
     st, ks = w.store, cfg.keyspace
-    return {(m, p) for p in range(st.undeleted)
-            for m in ks.feeders(p, st.undeleted, st.total)
-            if st.znodes[m] is not None and st.znodes[m].before}
+    u, t = undeleted(st), total(st)
+    return {(m, p) for p in range(u) for m in ks.feeders(p, u, t)
+            if znode(st, m) is not None and znode(st, m).before}
 
 
 def _live(cfg, w):
     st = w.store
-    return {(p,) for p in range(st.total) if st.znodes[p] is not None}
+    return {(p,) for p in range(min(total(st), len(znodes(st))))}
 
 
 RELATIONS = {

@@ -2,41 +2,18 @@
 
 One topic, one broker that leads every partition, controller candidates (the active one's
 in-memory state is lost on failover), one consumer group, a few producers. Per-partition
-collections are tuples indexed by partition id (0 .. pmax-1); a missing znode / log is None.
-Shared parts come from ``model.kafka``: the controller election state and the network value.
+collections are tuples indexed by partition id (0 .. pmax-1); a missing log is None.
+Shared parts come from ``model.kafka``: the metadata store (its znodes as the topic
+lifecycle has them, with KIP-253's fields: ``kip253.znodes``), the controller election
+state and the network value.
 """
 from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
 from kmc.model.kafka.controller import ControllerState
+from kmc.model.kafka.store import Store
 from kmc.model.records import fast_replace_all
-
-
-class Znode(NamedTuple):
-    """/brokers/topics/[topic]/partitions/[p]/state (KIP-253 ZooKeeper change 2). The leader
-    and ISR are left out: with one broker they never change (see the docs on why this is
-    not ``model.kafka.store.PartitionRecord``)."""
-    epoch: int     # leader epoch
-    after: tuple   # leaderEpochAfterCreation: ((partition, epoch), ...)
-    before: tuple  # leaderEpochBeforeDeletion: ((partition, epoch), ...); non-empty = marked
-    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
-
-    def bumped(self) -> "Znode":
-        return self._replace(epoch=self.epoch + 1)
-
-
-def new_znode(epoch: int, after: tuple = ()) -> Znode:
-    return Znode(epoch, after, ())
-
-
-class Store(NamedTuple):
-    """The metadata store: the topic znode (KIP-253 ZooKeeper change 1) and partition znodes.
-    initial_partition_count is a run constant (``Config.N``)."""
-    total: int      # partitions in the assignment (undeleted + marked for deletion)
-    undeleted: int  # undeleted_partition_count
-    znodes: tuple   # Optional[Znode] per partition id
-    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
 
 
 class Ctrl(NamedTuple):
@@ -105,7 +82,7 @@ class Ghost(NamedTuple):
 
 
 class World(NamedTuple):
-    store: Store
+    store: Store  # the shared metadata store (model.kafka.store; kip253.znodes reads it)
     controller: ControllerState  # active candidate and controller epoch (model.kafka)
     ctrl: Ctrl
     broker: Broker
