@@ -5,24 +5,44 @@ a higher ``/controller_epoch``. Every controller request carries that epoch, and
 rejects a request whose epoch is lower than the highest it has seen (a deposed "zombie"
 controller may still have requests in flight).
 
-A model keeps a ``ControllerState`` in its state and its own in-memory controller data
-next to it; ``fail_over`` only moves the election forward: the model decides what the new
-controller forgets (in-memory state) and what it sends on becoming active.
+A model keeps a ``ControllerState`` in its state and the active controller's in-memory
+data (``Memory``) next to it; ``fail_over`` only moves the election forward: the model
+decides what the new controller forgets (in-memory state) and what it sends on becoming
+active.
 """
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from kmc.model.kafka.store import NO_COUNT
 from kmc.model.records import fast_replace_all
 
 #: controller epoch of the first elected controller
 FIRST_EPOCH = 1
+#: KIP-253's procedure has no step under way (``Memory.phase``)
+IDLE = "idle"
 
 
 class ControllerState(NamedTuple):
     active: int  # candidate id of the active controller (1-based)
     epoch: int   # its controller epoch (the /controller_epoch znode)
     candidates: int  # number of controller candidates
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class Memory(NamedTuple):
+    """The active controller's in-memory state: a failover loses it (the new controller
+    rebuilds what it needs from the metadata store)."""
+    #: the deletion's StopReplica requests awaiting success: sorted (broker, partition,
+    #: topic ID, incarnation) (the topic lifecycle, ``model.kafka.zk``)
+    pending: tuple = ()
+    #: the KIP-253 procedure's step that runs next (``model.kafka.kip253.controller``)
+    phase: str = IDLE
+    #: undeleted_partition_count as the controller last read it: its requests carry
+    #: this, not whatever the store says by then (KIP-253)
+    count: int = NO_COUNT
+    #: ((partition, leader epoch), ...) read before an expansion's epoch bump (KIP-253)
+    recorded: tuple = ()
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 

@@ -119,3 +119,18 @@ def test_unknown_witness_is_refused():
     cfg = Config(flags_for("kip253"), 2, 2, (3,), ((2,),), 2, 0, ("NoSuchWitness",))
     with pytest.raises(ValueError, match="unknown witness"):
         PartitionModel(cfg).properties()
+
+
+def test_the_procedure_shares_the_clusters_store_and_controller_memory():
+    """KIP-253's procedure and the topic lifecycle keep their metadata in one store and
+    their controller's in-memory state in one record; where the procedure does not run,
+    KIP-253's fields keep their absent values."""
+    from kmc.model.kafka.store import NO_COUNT
+
+    kip = build("shrink", "kip253").init_states()[0]
+    topic = build("stale-read", "kip516").init_states()[0]
+    assert type(kip.store) is type(topic.store) and type(kip.ctrl) is type(topic.mem)
+    assert znodes.undeleted(kip.store) == 3 and kip.ctrl.count == 3
+    (rec,) = topic.store.topics
+    assert rec.undeleted == NO_COUNT and topic.mem.count == NO_COUNT
+    assert all(p.after == p.before == () for p in rec.partitions)

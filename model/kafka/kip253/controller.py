@@ -4,7 +4,8 @@ Each step is its own action so that a controller failover (a fault action) can f
 any two of them; the new controller finds its way back from the metadata store alone
 (``recover``), as the KIP's "this procedure is fault tolerant" notes claim it can.
 
-``Ctrl.phase`` names the step that runs next:
+The controller's in-memory ``Memory.phase`` (``model.kafka.controller``) names the step
+that runs next:
 
 - ``idle``: the topic-znode listener fires on pending work (expansion, shrink) and the
   periodic deleted-partition check runs;
@@ -24,12 +25,12 @@ from kmc.model.kafka.kip253.channels import (
     BROKER, NET, head_from, leader_and_isr, stop_replica_request, update_metadata_request,
 )
 from kmc.model.kafka.messages import LAIR_RESP, controller_endpoint
-from kmc.model.kafka.kip253.state import Ctrl, log_end
+from kmc.model.kafka.kip253.state import log_end
 from kmc.model.kafka.kip253.znodes import (
     beyond_count, bumped, new_znode, record, total, undeleted, written, znodes,
 )
 
-IDLE = "idle"
+IDLE = election.IDLE
 
 
 # ---- what the store says is pending (all a new controller can know) ----------------------
@@ -266,8 +267,8 @@ def failover(m, w):
     dead = controller_endpoint(ctl.active)
     new = election.fail_over(ctl, election.successors_of(ctl)[0])
     ghost = w.ghost._replace(failover_in=set_add(w.ghost.failover_in, procedure_kind(w)))
-    return w._replace(controller=new, ctrl=Ctrl("recover", 0, ()), ghost=ghost,
-                      net=NET.drop(w.net, lambda m: m.dst == dead))
+    return w._replace(controller=new, ctrl=election.Memory(phase="recover", count=0),
+                      ghost=ghost, net=NET.drop(w.net, lambda m: m.dst == dead))
 
 
 def procedure_kind(w) -> str:

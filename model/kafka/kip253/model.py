@@ -15,7 +15,7 @@ from kmc.model.kafka.kip253.config import Config
 from kmc.model.kafka.kip253.controller import IDLE
 from kmc.model.kafka.kip253.channels import BROKER, heads_to
 from kmc.model.kafka.kip253.state import (
-    Admin, Broker, Ctrl, Ghost, Group, Log, Part, Producer, World,
+    Admin, Broker, Ghost, Group, Log, Part, Producer, World,
 )
 from kmc.model.kafka.kip253 import znodes as zn
 
@@ -84,7 +84,7 @@ def initial_world(cfg: Config) -> World:
     return World(
         store=zn.initial(n, znodes),
         controller=election.initial(CANDIDATES),
-        ctrl=Ctrl(IDLE, n, ()),
+        ctrl=election.Memory(phase=IDLE, count=n),
         broker=Broker(election.FIRST_EPOCH, n, logs, (n, n)),
         net=(),
         producers=tuple(Producer(n, 0, False) for _ in cfg.scripts),

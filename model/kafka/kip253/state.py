@@ -5,24 +5,16 @@ in-memory state is lost on failover), one consumer group, a few producers. Per-p
 collections are tuples indexed by partition id (0 .. pmax-1); a missing log is None.
 Shared parts come from ``model.kafka``: the metadata store (its znodes as the topic
 lifecycle has them, with KIP-253's fields: ``kip253.znodes``), the controller election
-state and the network value.
+state, the controller's in-memory state (``Memory``: the procedure's phase, the count it
+read, the epochs it recorded) and the network value.
 """
 from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from kmc.model.kafka.controller import ControllerState
+from kmc.model.kafka.controller import ControllerState, Memory
 from kmc.model.kafka.store import Store
 from kmc.model.records import fast_replace_all
-
-
-class Ctrl(NamedTuple):
-    """The active controller's in-memory state: a failover loses it."""
-    phase: str       # which procedure step runs next (see controller.py)
-    count: int       # undeleted_partition_count as the controller last read it (its
-                     # requests carry this, not whatever the store says by then)
-    recorded: tuple  # ((partition, epoch), ...) read before an expansion's epoch bump
-    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
 
 
 class Log(NamedTuple):
@@ -84,7 +76,7 @@ class Ghost(NamedTuple):
 class World(NamedTuple):
     store: Store  # the shared metadata store (model.kafka.store; kip253.znodes reads it)
     controller: ControllerState  # active candidate and controller epoch (model.kafka)
-    ctrl: Ctrl
+    ctrl: Memory  # the active controller's in-memory state (model.kafka.controller)
     broker: Broker
     net: tuple  # the model.kafka.network value (FIFO channels)
     producers: tuple  # of Producer

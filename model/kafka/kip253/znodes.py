@@ -19,11 +19,10 @@ One topic (``TOPIC``), created once (incarnation 1) before topic IDs (``ZERO_ID`
 from __future__ import annotations
 
 from kmc.model.kafka import store as zk
+from kmc.model.kafka.kip253.channels import BROKER, INCARNATION
 from kmc.model.kafka.store import PartitionRecord, TopicRecord, ZERO_ID
 
 TOPIC = "A"
-BROKER = 1
-INCARNATION = 1
 _ALONE = (BROKER,)
 
 

@@ -160,7 +160,7 @@ def delete(m, w, by):
     # a leader, a record or a reader again
     ghost = w.ghost._replace(leaders=(), appends=(), acked=(), consumed=())
     return w._replace(store=store, net=net, admin=admin, ghost=ghost,
-                      mem=Memory(set_union(w.mem.pending, doomed)))
+                      mem=w.mem._replace(pending=set_union(w.mem.pending, doomed)))
 
 
 def reassign(m, w, p, b):
@@ -198,7 +198,7 @@ def on_stop_replica_response(m, w, msg):
     if (rec is not None and zk.marked(store, TOPIC)
             and not any(e[3] == rec.incarnation for e in pending)):
         store = zk.remove_topic(store, TOPIC)
-    return w._replace(net=net, mem=Memory(pending), store=store)
+    return w._replace(net=net, mem=w.mem._replace(pending=pending), store=store)
 
 
 def stop_replica_in_flight(m, w, b, p, tid) -> bool:

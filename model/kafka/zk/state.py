@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kmc.model.kafka.controller import ControllerState
+from kmc.model.kafka.controller import ControllerState, Memory  # noqa: F401 (the zk state's)
 from kmc.model.kafka.store import Store
 from kmc.model.records import fast_replace_all
 
@@ -63,12 +63,6 @@ class Broker(NamedTuple):
     deleting: tuple      # staged in log.dir/deleting/: sorted (partition, topic_id, inc)
     ctl_epoch: int       # highest controller epoch applied
     applied_epoch: int   # ghost: controller epoch of the last applied request
-    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
-
-
-class Memory(NamedTuple):
-    """The active controller's in-memory state (lost on failover)."""
-    pending: tuple = ()  # StopReplica awaiting success: sorted (broker, partition, tid, inc)
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 
