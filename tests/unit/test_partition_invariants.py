@@ -44,7 +44,7 @@ def test_metadata_propagated(shrink):
     assert not p.check(w._replace(broker=w.broker._replace(meta=(2, 3))))  # stale cache
     assert not p.check(w._replace(broker=w.broker._replace(count=2)))  # LeaderAndIsr's
     assert not p.check(w._replace(group=w.group._replace(basis=(2, 3))))
-    assert not p.check(w._replace(ctrl=w.ctrl._replace(phase="shrink-um")))
+    assert not p.check(w._replace(mem=w.mem._replace(phase="shrink-um")))
 
 
 def test_replicas_match_store(shrink):
@@ -98,10 +98,10 @@ def test_responses_awaited():
     m = build("expand", "kip253", {"bookkeeping": True})
     p = props(m)["ResponsesAwaited"]
     w = m.init_states()[0]
-    req = leader_and_isr(w.controller, 3, ((0, 1),), True)
+    req = leader_and_isr(w.ctl, 3, ((0, 1),), True)
     answered = w._replace(net=NET.send(w.net, response(req)))
     assert not p.check(answered)  # the controller is idle: nobody waits
-    waiting = answered._replace(ctrl=w.ctrl._replace(phase="expand-create"))
+    waiting = answered._replace(mem=w.mem._replace(phase="expand-create"))
     assert p.check(waiting)
     stale = req._replace(epoch=0)
     assert not p.check(waiting._replace(net=NET.send(waiting.net, response(stale))))

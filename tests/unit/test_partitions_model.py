@@ -49,7 +49,7 @@ def test_the_initial_topic_is_settled():
     assert w.broker.meta == (3, 3) and w.broker.count == 3
     assert [[x.p for x in parts] for parts in w.group.members] == [[0, 1], [2]]
     assert all(x.started for parts in w.group.members for x in parts)
-    assert w.net == () and w.ctrl.phase == "idle"
+    assert w.net == () and w.mem.phase == "idle"
 
 
 EXPAND_PHASES = {"idle", "expand-bump", "expand-lair", "expand-create", "expand-online"}
@@ -67,9 +67,9 @@ def test_a_failover_can_fall_between_any_two_controller_steps(name, phases):
     for w in reachable(m):
         acts = [a[0] for a in m.actions(w)]
         if "failover" in acts:
-            hit.add(w.ctrl.phase)
-        if w.ctrl.phase == "recover":
-            recovered_to |= {t.ctrl.phase for a, t in m.successors(w) if a[0] == "ctrl-recover"}
+            hit.add(w.mem.phase)
+        if w.mem.phase == "recover":
+            recovered_to |= {t.mem.phase for a, t in m.successors(w) if a[0] == "ctrl-recover"}
     assert phases <= hit
     assert "idle" in recovered_to and len(recovered_to) >= 2
 
@@ -129,8 +129,8 @@ def test_the_procedure_shares_the_clusters_store_and_controller_memory():
 
     kip = build("shrink", "kip253").init_states()[0]
     topic = build("stale-read", "kip516").init_states()[0]
-    assert type(kip.store) is type(topic.store) and type(kip.ctrl) is type(topic.mem)
-    assert znodes.undeleted(kip.store) == 3 and kip.ctrl.count == 3
+    assert type(kip.store) is type(topic.store) and type(kip.mem) is type(topic.mem)
+    assert znodes.undeleted(kip.store) == 3 and kip.mem.count == 3
     (rec,) = topic.store.topics
     assert rec.undeleted == NO_COUNT and topic.mem.count == NO_COUNT
     assert all(p.after == p.before == () for p in rec.partitions)

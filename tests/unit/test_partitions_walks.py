@@ -36,7 +36,7 @@ def check_structure(m, w):
         assert isinstance(z, PartitionRecord) and z.leader_epoch >= 0
         assert z.replicas == z.isr == (BROKER,) and z.leader == BROKER
         if p >= zn.total(st_):  # an orphan only mid-removal
-            assert w.ctrl.phase in ("remove-znode", "recover")
+            assert w.mem.phase in ("remove-znode", "recover")
         if z.after:
             assert [q for q, _e in z.after] == list(range(len(z.after)))
     # broker
@@ -57,7 +57,7 @@ def check_structure(m, w):
             else:
                 assert isinstance(msg, (LeaderAndIsr, UpdateMetadata, StopReplica))
                 assert src < 0 and dst == BROKER
-                assert msg.epoch <= w.controller.epoch
+                assert msg.epoch <= w.ctl.epoch
     # producers
     for i, pr in enumerate(w.producers):
         assert 0 <= pr.sent <= len(cfg.scripts[i]) and pr.count >= cfg.N

@@ -199,8 +199,8 @@ def _responses(cfg, w):
 
 
 def _awaiting(cfg, w):
-    ctl = w.controller
-    return {(controller_endpoint(ctl.active), ctl.epoch)} if w.ctrl.phase in WAITING else set()
+    ctl = w.ctl
+    return {(controller_endpoint(ctl.active), ctl.epoch)} if w.mem.phase in WAITING else set()
 
 
 def _group_count(cfg, w):
@@ -224,18 +224,18 @@ def _split_epoch(cfg, w):
 
 #: the fields each relation reads, and no other (as ``properties.FIELDS``)
 FIELDS = {
-    "Meta": ("store", "broker", "group"), "LeaderCount": ("broker",), "Phase": ("ctrl",),
+    "Meta": ("store", "broker", "group"), "LeaderCount": ("broker",), "Phase": ("mem",),
     "Assigned": ("store",), "HasZnode": ("store",), "Hosted": ("broker",),
     "Marked": ("store",), "Epochs": ("store", "broker"), "Position": ("broker", "group"),
     "Owns": ("group",), "InBasis": ("group",), "Load": ("group",), "NotStarted": ("group",),
     "Fresh": ("broker", "group"), "SplitEpoch": ("store",), "Response": ("net",),
-    "Awaiting": ("controller", "ctrl"), "GroupCount": ("broker", "group"),
+    "Awaiting": ("ctl", "mem"), "GroupCount": ("broker", "group"),
 }
 
 RELATIONS = {
     "Meta": _meta,
     "LeaderCount": lambda cfg, w: {(w.broker.count,)},
-    "Phase": lambda cfg, w: {(w.ctrl.phase,)},
+    "Phase": lambda cfg, w: {(w.mem.phase,)},
     "Assigned": lambda cfg, w: {(p,) for p in range(total(w.store))},
     "HasZnode": lambda cfg, w: {(p,) for p in range(len(znodes(w.store)))},
     "Hosted": lambda cfg, w: {(p,) for p, log in enumerate(w.broker.logs) if log is not None},

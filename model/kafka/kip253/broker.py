@@ -47,7 +47,7 @@ def handle(m, w, src: int):
         if msg.count != g.basis[0] and not g.rejoin and cfg.flags.fetch_fencing \
                 and cfg.flags.parked_fetch_fenced:
             g = g._replace(rejoin=True)  # the parked Fetch returns fenced
-        if msg.ack and msg.epoch == w.controller.epoch:
+        if msg.ack and msg.epoch == w.ctl.epoch:
             net = NET.send(net, lair_response(msg))  # a dead sender's connection is gone
         return w._replace(broker=b._replace(count=msg.count, logs=logs), net=net, group=g)
     if msg.kind == UM:

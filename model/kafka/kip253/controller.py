@@ -67,7 +67,7 @@ def advertised(st) -> int:
 
 def _um(w):
     st = w.store
-    return update_metadata_request(w.controller, w.ctrl.count, advertised(st))
+    return update_metadata_request(w.ctl, w.mem.count, advertised(st))
 
 
 def _send(w, *msgs):
@@ -75,7 +75,7 @@ def _send(w, *msgs):
 
 
 def _lair(w, count, parts, ack):
-    return leader_and_isr(w.controller, count, _epochs(w.store, parts), ack)
+    return leader_and_isr(w.ctl, count, _epochs(w.store, parts), ack)
 
 
 def _epochs(st, parts):
@@ -84,13 +84,13 @@ def _epochs(st, parts):
 
 
 def _goto(w, phase, **kw):
-    return w.ctrl._replace(phase=phase, **kw)
+    return w.mem._replace(phase=phase, **kw)
 
 
 def _await(w):
     """The network without the LeaderAndIsrResponse this controller waits for; None while
     it has not arrived."""
-    ctl = w.controller
+    ctl = w.ctl
     m = head_from(w.net, BROKER, controller_endpoint(ctl.active))
     if m is None or m.kind != LAIR_RESP or m.epoch != ctl.epoch:
         return None
@@ -102,10 +102,10 @@ def expand_count(m, w):
     """§2 bullet 2: "Controller updates the topic znode with the new
     undeleted_partition_count" (the listener fired on the admin's new assignment)."""
     st = w.store
-    if w.ctrl.phase != IDLE or not expansion_pending(st) or unrecorded_marks(st):
+    if w.mem.phase != IDLE or not expansion_pending(st) or unrecorded_marks(st):
         return None
     n = total(st)
-    return w._replace(store=written(st, undeleted_=n), ctrl=_goto(w, "expand-bump", count=n))
+    return w._replace(store=written(st, undeleted_=n), mem=_goto(w, "expand-bump", count=n))
 
 
 def expand_bump(m, w):
@@ -113,7 +113,7 @@ def expand_bump(m, w):
     znode, controller increments their leaderEpoch by 1 in the partition znode" (the epochs
     before the increment are recorded in memory for leaderEpochAfterCreation)."""
     cfg = m.cfg
-    if w.ctrl.phase != "expand-bump":
+    if w.mem.phase != "expand-bump":
         return None
     st = w.store
     zn = znodes(st)
@@ -122,32 +122,32 @@ def expand_bump(m, w):
     for p in have if cfg.flags.bump_before_split else ():
         zn = replace_at(zn, p, bumped(zn[p]))
     return w._replace(store=written(st, parts=zn),
-                      ctrl=_goto(w, "expand-lair", recorded=recorded))
+                      mem=_goto(w, "expand-lair", recorded=recorded))
 
 
 def expand_leader_and_isr(m, w):
     """§2 bullet 3: "Controller sends LeaderAndIsrRequest [with] the new leaderEpoch for each
     partition and the updated undeleted_partition_count", then waits for the response."""
-    if w.ctrl.phase != "expand-lair":
+    if w.mem.phase != "expand-lair":
         return None
-    msg = _lair(w, w.ctrl.count, [p for p, _e in w.ctrl.recorded], True)
-    return w._replace(net=_send(w, msg), ctrl=_goto(w, "expand-create"))
+    msg = _lair(w, w.mem.count, [p for p, _e in w.mem.recorded], True)
+    return w._replace(net=_send(w, msg), mem=_goto(w, "expand-create"))
 
 
 def expand_create(m, w):
     """§2 bullet 4: on the LeaderAndIsrResponse, "for each partition of this topic which does
     not have the partition znode, controller creates the partition znode" with
     leaderEpochAfterCreation = the epochs recorded before the increment."""
-    if w.ctrl.phase != "expand-create":
+    if w.mem.phase != "expand-create":
         return None
     net = _await(w)
     if net is None:
         return None
     st = w.store
     zn = znodes(st)
-    zn = zn + tuple(new_znode(0, w.ctrl.recorded) for _p in range(len(zn), total(st)))
+    zn = zn + tuple(new_znode(0, w.mem.recorded) for _p in range(len(zn), total(st)))
     return w._replace(store=written(st, parts=zn), net=net,
-                      ctrl=_goto(w, "expand-online", recorded=()))
+                      mem=_goto(w, "expand-online", recorded=()))
 
 
 def expand_online(m, w):
@@ -155,21 +155,21 @@ def expand_online(m, w):
     undeleted_partition_count" and "continues the existing logic of partition expansion"
     (the new partitions come online: a LeaderAndIsr naming them, sent first)."""
     cfg = m.cfg
-    if w.ctrl.phase != "expand-online":
+    if w.mem.phase != "expand-online":
         return None
     st = w.store
-    lair = _lair(w, w.ctrl.count, range(total(st)), not cfg.flags.ack_only_awaited)
-    return w._replace(net=_send(w, lair, _um(w)), ctrl=_goto(w, IDLE))
+    lair = _lair(w, w.mem.count, range(total(st)), not cfg.flags.ack_only_awaited)
+    return w._replace(net=_send(w, lair, _um(w)), mem=_goto(w, IDLE))
 
 
 # ---- deletion (KIP-253 §3) ----------------------------------------------------------------
 def shrink_record(m, w):
     """§3 bullet 2, first half: for a partition P1 >= undeleted_partition_count whose
     leaderEpochBeforeDeletion is empty, write it: every undeleted P2 -> P2's leaderEpoch."""
-    if w.ctrl.phase not in (IDLE, "shrink-bump"):
+    if w.mem.phase not in (IDLE, "shrink-bump"):
         return None
     st = w.store
-    if w.ctrl.phase == IDLE and expansion_pending(st):
+    if w.mem.phase == IDLE and expansion_pending(st):
         return None
     todo = unrecorded_marks(st)
     if not todo:
@@ -179,39 +179,39 @@ def shrink_record(m, w):
     before = _epochs(st, range(u))
     zn = znodes(st)
     zn = replace_at(zn, p, zn[p]._replace(before=before))
-    return w._replace(store=written(st, parts=zn), ctrl=_goto(w, "shrink-bump", count=u))
+    return w._replace(store=written(st, parts=zn), mem=_goto(w, "shrink-bump", count=u))
 
 
 def shrink_bump(m, w):
     """§3 bullet 2: "Controller also increments the leaderEpoch by 1 for partition znode of
     every P2" (every undeleted partition)."""
-    if w.ctrl.phase != "shrink-bump" or unrecorded_marks(w.store):
+    if w.mem.phase != "shrink-bump" or unrecorded_marks(w.store):
         return None
     st = w.store
     zn = znodes(st)
-    for p in range(w.ctrl.count):
+    for p in range(w.mem.count):
         zn = replace_at(zn, p, bumped(zn[p]))
-    return w._replace(store=written(st, parts=zn), ctrl=_goto(w, "shrink-lair"))
+    return w._replace(store=written(st, parts=zn), mem=_goto(w, "shrink-lair"))
 
 
 def shrink_leader_and_isr(m, w):
     """§3 bullet 2: "Then controller sends LeaderAndIsrRequest with the updated
     undeleted_partition_count for this topic and the updated leaderEpoch for P2"."""
-    if w.ctrl.phase != "shrink-lair":
+    if w.mem.phase != "shrink-lair":
         return None
-    msg = _lair(w, w.ctrl.count, range(w.ctrl.count), True)
-    return w._replace(net=_send(w, msg), ctrl=_goto(w, "shrink-um"))
+    msg = _lair(w, w.mem.count, range(w.mem.count), True)
+    return w._replace(net=_send(w, msg), mem=_goto(w, "shrink-um"))
 
 
 def shrink_update_metadata(m, w):
     """§3 bullet 3: on the LeaderAndIsrResponse, "Controller propagates the
     UpdateMetadataRequest with the latest undeleted_partition_count"."""
-    if w.ctrl.phase != "shrink-um":
+    if w.mem.phase != "shrink-um":
         return None
     net = _await(w)
     if net is None:
         return None
-    return w._replace(net=NET.send(net, _um(w)), ctrl=_goto(w, IDLE))
+    return w._replace(net=NET.send(net, _um(w)), mem=_goto(w, IDLE))
 
 
 def check_drained(m, w):
@@ -220,7 +220,7 @@ def check_drained(m, w):
     StopReplicaRequest with delete=true". Only the highest partition can leave the
     assignment (partition ids stay a prefix 0..n-1)."""
     st = w.store
-    if w.ctrl.phase != IDLE or expansion_pending(st) or unrecorded_marks(st):
+    if w.mem.phase != IDLE or expansion_pending(st) or unrecorded_marks(st):
         return None
     p = total(st) - 1
     if p < undeleted(st) or p not in marked(st):
@@ -228,30 +228,30 @@ def check_drained(m, w):
     log = w.broker.logs[p]
     if log is not None and log.start < log_end(log):
         return None
-    return w._replace(net=_send(w, stop_replica_request(w.controller, p)),
-                      ctrl=_goto(w, "remove-assignment"))
+    return w._replace(net=_send(w, stop_replica_request(w.ctl, p)),
+                      mem=_goto(w, "remove-assignment"))
 
 
 def remove_assignment(m, w):
     """§3 bullet 4: "removes the partition from the assignment in the topic znode"."""
-    if w.ctrl.phase != "remove-assignment":
+    if w.mem.phase != "remove-assignment":
         return None
     st = w.store
-    return w._replace(store=written(st, total_=total(st) - 1), ctrl=_goto(w, "remove-znode"))
+    return w._replace(store=written(st, total_=total(st) - 1), mem=_goto(w, "remove-znode"))
 
 
 def remove_znode(m, w):
     """§3 bullet 4: "and removes the partition znode". Then UpdateMetadata, so that clients
     see the partition gone (the KIP leaves this implicit)."""
     cfg = m.cfg
-    if w.ctrl.phase != "remove-znode":
+    if w.mem.phase != "remove-znode":
         return None
     st = w.store
     gone = orphans(st)
     w = w._replace(store=written(st, parts=znodes(st)[:total(st)]))
     ghost = w.ghost._replace(removed=set_union(w.ghost.removed, gone))
     net = _send(w, _um(w)) if cfg.flags.um_after_removal else w.net
-    return w._replace(net=net, ctrl=_goto(w, IDLE), ghost=ghost)
+    return w._replace(net=net, mem=_goto(w, IDLE), ghost=ghost)
 
 
 # ---- failover (the KIP's "this procedure is fault tolerant" notes) ------------------------
@@ -261,19 +261,19 @@ def failover(m, w):
     epochs) is lost, and so are the responses addressed to the dead controller; requests
     already on the wire still arrive."""
     cfg = m.cfg
-    ctl = w.controller
+    ctl = w.ctl
     if ctl.epoch - election.FIRST_EPOCH >= cfg.failovers:
         return None
     dead = controller_endpoint(ctl.active)
     new = election.fail_over(ctl, election.successors_of(ctl)[0])
     ghost = w.ghost._replace(failover_in=set_add(w.ghost.failover_in, procedure_kind(w)))
-    return w._replace(controller=new, ctrl=election.Memory(phase="recover", count=0),
+    return w._replace(ctl=new, mem=election.Memory(phase="recover", count=0),
                       ghost=ghost, net=NET.drop(w.net, lambda m: m.dst == dead))
 
 
 def procedure_kind(w) -> str:
     """Which procedure a failover interrupts: what the witnesses talk about."""
-    ph = w.ctrl.phase
+    ph = w.mem.phase
     if ph.startswith("expand") or expansion_pending(w.store):
         return "expand"
     if ph.startswith(("shrink", "remove")) or unrecorded_marks(w.store):
@@ -289,28 +289,28 @@ def recover(m, w):
     LeaderAndIsrRequest"); an orphan znode finishes its removal; otherwise the usual failover
     resync: LeaderAndIsr with the current epochs and count, then UpdateMetadata."""
     cfg = m.cfg
-    if w.ctrl.phase != "recover":
+    if w.mem.phase != "recover":
         return None
     st = w.store
-    w = w._replace(ctrl=w.ctrl._replace(count=undeleted(st)))  # read the topic znode
+    w = w._replace(mem=w.mem._replace(count=undeleted(st)))  # read the topic znode
     if expansion_pending(st) or unrecorded_marks(st):
-        return w._replace(ctrl=_goto(w, IDLE))
+        return w._replace(mem=_goto(w, IDLE))
     if marked(st) and cfg.flags.recovery_rebump:
-        return w._replace(ctrl=_goto(w, "shrink-bump"))
+        return w._replace(mem=_goto(w, "shrink-bump"))
     if orphans(st) and cfg.flags.recovery_removes_orphans:
-        return w._replace(ctrl=_goto(w, "remove-znode"))
+        return w._replace(mem=_goto(w, "remove-znode"))
     msg = _lair(w, undeleted(st), range(advertised(st)), True)
-    return w._replace(net=_send(w, msg), ctrl=_goto(w, "resync-um"))
+    return w._replace(net=_send(w, msg), mem=_goto(w, "resync-um"))
 
 
 def resync_update_metadata(m, w):
     """The failover resync's second half: on the LeaderAndIsrResponse, UpdateMetadata."""
-    if w.ctrl.phase != "resync-um":
+    if w.mem.phase != "resync-um":
         return None
     net = _await(w)
     if net is None:
         return None
-    return w._replace(net=NET.send(net, _um(w)), ctrl=_goto(w, IDLE))
+    return w._replace(net=NET.send(net, _um(w)), mem=_goto(w, IDLE))
 
 
 #: action name -> step, in the order actions are listed (traces store indices)

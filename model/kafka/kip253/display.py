@@ -131,7 +131,7 @@ def _controller_message(m, a, w):
     after = controller.STEPS[kind](m, w)
     if after is None:
         return None
-    me = controller_lane(w.controller.active)
+    me = controller_lane(w.ctl.active)
     sent = [ch for ch in after.net if ch not in w.net]  # channels that changed
     labels = []
     for ch, msgs in sent:
@@ -142,7 +142,7 @@ def _controller_message(m, a, w):
     st0, st1 = w.store, after.store
     if kind == "ctrl-recover":
         return ("zookeeper", me, f"read topic znode (undeleted_partition_count="
-                f"{undeleted(st0)}, partitions={total(st0)}) -> {after.ctrl.phase}")
+                f"{undeleted(st0)}, partitions={total(st0)}) -> {after.mem.phase}")
     return (me, "zookeeper", "; ".join(_store_changes(st0, st1)) or kind)
 
 
@@ -184,8 +184,8 @@ def format_state(w) -> str:
         for c, parts in enumerate(g.members))
     return " | ".join([
         f"store: partitions={total(st)} undeleted_partition_count={undeleted(st)} {zn}",
-        f"controller: {controller_lane(w.controller.active)} epoch={w.controller.epoch} "
-        f"phase={w.ctrl.phase}",
+        f"controller: {controller_lane(w.ctl.active)} epoch={w.ctl.epoch} "
+        f"phase={w.mem.phase}",
         f"broker: ctrl_epoch={b.ctrl_epoch} count={b.count} metadata={b.meta} {logs}",
         "in flight: " + ("; ".join(request_label(m) for _ch, msgs in w.net for m in msgs)
                          or "-"),

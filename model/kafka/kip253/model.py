@@ -43,7 +43,7 @@ _PHASE_STEPS = {
 def _as_candidate(step):
     """Controller actions name the candidate that takes them (its lane in pictures)."""
     def run(m, w, candidate):
-        return step(m, w) if candidate == w.controller.active else None
+        return step(m, w) if candidate == w.ctl.active else None
     return run
 
 
@@ -83,8 +83,8 @@ def initial_world(cfg: Config) -> World:
     zeros = (0,) * cfg.pmax
     return World(
         store=zn.initial(n, znodes),
-        controller=election.initial(CANDIDATES),
-        ctrl=election.Memory(phase=IDLE, count=n),
+        ctl=election.initial(CANDIDATES),
+        mem=election.Memory(phase=IDLE, count=n),
         broker=Broker(election.FIRST_EPOCH, n, logs, (n, n)),
         net=(),
         producers=tuple(Producer(n, 0, False) for _ in cfg.scripts),
@@ -154,8 +154,8 @@ class PartitionModel(Model):
         cfg = self.cfg
         if w.admin.next < len(cfg.ops):
             yield ("admin-alter",)
-        me = w.controller.active
-        for name in _PHASE_STEPS[w.ctrl.phase]:
+        me = w.ctl.active
+        for name in _PHASE_STEPS[w.mem.phase]:
             yield (name, me)
         for msg in heads_to(w.net, BROKER):
             yield ("broker-handle", msg.src)
@@ -184,7 +184,7 @@ class PartitionModel(Model):
                     yield ("report-position", c, p)
         for p in controller.marked(w.store):
             yield ("delete-records", p)
-        if w.controller.epoch - election.FIRST_EPOCH < cfg.failovers:
+        if w.ctl.epoch - election.FIRST_EPOCH < cfg.failovers:
             yield (FAILOVER, me)
 
     # ---- display and sequence pictures ----------------------------------------------------

@@ -75,8 +75,8 @@ class Ghost(NamedTuple):
 
 class World(NamedTuple):
     store: Store  # the shared metadata store (model.kafka.store; kip253.znodes reads it)
-    controller: ControllerState  # active candidate and controller epoch (model.kafka)
-    ctrl: Memory  # the active controller's in-memory state (model.kafka.controller)
+    ctl: ControllerState  # active candidate and controller epoch (model.kafka)
+    mem: Memory  # the active controller's in-memory state (model.kafka.controller)
     broker: Broker
     net: tuple  # the model.kafka.network value (FIFO channels)
     producers: tuple  # of Producer
