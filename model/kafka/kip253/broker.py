@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kmc.model.kafka.canon import replace_at
 from kmc.model.kafka.controller import accepts
-from kmc.model.kafka.kip253.channels import BROKER, NET, head_from, leader_epochs
+from kmc.model.kafka.kip253.channels import BROKER, head_from, leader_epochs
 from kmc.model.kafka.messages import LAIR, STOP, UM, lair_response
 from kmc.model.kafka.kip253.state import Log
 
@@ -27,10 +27,10 @@ def handle(m, w, src: int):
     partition (Kafka's handleDeletedPartitions). A request from an older controller epoch is
     rejected (``model.kafka.controller.accepts``)."""
     cfg = m.cfg
-    msg = head_from(w.net, src, BROKER)
+    msg = head_from(w.net, src, BROKER, m.net)
     if msg is None:
         return None
-    net = NET.deliver(w.net, msg)
+    net = m.net.deliver(w.net, msg)
     b = w.broker
     if not accepts(b.ctrl_epoch, msg.epoch):
         return w._replace(net=net)
@@ -48,7 +48,7 @@ def handle(m, w, src: int):
                 and cfg.flags.parked_fetch_fenced:
             g = g._replace(rejoin=True)  # the parked Fetch returns fenced
         if msg.ack and msg.epoch == w.ctl.epoch:
-            net = NET.send(net, lair_response(msg))  # a dead sender's connection is gone
+            net = m.net.send(net, lair_response(msg))  # a dead sender's connection is gone
         return w._replace(broker=b._replace(count=msg.count, logs=logs), net=net, group=g)
     if msg.kind == UM:
         return w._replace(broker=b._replace(meta=(msg.undeleted, msg.total)), net=net)

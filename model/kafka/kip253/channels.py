@@ -48,13 +48,13 @@ def stop_replica_request(ctl, p: int):
                         INCARNATION)
 
 
-def heads_to(net: tuple, dst: int) -> list:
-    """Messages deliverable to ``dst`` next (one per channel)."""
-    return [m for m in NET.deliverable(net) if m.dst == dst]
+def heads_to(net: tuple, dst: int, network: Network = NET) -> list:
+    """Messages deliverable to ``dst`` next (one per channel) on ``network``."""
+    return [m for m in network.deliverable(net) if m.dst == dst]
 
 
-def head_from(net: tuple, src: int, dst: int):
-    for m in NET.deliverable(net):
+def head_from(net: tuple, src: int, dst: int, network: Network = NET):
+    for m in network.deliverable(net):
         if m.src == src and m.dst == dst:
             return m
     return None

@@ -22,7 +22,7 @@ from __future__ import annotations
 from kmc.model.kafka import controller as election
 from kmc.model.kafka.canon import replace_at, set_add, set_union
 from kmc.model.kafka.kip253.channels import (
-    BROKER, NET, head_from, leader_and_isr, stop_replica_request, update_metadata_request,
+    BROKER, head_from, leader_and_isr, stop_replica_request, update_metadata_request,
 )
 from kmc.model.kafka.messages import LAIR_RESP, controller_endpoint
 from kmc.model.kafka.kip253.state import log_end
@@ -70,8 +70,8 @@ def _um(w):
     return update_metadata_request(w.ctl, w.mem.count, advertised(st))
 
 
-def _send(w, *msgs):
-    return NET.send_all(w.net, msgs)
+def _send(m, w, *msgs):
+    return m.net.send_all(w.net, msgs)
 
 
 def _lair(w, count, parts, ack):
@@ -87,14 +87,14 @@ def _goto(w, phase, **kw):
     return w.mem._replace(phase=phase, **kw)
 
 
-def _await(w):
+def _await(m, w):
     """The network without the LeaderAndIsrResponse this controller waits for; None while
     it has not arrived."""
     ctl = w.ctl
-    m = head_from(w.net, BROKER, controller_endpoint(ctl.active))
-    if m is None or m.kind != LAIR_RESP or m.epoch != ctl.epoch:
+    msg = head_from(w.net, BROKER, controller_endpoint(ctl.active), m.net)
+    if msg is None or msg.kind != LAIR_RESP or msg.epoch != ctl.epoch:
         return None
-    return NET.deliver(w.net, m)
+    return m.net.deliver(w.net, msg)
 
 
 # ---- expansion (KIP-253 §2) ---------------------------------------------------------------
@@ -131,7 +131,7 @@ def expand_leader_and_isr(m, w):
     if w.mem.phase != "expand-lair":
         return None
     msg = _lair(w, w.mem.count, [p for p, _e in w.mem.recorded], True)
-    return w._replace(net=_send(w, msg), mem=_goto(w, "expand-create"))
+    return w._replace(net=_send(m, w, msg), mem=_goto(w, "expand-create"))
 
 
 def expand_create(m, w):
@@ -140,7 +140,7 @@ def expand_create(m, w):
     leaderEpochAfterCreation = the epochs recorded before the increment."""
     if w.mem.phase != "expand-create":
         return None
-    net = _await(w)
+    net = _await(m, w)
     if net is None:
         return None
     st = w.store
@@ -159,7 +159,7 @@ def expand_online(m, w):
         return None
     st = w.store
     lair = _lair(w, w.mem.count, range(total(st)), not cfg.flags.ack_only_awaited)
-    return w._replace(net=_send(w, lair, _um(w)), mem=_goto(w, IDLE))
+    return w._replace(net=_send(m, w, lair, _um(w)), mem=_goto(w, IDLE))
 
 
 # ---- deletion (KIP-253 §3) ----------------------------------------------------------------
@@ -200,7 +200,7 @@ def shrink_leader_and_isr(m, w):
     if w.mem.phase != "shrink-lair":
         return None
     msg = _lair(w, w.mem.count, range(w.mem.count), True)
-    return w._replace(net=_send(w, msg), mem=_goto(w, "shrink-um"))
+    return w._replace(net=_send(m, w, msg), mem=_goto(w, "shrink-um"))
 
 
 def shrink_update_metadata(m, w):
@@ -208,10 +208,10 @@ def shrink_update_metadata(m, w):
     UpdateMetadataRequest with the latest undeleted_partition_count"."""
     if w.mem.phase != "shrink-um":
         return None
-    net = _await(w)
+    net = _await(m, w)
     if net is None:
         return None
-    return w._replace(net=NET.send(net, _um(w)), mem=_goto(w, IDLE))
+    return w._replace(net=m.net.send(net, _um(w)), mem=_goto(w, IDLE))
 
 
 def check_drained(m, w):
@@ -228,7 +228,7 @@ def check_drained(m, w):
     log = w.broker.logs[p]
     if log is not None and log.start < log_end(log):
         return None
-    return w._replace(net=_send(w, stop_replica_request(w.ctl, p)),
+    return w._replace(net=_send(m, w, stop_replica_request(w.ctl, p)),
                       mem=_goto(w, "remove-assignment"))
 
 
@@ -250,7 +250,7 @@ def remove_znode(m, w):
     gone = orphans(st)
     w = w._replace(store=written(st, parts=znodes(st)[:total(st)]))
     ghost = w.ghost._replace(removed=set_union(w.ghost.removed, gone))
-    net = _send(w, _um(w)) if cfg.flags.um_after_removal else w.net
+    net = _send(m, w, _um(w)) if cfg.flags.um_after_removal else w.net
     return w._replace(net=net, mem=_goto(w, IDLE), ghost=ghost)
 
 
@@ -268,7 +268,7 @@ def failover(m, w):
     new = election.fail_over(ctl, election.successors_of(ctl)[0])
     ghost = w.ghost._replace(failover_in=set_add(w.ghost.failover_in, procedure_kind(w)))
     return w._replace(ctl=new, mem=election.Memory(phase="recover", count=0),
-                      ghost=ghost, net=NET.drop(w.net, lambda m: m.dst == dead))
+                      ghost=ghost, net=m.net.drop(w.net, lambda x: x.dst == dead))
 
 
 def procedure_kind(w) -> str:
@@ -300,17 +300,17 @@ def recover(m, w):
     if orphans(st) and cfg.flags.recovery_removes_orphans:
         return w._replace(mem=_goto(w, "remove-znode"))
     msg = _lair(w, undeleted(st), range(advertised(st)), True)
-    return w._replace(net=_send(w, msg), mem=_goto(w, "resync-um"))
+    return w._replace(net=_send(m, w, msg), mem=_goto(w, "resync-um"))
 
 
 def resync_update_metadata(m, w):
     """The failover resync's second half: on the LeaderAndIsrResponse, UpdateMetadata."""
     if w.mem.phase != "resync-um":
         return None
-    net = _await(w)
+    net = _await(m, w)
     if net is None:
         return None
-    return w._replace(net=NET.send(net, _um(w)), mem=_goto(w, IDLE))
+    return w._replace(net=m.net.send(net, _um(w)), mem=_goto(w, IDLE))
 
 
 #: action name -> step, in the order actions are listed (traces store indices)

@@ -76,7 +76,7 @@ def message(m, a, w):
         return ("admin", BROKER_LANE,
                 f"DeleteRecords(p{a[1]}, before={w.group.committed[a[1]]})")
     if kind == "broker-handle":
-        msg = head_from(w.net, a[1], BROKER)
+        msg = head_from(w.net, a[1], BROKER, m.net)
         return (endpoint_lane(msg.src), BROKER_LANE, request_label(msg))
     if kind == "produce":
         return _produce_message(cfg, a[1], w)

@@ -13,7 +13,7 @@ from kmc.model.kafka import controller as election
 from kmc.model.kafka.kip253 import broker, clients, controller, display, group
 from kmc.model.kafka.kip253.config import Config
 from kmc.model.kafka.kip253.controller import IDLE
-from kmc.model.kafka.kip253.channels import BROKER, heads_to
+from kmc.model.kafka.kip253.channels import BROKER, NET, heads_to
 from kmc.model.kafka.kip253.state import (
     Admin, Broker, Ghost, Group, Log, Part, Producer, World,
 )
@@ -96,6 +96,7 @@ def initial_world(cfg: Config) -> World:
 
 class PartitionModel(Model):
     name = "partitions"
+    net = NET  # the network's rules (FIFO channels), as the topic lifecycle's ``m.net``
 
     def __init__(self, cfg: Config, liveness: bool = False, bookkeeping: bool = False):
         self.cfg = cfg
@@ -157,7 +158,7 @@ class PartitionModel(Model):
         me = w.ctl.active
         for name in _PHASE_STEPS[w.mem.phase]:
             yield (name, me)
-        for msg in heads_to(w.net, BROKER):
+        for msg in heads_to(w.net, BROKER, self.net):
             yield ("broker-handle", msg.src)
         meta = w.broker.meta
         for i, pr in enumerate(w.producers):
