@@ -12,7 +12,8 @@ def test_liveness_properties_are_opt_in():
     names = [p.name for p in build("offline-delete", "legacy", ON).properties()]
     assert {"DeletionEventuallyCompletes", "StaleReplicasEventuallyCleaned"} <= set(names)
     names = [p.name for p in build("expand", "kip253", ON).properties()]
-    assert {"ExpansionEventuallyUnblocks", "ConsumerEventuallyProgresses"} <= set(names)
+    assert {"ExpansionEventuallyUnblocks", "ConsumerEventuallyProgresses",
+            "ProcedureEventuallyCompletes"} <= set(names)
 
 
 def test_replicas_get_in_sync_and_the_property_is_not_vacuous():
@@ -58,6 +59,30 @@ def test_the_no_retry_mutant_leaves_a_deleted_replica_forever():
     assert t.loop_start == len(t) - 1
     assert any(a[0] == "lose" for a in t.actions)
     assert r.verdict("DeletionEventuallyCompletes") == "holds"
+
+
+def test_a_new_controller_stuck_in_its_recovery_never_completes_the_procedure(monkeypatch):
+    """ProcedureEventuallyCompletes: a recovery that reads the topic znode but never
+    leaves ``recover`` (the mutants of ``ctrl-recover`` that drop its phase change) is a
+    lasso; the procedure as modelled completes after the failover."""
+    from kmc.model.kafka.kip253 import model as kip253
+    from kmc.model.kafka.kip253.znodes import undeleted
+
+    assert check("expand-failover", "kip253", ON).verdict(
+        "ProcedureEventuallyCompletes") == "holds"
+
+    def stuck(m, w, candidate):
+        if candidate != w.ctl.active or w.mem.phase != "recover":
+            return None
+        return w._replace(mem=w.mem._replace(count=undeleted(w.store)))
+
+    monkeypatch.setitem(kip253._STEP, "ctrl-recover", stuck)
+    r = check("expand-failover", "kip253", ON)
+    assert r.verdict("ProcedureEventuallyCompletes") == "violated"
+    t = r.discoveries["ProcedureEventuallyCompletes"].trace
+    assert t.loop_start is not None  # the loop: the controller stays in its recovery
+    assert all(s.mem.phase == "recover" for s in t.states[t.loop_start:])
+    assert r.verdict("ExpansionEventuallyUnblocks") == "holds"
 
 
 def test_kafka_liveness_agrees_on_bfs_dfs_and_z3():

@@ -15,6 +15,10 @@ are never fair.
   form of the quiescent NoConsumerStuck.
 - ConsumerEventuallyProgresses: a partition with records the group has not delivered is
   eventually read to its end (while producers may still append).
+- ProcedureEventuallyCompletes: a controller that has started a step of a procedure (an
+  expansion, a shrink, a removal, a new controller's recovery) eventually returns to
+  idle: KIP-253's "this procedure is fault tolerant" notes, as a liveness claim (the
+  in-procedure phases are ``Memory.phase`` other than idle; ``controller.py``).
 """
 from __future__ import annotations
 
@@ -26,10 +30,12 @@ PROPERTY_CODE = True
 
 Blocked = Rel("Blocked", 2, ("member", "partition"))
 Undelivered = Rel("Undelivered", 1, ("partition",))
-c, p = variables("c p")
+InProcedure = Rel("InProcedure", 1, ("phase",))
+c, h, p = variables("c h p")
 
 STUCK = exists((c, p), And(Blocked(c, p), Undelivered(p)))
 PENDING = exists(p, Undelivered(p))
+BUSY = exists(h, InProcedure(h))
 
 #: action names that are never fair: the admin's request (an input) and failovers
 NEVER_FAIR = ("admin-alter", "failover")
@@ -52,4 +58,8 @@ def liveness_for(cfg, view=None) -> list:
         leads_to("ConsumerEventuallyProgresses", PENDING, Not(PENDING), view=view,
                  description="records the group has not delivered are eventually "
                              "delivered: every partition is read to its end"),
+        leads_to("ProcedureEventuallyCompletes", BUSY, Not(BUSY), view=view,
+                 description="a procedure the controller started (an expansion, a "
+                             "shrink, a removal, a new controller's recovery) "
+                             "eventually returns it to idle"),
     ]

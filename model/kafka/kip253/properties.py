@@ -28,6 +28,7 @@ from kmc.invariants.fieldview import FieldView
 from kmc.invariants.logic import And, Rel, exists, forall, implies, variables
 from kmc.model.kafka.kip253 import group
 from kmc.model.kafka.kip253.clients import LEGACY_FEWER, MARKED
+from kmc.model.kafka.kip253.controller import IDLE
 from kmc.model.kafka.kip253.state import log_end
 from kmc.model.kafka.kip253.znodes import total, undeleted, znode, znodes
 
@@ -222,6 +223,7 @@ RELATIONS = {
     "AdminError": lambda cfg, w: {(e,) for e in w.admin.errors},
     "Sent": lambda cfg, w: {(i, prod.sent, len(script))
                             for i, (script, prod) in enumerate(zip(cfg.scripts, w.producers))},
+    "InProcedure": lambda cfg, w: {(w.mem.phase,)} if w.mem.phase != IDLE else set(),
 }
 
 
@@ -235,7 +237,7 @@ FIELDS = {
     "WaitsOn": ("group",), "Waiting": ("group",),
     "Blocked": ("broker", "group"), "Undelivered": ("broker", "group"),
     "Split": ("store",), "Merge": ("store",), "Live": ("store",),
-    "AdminError": ("admin",),
+    "AdminError": ("admin",), "InProcedure": ("mem",),
 }
 
 
