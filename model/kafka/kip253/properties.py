@@ -15,7 +15,9 @@ The view (``view``) turns a state into a few relations:
   leaderEpochAfterCreation map and the partitioner); ``Merge(marked, survivor)``: a marked
   partition's keys now go to ``survivor``;
 - ``Removed(p)``, ``Live(p)``, ``FailoverIn(kind)``, ``AdminError(code)``: history facts;
-- ``Sent(producer, sent, script)``: messages the producer has sent, of its script's.
+- ``Sent(producer, sent, script)``: messages the producer has sent, of its script's;
+- ``InProcedure(phase)``: the controller is in a step of a procedure (its phase, other
+  than idle; the liveness property ProcedureEventuallyCompletes reads it).
 
 All properties of a run share one view (``relations_view``): each relation declares the
 fields of the state it reads (``FIELDS``) and is memoised by their values, and the
