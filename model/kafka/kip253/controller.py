@@ -117,7 +117,7 @@ def expand_bump(m, w):
         return None
     st = w.store
     zn = znodes(st)
-    have = range(min(total(st), len(zn)))
+    have = range(advertised(st))
     recorded = _epochs(st, have)
     for p in have if cfg.flags.bump_before_split else ():
         zn = replace_at(zn, p, bumped(zn[p]))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kmc.model.kafka.controller import ControllerState, Memory  # noqa: F401 (the zk state's)
+from kmc.model.kafka.controller import ControllerState, Memory
 from kmc.model.kafka.store import Store
 from kmc.model.records import fast_replace_all
 
