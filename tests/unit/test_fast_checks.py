@@ -17,7 +17,8 @@ from kmc.model.encoding import FieldReprs, fingerprint128, key_of_fields
 from kmc.model.kafka.kraft import protocol_properties as kraft_protocol
 from kmc.model.kafka.kraft import views as kraft_views
 from kmc.model.kafka.zk import views as topic_views
-from kmc.model.kafka.zk.state import Broker, World
+from kmc.model.kafka.broker import Broker
+from kmc.model.kafka.zk.state import World
 
 
 def _states(scenario, variant, n, params=None):

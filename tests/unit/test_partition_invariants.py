@@ -8,6 +8,8 @@ import pytest
 from kmc.api import build
 from kmc.model.kafka.kip253 import znodes
 from kmc.model.kafka.kip253 import bookkeeping_properties as B
+from kmc.model.kafka import broker as bk
+from kmc.model.kafka.kip253.broker import hosted, put, put_log, the_broker
 from kmc.model.kafka.kip253.state import Part
 from kmc.model.kafka.kip253.variants import MUTANTS, VARIANTS
 
@@ -15,6 +17,16 @@ from kmc.model.kafka.kip253.variants import MUTANTS, VARIANTS
 @pytest.fixture(scope="module")
 def shrink():
     return build("shrink", "kip253", {"bookkeeping": True})
+
+
+def with_broker(w, **fields):
+    """``w`` with the one broker's record changed in ``fields``."""
+    return put(w, the_broker(w)._replace(**fields))
+
+
+def with_log(w, p, **fields):
+    """``w`` with the broker's log of partition ``p`` changed in ``fields``."""
+    return put_log(w, hosted(w, p)._replace(**fields))
 
 
 def props(m):
@@ -41,8 +53,8 @@ def test_every_invariant_holds_in_the_settled_initial_state(shrink):
 def test_metadata_propagated(shrink):
     p = props(shrink)["MetadataPropagated"]
     w = shrink.init_states()[0]
-    assert not p.check(w._replace(broker=w.broker._replace(meta=(2, 3))))  # stale cache
-    assert not p.check(w._replace(broker=w.broker._replace(count=2)))  # LeaderAndIsr's
+    assert not p.check(with_broker(w, meta=(2, 3)))  # stale cache
+    assert not p.check(with_broker(w, count=2))  # LeaderAndIsr's
     assert not p.check(w._replace(group=w.group._replace(basis=(2, 3))))
     assert not p.check(w._replace(mem=w.mem._replace(phase="shrink-um")))
 
@@ -55,11 +67,9 @@ def test_replicas_match_store(shrink):
     assert not p.check(w._replace(store=znodes.written(w.store, undeleted_=2, parts=marked)))
     orphan = w._replace(store=znodes.written(w.store, total_=2, undeleted_=2))  # znode 2 left
     assert not p.check(orphan)
-    logs = w.broker.logs
-    behind = w._replace(broker=w.broker._replace(logs=(logs[0]._replace(epoch=0),)
-                                                 + logs[1:]))
+    behind = with_log(w, 0, leader_epoch=0)
     assert not p.check(behind)
-    unhosted = w._replace(broker=w.broker._replace(logs=logs[:2] + (None,)))
+    unhosted = put(w, bk.without_replica(the_broker(w), 2))
     assert not p.check(unhosted)
 
 
@@ -68,14 +78,10 @@ def test_position_within_log(shrink):
     w = shrink.init_states()[0]
     g = w.group
     assert not p.check(w._replace(group=g._replace(committed=(1, 0, 0))))  # empty log
-    logs = w.broker.logs
-    one = logs[0]._replace(records=((2, 0, 0, 1),))
-    read = w._replace(broker=w.broker._replace(logs=(one,) + logs[1:]),
-                      group=g._replace(committed=(1, 0, 0)))
+    read = with_log(w, 0, log=((2, 0, 0, 1),))._replace(group=g._replace(committed=(1, 0, 0)))
     assert p.check(read)
     assert not p.check(read._replace(group=read.group._replace(reported=(1, 1, 0))))
-    trimmed = read._replace(broker=read.broker._replace(
-        logs=(one._replace(start=1),) + logs[1:]), group=g)
+    trimmed = with_log(read, 0, start=1)._replace(group=g)
     assert not p.check(trimmed)  # position 0 below the log start 1
 
 
@@ -111,7 +117,7 @@ def test_fenced_group_rejoins():
     m = build("expand", "kip253", {"bookkeeping": True})
     p = props(m)["FencedGroupRejoins"]
     w = m.init_states()[0]
-    moved = w._replace(broker=w.broker._replace(count=3))
+    moved = with_broker(w, count=3)
     assert not p.check(moved)
     assert p.check(moved._replace(group=w.group._replace(rejoin=True)))
     legacy = build("expand", "modulo", {"bookkeeping": True})  # no Fetch fencing
@@ -142,9 +148,7 @@ def test_blocked_only_before_start(shrink):
     waiting = waiting._replace(group=waiting.group._replace(members=(
         waiting.group.members[0], (Part(2, ((0, 0),), (), False),))))
     assert p.check(waiting)  # position 0 = the earliest offset
-    logs = w.broker.logs
-    read = waiting._replace(
-        broker=w.broker._replace(logs=logs[:2] + (logs[2]._replace(records=((2, 0, 0, 0),)),)),
+    read = with_log(waiting, 2, log=((2, 0, 0, 0),))._replace(
         group=waiting.group._replace(committed=(0, 0, 1)))
     assert not p.check(read)  # the group already read partition 2
     old = waiting._replace(group=waiting.group._replace(members=(
@@ -178,5 +182,5 @@ def test_a_failover_can_strand_a_removed_partitions_replica(shrink):
         w = shrink.next_state(w, a)
     assert shrink.actions(w) == []  # settled
     assert znodes.total(w.store) == 2 and znodes.znode(w.store, 2) is None
-    assert w.broker.logs[2] is not None  # the replica of the removed partition stays
+    assert hosted(w, 2) is not None  # the replica of the removed partition stays
     assert props(shrink)["ReplicasMatchStore"].check(w)  # which it does not forbid

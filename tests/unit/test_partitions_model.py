@@ -46,7 +46,8 @@ def test_the_initial_topic_is_settled():
     (w,) = m.init_states()
     assert (znodes.total(w.store), znodes.undeleted(w.store)) == (3, 3)
     assert znodes.znode(w.store, 2).after == ((0, 0), (1, 0))  # an old split of 0 and 1
-    assert w.broker.meta == (3, 3) and w.broker.count == 3
+    (b,) = w.brokers
+    assert b.meta == (3, 3) and b.count == 3 and b.status == "up"
     assert [[x.p for x in parts] for parts in w.group.members] == [[0, 1], [2]]
     assert all(x.started for parts in w.group.members for x in parts)
     assert w.net == () and w.mem.phase == "idle"

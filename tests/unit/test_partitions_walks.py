@@ -7,12 +7,13 @@ from hypothesis import strategies as st
 
 from kmc.api import build
 from kmc.model.encoding import check_canonical, fingerprint
+from kmc.model.kafka.kip253.broker import hosted
 from kmc.model.kafka.kip253.channels import BROKER
 from kmc.model.kafka.messages import (
     LeaderAndIsr, LeaderAndIsrResponse, StopReplica, UpdateMetadata,
 )
 from kmc.model.kafka.kip253 import znodes as zn
-from kmc.model.kafka.kip253.state import Log
+from kmc.model.kafka.broker import Broker, Replica
 from kmc.model.kafka.store import PartitionRecord
 
 CASES = [("split-merge-spark", "kip253"), ("split-merge-spark", "linear-no-fencing"),
@@ -24,7 +25,8 @@ def check_structure(m, w):
     cfg = m.cfg
     check_canonical(w)
     assert fingerprint(w) == fingerprint(type(w)(*w))
-    st_, b, g = w.store, w.broker, w.group
+    st_, g = w.store, w.group
+    (b,) = w.brokers
     pmax = cfg.pmax
     # metadata store: one topic, its partition znodes a prefix of the partition ids
     assert [t.name for t in st_.topics] == [zn.TOPIC] and not st_.delete_markers
@@ -40,14 +42,14 @@ def check_structure(m, w):
         if z.after:
             assert [q for q, _e in z.after] == list(range(len(z.after)))
     # broker
-    assert len(b.logs) == pmax and b.count >= cfg.N
-    for log in b.logs:
-        if log is None:
-            continue
-        assert isinstance(log, Log) and 0 <= log.start <= len(log.records)
-        for key, prod, seq, epoch in log.records:
+    assert isinstance(b, Broker) and b.count >= cfg.N
+    assert [r.partition for r in b.replicas] == sorted({r.partition for r in b.replicas})
+    for log in b.replicas:
+        assert isinstance(log, Replica) and 0 <= log.partition < pmax
+        assert 0 <= log.start <= len(log.log) and log.leader == BROKER
+        for key, prod, seq, epoch in log.log:
             assert key in cfg.keys and 0 <= prod < len(cfg.scripts)
-            assert 0 <= seq < w.producers[prod].sent and 0 <= epoch <= log.epoch
+            assert 0 <= seq < w.producers[prod].sent and 0 <= epoch <= log.leader_epoch
     # network: only controller <-> broker traffic of the four kinds
     for (src, dst), msgs in w.net:
         for msg in msgs:
@@ -67,8 +69,9 @@ def check_structure(m, w):
     assert all(p < g.basis[1] for p in owned)
     for p in range(pmax):
         assert 0 <= g.reported[p] <= g.committed[p]
-        if b.logs[p] is not None:
-            assert b.logs[p].start <= g.committed[p] <= len(b.logs[p].records)
+        log = hosted(w, p)
+        if log is not None:
+            assert log.start <= g.committed[p] <= len(log.log)
     # ghost: each acknowledged message delivered at most once
     for prod, per_key in enumerate(w.ghost.delivered):
         seqs = [seq for key_log in per_key for seq, _p in key_log]

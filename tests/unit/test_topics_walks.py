@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 from kmc import api
 from kmc.model.encoding import check_canonical
 from kmc.model.kafka import broker as bk
+from kmc.model.kafka.broker import Broker, Replica
 from kmc.model.kafka.store import FIRST_ID, NO_LEADER, ZERO_ID
 from kmc.model.kafka.zk.state import (
-    Admin, Broker, Budget, Client, Ghost, Memory, Meta, Replica, World,
+    Admin, Budget, Client, Ghost, Memory, Meta, World,
 )
 from kmc.model.kafka.zk.variants import VARIANT_NAMES
 

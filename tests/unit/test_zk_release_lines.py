@@ -4,7 +4,7 @@ the two settings side by side)."""
 from kmc import api, catalog
 from kmc.model.kafka.messages import PartitionState, lair, stop_replica
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.kafka.zk.state import NO_ROLE
+from kmc.model.kafka.broker import NO_ROLE
 from kmc.model.kafka.zk.variants import RELEASE_LINES, VARIANT_NAMES, VARIANTS
 
 OLD, NEW = 2, 3  # topic IDs of incarnations 1 and 2

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from kmc.invariants.declare import declare
 from kmc.invariants.logic import And, Rel, exists, forall, implies, variables
+from kmc.model.kafka.kip253.broker import hosted, the_broker
 from kmc.model.kafka.kip253.controller import IDLE, marked
 from kmc.model.kafka.kip253.channels import NET
 from kmc.model.kafka.messages import LAIR_RESP, controller_endpoint
@@ -158,19 +159,20 @@ NAMES = tuple(DECLARATIONS)
 # ---- the view -----------------------------------------------------------------------------
 def _meta(cfg, w):
     st = w.store
-    return {("store", undeleted(st), total(st)), ("cache",) + tuple(w.broker.meta),
+    return {("store", undeleted(st), total(st)), ("cache",) + tuple(the_broker(w).meta),
             ("group",) + tuple(w.group.basis)}
 
 
 def _epochs(cfg, w):
-    return {(p, z.leader_epoch, log.epoch) for p, (z, log) in
-            enumerate(zip(znodes(w.store), w.broker.logs)) if log is not None}
+    zn = znodes(w.store)
+    return {(log.partition, zn[log.partition].leader_epoch, log.leader_epoch)
+            for log in the_broker(w).replicas if log.partition < len(zn)}
 
 
 def _position(cfg, w):
     g = w.group
-    return {(p, log.start, g.committed[p], g.reported[p], len(log.records))
-            for p, log in enumerate(w.broker.logs) if log is not None}
+    return {(log.partition, log.start, g.committed[log.partition],
+             g.reported[log.partition], len(log.log)) for log in the_broker(w).replicas}
 
 
 def _owns(cfg, w):
@@ -185,8 +187,12 @@ def _load(cfg, w):
 
 def _fresh(cfg, w):
     g = w.group
-    return {(p,) for p, log in enumerate(w.broker.logs)
-            if p >= cfg.N and g.committed[p] == (0 if log is None else log.start)}
+    return {(p,) for p in range(cfg.N, cfg.pmax)
+            if g.committed[p] == _start(hosted(w, p))}
+
+
+def _start(log) -> int:
+    return 0 if log is None else log.start
 
 
 #: controller phases that wait for a LeaderAndIsrResponse (controller.py)
@@ -206,7 +212,7 @@ def _awaiting(cfg, w):
 def _group_count(cfg, w):
     if not cfg.flags.fetch_fencing:
         return set()
-    return {(w.broker.count, w.group.basis[0], w.group.rejoin)}
+    return {(the_broker(w).count, w.group.basis[0], w.group.rejoin)}
 
 
 def _split_epoch(cfg, w):
@@ -224,21 +230,21 @@ def _split_epoch(cfg, w):
 
 #: the fields each relation reads, and no other (as ``properties.FIELDS``)
 FIELDS = {
-    "Meta": ("store", "broker", "group"), "LeaderCount": ("broker",), "Phase": ("mem",),
-    "Assigned": ("store",), "HasZnode": ("store",), "Hosted": ("broker",),
-    "Marked": ("store",), "Epochs": ("store", "broker"), "Position": ("broker", "group"),
+    "Meta": ("store", "brokers", "group"), "LeaderCount": ("brokers",), "Phase": ("mem",),
+    "Assigned": ("store",), "HasZnode": ("store",), "Hosted": ("brokers",),
+    "Marked": ("store",), "Epochs": ("store", "brokers"), "Position": ("brokers", "group"),
     "Owns": ("group",), "InBasis": ("group",), "Load": ("group",), "NotStarted": ("group",),
-    "Fresh": ("broker", "group"), "SplitEpoch": ("store",), "Response": ("net",),
-    "Awaiting": ("ctl", "mem"), "GroupCount": ("broker", "group"),
+    "Fresh": ("brokers", "group"), "SplitEpoch": ("store",), "Response": ("net",),
+    "Awaiting": ("ctl", "mem"), "GroupCount": ("brokers", "group"),
 }
 
 RELATIONS = {
     "Meta": _meta,
-    "LeaderCount": lambda cfg, w: {(w.broker.count,)},
+    "LeaderCount": lambda cfg, w: {(the_broker(w).count,)},
     "Phase": lambda cfg, w: {(w.mem.phase,)},
     "Assigned": lambda cfg, w: {(p,) for p in range(total(w.store))},
     "HasZnode": lambda cfg, w: {(p,) for p in range(len(znodes(w.store)))},
-    "Hosted": lambda cfg, w: {(p,) for p, log in enumerate(w.broker.logs) if log is not None},
+    "Hosted": lambda cfg, w: {(log.partition,) for log in the_broker(w).replicas},
     "Marked": lambda cfg, w: {(p,) for p in marked(w.store)},
     "Epochs": _epochs,
     "Position": _position,

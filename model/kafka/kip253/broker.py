@@ -3,17 +3,48 @@
 KIP-253 §4: the broker records undeleted_partition_count from each LeaderAndIsr, atomically
 with the new leader epochs, and rejects a Produce (and, §8.6, a Fetch) that carries another
 count with InvalidPartitionMetadataException.
+
+The broker is the cluster's ZooKeeper-era broker record (``model.kafka.broker``): its
+``count`` and ``meta`` fields are KIP-253's, each partition's log a ``Replica`` that the
+one broker leads, whose records are (key class, producer, seq, leader epoch).
 """
 from __future__ import annotations
 
+from kmc.model.kafka import broker as bk
 from kmc.model.kafka.canon import replace_at
 from kmc.model.kafka.controller import accepts
-from kmc.model.kafka.kip253.channels import BROKER, head_from, leader_epochs
+from kmc.model.kafka.kip253.channels import BROKER, INCARNATION, head_from, leader_epochs
 from kmc.model.kafka.messages import LAIR, STOP, UM, lair_response
-from kmc.model.kafka.kip253.state import Log
+from kmc.model.kafka.store import ZERO_ID
 
 INVALID_PARTITION_METADATA = "InvalidPartitionMetadataException"
 UNKNOWN_PARTITION = "UnknownTopicOrPartition"
+
+
+def the_broker(w):
+    """The one broker's record."""
+    return w.brokers[BROKER - 1]
+
+
+def put(w, br):
+    """``w`` with the one broker's record ``br``."""
+    return w._replace(brokers=bk.put(w.brokers, BROKER, br))
+
+
+def put_log(w, log):
+    """``w`` with the one broker's log ``log`` in place of its partition's."""
+    return put(w, bk.with_replica(w.brokers[BROKER - 1], log))
+
+
+def hosted(w, p: int):
+    """The broker's replica of partition ``p`` (its log), or None."""
+    return bk.replica(w.brokers[BROKER - 1], p)
+
+
+def new_log(p: int, epoch: int):
+    """An empty log of partition ``p`` at leader ``epoch``, led by the one broker
+    (KIP-253 predates topic IDs: ``ZERO_ID``)."""
+    return bk.Replica(p, ZERO_ID, INCARNATION, BROKER, epoch, (), True, "")
 
 
 def handle(m, w, src: int):
@@ -31,43 +62,41 @@ def handle(m, w, src: int):
     if msg is None:
         return None
     net = m.net.deliver(w.net, msg)
-    b = w.broker
-    if not accepts(b.ctrl_epoch, msg.epoch):
+    b = the_broker(w)
+    if not accepts(b.ctl_epoch, msg.epoch):
         return w._replace(net=net)
-    b = b._replace(ctrl_epoch=msg.epoch)
+    b = b._replace(ctl_epoch=msg.epoch, applied_epoch=msg.epoch)
     if msg.kind == LAIR:
-        logs = b.logs
         for p, e in leader_epochs(msg):
-            log = logs[p]
+            log = bk.replica(b, p)
             if log is None:
-                logs = replace_at(logs, p, Log(e, 0, ()))
-            elif e > log.epoch:
-                logs = replace_at(logs, p, log._replace(epoch=e))
+                b = bk.with_replica(b, new_log(p, e))
+            elif e > log.leader_epoch:
+                b = bk.with_replica(b, log._replace(leader_epoch=e))
         g = w.group
         if msg.count != g.basis[0] and not g.rejoin and cfg.flags.fetch_fencing \
                 and cfg.flags.parked_fetch_fenced:
             g = g._replace(rejoin=True)  # the parked Fetch returns fenced
         if msg.ack and msg.epoch == w.ctl.epoch:
             net = m.net.send(net, lair_response(msg))  # a dead sender's connection is gone
-        return w._replace(broker=b._replace(count=msg.count, logs=logs), net=net, group=g)
+        return put(w, b._replace(count=msg.count))._replace(net=net, group=g)
     if msg.kind == UM:
-        return w._replace(broker=b._replace(meta=(msg.undeleted, msg.total)), net=net)
+        return put(w, b._replace(meta=(msg.undeleted, msg.total)))._replace(net=net)
     if msg.kind == STOP:
         p = msg.partition
         g = w.group
         if cfg.flags.reset_offsets_on_delete:
             g = g._replace(committed=replace_at(g.committed, p, 0),
                            reported=replace_at(g.reported, p, 0))
-        return w._replace(broker=b._replace(logs=replace_at(b.logs, p, None)), net=net,
-                          group=g)
+        return put(w, bk.without_replica(b, p))._replace(net=net, group=g)
     raise ValueError(f"unknown controller request {msg!r}")  # pragma: no mutate
 
 
 def produce_error(cfg, w, p: int, count: int):
     """The error a Produce to partition ``p`` carrying ``count`` gets, or None (§4 bullet 2)."""
-    if w.broker.logs[p] is None:
+    if hosted(w, p) is None:
         return UNKNOWN_PARTITION
-    if cfg.flags.produce_fencing and count != w.broker.count:
+    if cfg.flags.produce_fencing and count != the_broker(w).count:
         return INVALID_PARTITION_METADATA
     return None
 
@@ -75,4 +104,4 @@ def produce_error(cfg, w, p: int, count: int):
 def fetch_allowed(cfg, w, count: int) -> bool:
     """§8.6: a Fetch carrying another undeleted_partition_count is rejected; the consumer
     then refreshes metadata and rejoins (the Rebalance action)."""
-    return not cfg.flags.fetch_fencing or count == w.broker.count
+    return not cfg.flags.fetch_fencing or count == the_broker(w).count

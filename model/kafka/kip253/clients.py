@@ -12,7 +12,7 @@ znode or answered with an error code; plus deleteRecords on marked partitions.
 """
 from __future__ import annotations
 
-from kmc.model.kafka.kip253.broker import produce_error
+from kmc.model.kafka.kip253.broker import hosted, produce_error, put_log, the_broker
 from kmc.model.kafka.kip253.controller import expansion_pending
 from kmc.model.kafka.kip253.znodes import total, undeleted, written, znode, znodes
 from kmc.model.kafka.canon import replace_at
@@ -39,11 +39,10 @@ def produce(m, w, i: int):
     p = cfg.keyspace.partition(key, pr.count)
     if produce_error(cfg, w, p, pr.count) is not None:
         return w._replace(producers=replace_at(w.producers, i, pr._replace(stale=True)))
-    b = w.broker
-    log = b.logs[p]
-    log = log._replace(records=log.records + ((key, i, pr.sent, log.epoch),))
-    return w._replace(broker=b._replace(logs=replace_at(b.logs, p, log)),
-                      producers=replace_at(w.producers, i, pr._replace(sent=pr.sent + 1)))
+    log = hosted(w, p)
+    log = log._replace(log=log.log + ((key, i, pr.sent, log.leader_epoch),))
+    return put_log(w, log)._replace(
+        producers=replace_at(w.producers, i, pr._replace(sent=pr.sent + 1)))
 
 
 def refresh_metadata(m, w, i: int):
@@ -54,7 +53,7 @@ def refresh_metadata(m, w, i: int):
     pr = w.producers[i]
     if pr.sent >= len(cfg.scripts[i]):
         return None
-    count = w.broker.meta[0]
+    count = the_broker(w).meta[0]
     new = pr._replace(count=count, stale=pr.stale and not cfg.flags.retry_after_refresh)
     if new == pr:
         return None
@@ -107,12 +106,10 @@ def delete_records(m, w, p: int):
     if p >= total(st) or p < undeleted(st):
         return None
     z = znode(st, p)
-    log = w.broker.logs[p]
+    log = hosted(w, p)
     if z is None or not z.before or log is None:
         return None
-    end = len(log.records)
+    end = len(log.log)
     if log.start == end or w.group.committed[p] != end:
         return None
-    b = w.broker
-    logs = replace_at(b.logs, p, log._replace(start=end))
-    return w._replace(broker=b._replace(logs=logs))
+    return put_log(w, log._replace(start=end))

@@ -24,6 +24,7 @@ from kmc.model.kafka.canon import replace_at, set_add, set_union
 from kmc.model.kafka.kip253.channels import (
     BROKER, head_from, leader_and_isr, stop_replica_request, update_metadata_request,
 )
+from kmc.model.kafka.kip253.broker import hosted
 from kmc.model.kafka.messages import LAIR_RESP, controller_endpoint
 from kmc.model.kafka.kip253.state import log_end
 from kmc.model.kafka.kip253.znodes import (
@@ -225,7 +226,7 @@ def check_drained(m, w):
     p = total(st) - 1
     if p < undeleted(st) or p not in marked(st):
         return None
-    log = w.broker.logs[p]
+    log = hosted(w, p)
     if log is not None and log.start < log_end(log):
         return None
     return w._replace(net=_send(m, w, stop_replica_request(w.ctl, p)),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from kmc.model.kafka.broker import lane as broker_lane
 from kmc.model.kafka.controller import lane as controller_lane
 from kmc.model.kafka.kip253 import clients, controller
-from kmc.model.kafka.kip253.broker import produce_error
+from kmc.model.kafka.kip253.broker import hosted, produce_error, the_broker
 from kmc.model.kafka.kip253.channels import BROKER, head_from
 from kmc.model.kafka.kip253.znodes import total, undeleted, znode, znodes
 from kmc.model.kafka.messages import endpoint_lane
@@ -82,7 +82,7 @@ def message(m, a, w):
         return _produce_message(cfg, a[1], w)
     if kind == "producer-refresh":
         return (BROKER_LANE, f"producer{a[1]}",
-                f"Metadata(undeleted_partition_count={w.broker.meta[0]})")
+                f"Metadata(undeleted_partition_count={the_broker(w).meta[0]})")
     return _group_message(a, w)
 
 
@@ -99,7 +99,7 @@ def _produce_message(cfg, i, w):
 def _group_message(a, w):
     kind, g = a[0], w.group
     if kind == "group-rebalance":
-        u, t = w.broker.meta
+        u, t = the_broker(w).meta
         return ("coordinator", "consumer0",
                 f"SyncGroup(undeleted_partition_count={u}, partitions={t})")
     c, p = a[1], a[2]
@@ -119,7 +119,7 @@ def _group_message(a, w):
                 f"ConsumerGroupPositionResponse({seen}) [onPartitionKeyAssigned(p{p})]")
     if kind == "member-deliver":
         off = g.committed[p]
-        key, prod, seq, epoch = w.broker.logs[p].records[off]
+        key, prod, seq, epoch = hosted(w, p).log[off]
         return (BROKER_LANE, f"consumer{c}",
                 f"Fetch(p{p}, offset={off}, undeleted_partition_count={g.basis[0]}) -> "
                 f"key={key} producer{prod} seq={seq} leader_epoch={epoch}")
@@ -170,12 +170,12 @@ def _store_changes(st0, st1) -> list:
 def format_state(w) -> str:
     """One state as compact readable text, parts joined by " | " (``repr`` is the canonical
     encoding the fingerprint hashes)."""
-    st, b, g = w.store, w.broker, w.group
+    st, b, g = w.store, the_broker(w), w.group
     zn = " ".join(f"p{p}:e{z.leader_epoch}" + (f" after={_epochs(z.after)}" if z.after else "")
                   + (f" before={_epochs(z.before)}" if z.before else "")
                   for p, z in enumerate(znodes(st)))
-    logs = " ".join(f"p{p}:e{log.epoch}[{log.start}:{len(log.records)}]"
-                    for p, log in enumerate(b.logs) if log is not None)
+    logs = " ".join(f"p{log.partition}:e{log.leader_epoch}[{log.start}:{len(log.log)}]"
+                    for log in b.replicas)
     members = "; ".join(
         f"consumer{c}: " + ", ".join(
             f"p{x.p}" + ("" if x.started else " waiting" if x.waits is None
@@ -186,7 +186,7 @@ def format_state(w) -> str:
         f"store: partitions={total(st)} undeleted_partition_count={undeleted(st)} {zn}",
         f"controller: {controller_lane(w.ctl.active)} epoch={w.ctl.epoch} "
         f"phase={w.mem.phase}",
-        f"broker: ctrl_epoch={b.ctrl_epoch} count={b.count} metadata={b.meta} {logs}",
+        f"broker: ctl_epoch={b.ctl_epoch} count={b.count} metadata={b.meta} {logs}",
         "in flight: " + ("; ".join(request_label(m) for _ch, msgs in w.net for m in msgs)
                          or "-"),
         "producers: " + ", ".join(f"count={p.count} sent={p.sent}" + (" stale" if p.stale

@@ -14,7 +14,7 @@ a delivery commits its offset, so the group position is the committed offset.
 """
 from __future__ import annotations
 
-from kmc.model.kafka.kip253.broker import fetch_allowed
+from kmc.model.kafka.kip253.broker import fetch_allowed, hosted, the_broker
 from kmc.model.kafka.canon import replace_at
 from kmc.model.kafka.kip253.state import Part, end_offset, log_end
 from kmc.model.kafka.kip253.znodes import znode
@@ -36,9 +36,9 @@ def blocking(cfg, w, p: int, u: int, t: int) -> Part:
     """§8 steps 2-5.2 for partition ``p`` under metadata (undeleted=u, total=t)."""
     if not cfg.flags.consumer_blocking:
         return Part(p, (), (), True)
-    st, logs, ks = w.store, w.broker.logs, cfg.keyspace
+    st, ks = w.store, cfg.keyspace
     waits, started = (), True
-    log = logs[p]
+    log = hosted(w, p)
     earliest = 0 if log is None else log.start
     # step 4: startPosition not available or at the earliest offset, p >= initial count
     if p >= cfg.N and w.group.committed[p] == earliest:
@@ -64,8 +64,7 @@ def parent_thresholds(cfg, w, p: int):
     if z is None:
         return None
     after = dict(z.after)
-    logs = w.broker.logs
-    return tuple((q, _threshold(logs[q], after[q]))
+    return tuple((q, _threshold(hosted(w, q), after[q]))
                  for q in cfg.keyspace.parents(p, len(after), p + 1) if q in after)
 
 
@@ -82,7 +81,7 @@ def rebalance(m, w):
     again once newer metadata arrives."""
     cfg = m.cfg
     g = w.group
-    basis = w.broker.meta
+    basis = the_broker(w).meta
     if basis == g.basis and not g.rejoin:
         return None
     u, t = basis
@@ -162,9 +161,12 @@ def deletion_blocked(w, part: Part, offset: int) -> bool:
     """§8 step 5.3: delivering ``offset`` of ``part.p`` must wait for a feeding marked
     partition P3 unless the group drained P3 (its position reached P3's log end) or the
     offset is below the upperOffsetThreshold."""
-    g, logs = w.group, w.broker.logs
+    g = w.group
     for q, thr in part.feeders:
-        if offset >= thr and logs[q] is not None and g.reported[q] < log_end(logs[q]):
+        if offset < thr:
+            continue
+        log = hosted(w, q)
+        if log is not None and g.reported[q] < log_end(log):
             return True
     return False
 
@@ -178,13 +180,13 @@ def deliver(m, w, c: int, p: int):
     if part is None or not part.started or g.rejoin \
             or not fetch_allowed(cfg, w, g.basis[0]):
         return None
-    log = w.broker.logs[p]
+    log = hosted(w, p)
     if log is None:
         return None
     off = g.committed[p]
-    if off >= len(log.records) or deletion_blocked(w, part, off):
+    if off >= len(log.log) or deletion_blocked(w, part, off):
         return None
-    key, prod, seq, _epoch = log.records[off]
+    key, prod, seq, _epoch = log.log[off]
     k = cfg.key_index[key]
     per_prod = w.ghost.delivered[prod]
     per_prod = replace_at(per_prod, k, per_prod[k] + ((seq, p),))

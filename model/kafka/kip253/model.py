@@ -9,14 +9,14 @@ module lists the enabled actions in a fixed order and dispatches.
 from __future__ import annotations
 
 from kmc.model.contract import Model
+from kmc.model.kafka import broker as bk
 from kmc.model.kafka import controller as election
+from kmc.model.kafka.broker import Broker
 from kmc.model.kafka.kip253 import broker, clients, controller, display, group
 from kmc.model.kafka.kip253.config import Config
 from kmc.model.kafka.kip253.controller import IDLE
 from kmc.model.kafka.kip253.channels import BROKER, NET, heads_to
-from kmc.model.kafka.kip253.state import (
-    Admin, Broker, Ghost, Group, Log, Part, Producer, World,
-)
+from kmc.model.kafka.kip253.state import Admin, Ghost, Group, Part, Producer, World
 from kmc.model.kafka.kip253 import znodes as zn
 
 FAILOVER = "failover"
@@ -77,7 +77,7 @@ def initial_world(cfg: Config) -> World:
     znodes = tuple(zn.new_znode(1 if split else 0) if p < cfg.N else
                    zn.new_znode(0, tuple((q, 0) for q in range(cfg.N)))
                    for p in range(n))
-    logs = tuple(Log(z.leader_epoch, 0, ()) for z in znodes) + (None,) * (cfg.pmax - n)
+    logs = tuple(broker.new_log(p, z.leader_epoch) for p, z in enumerate(znodes))
     members = tuple(tuple(Part(p, (), (), True) for p in ps)
                     for ps in group.range_assign(list(range(n)), cfg.members))
     zeros = (0,) * cfg.pmax
@@ -85,7 +85,8 @@ def initial_world(cfg: Config) -> World:
         store=zn.initial(n, znodes),
         ctl=election.initial(CANDIDATES),
         mem=election.Memory(phase=IDLE, count=n),
-        broker=Broker(election.FIRST_EPOCH, n, logs, (n, n)),
+        brokers=(Broker(bk.UP, logs, (), election.FIRST_EPOCH, election.FIRST_EPOCH,
+                        n, (n, n)),),
         net=(),
         producers=tuple(Producer(n, 0, False) for _ in cfg.scripts),
         group=Group((n, n), members, zeros, zeros, False),
@@ -160,7 +161,8 @@ class PartitionModel(Model):
             yield (name, me)
         for msg in heads_to(w.net, BROKER, self.net):
             yield ("broker-handle", msg.src)
-        meta = w.broker.meta
+        br = broker.the_broker(w)
+        meta = br.meta
         for i, pr in enumerate(w.producers):
             if pr.sent < len(cfg.scripts[i]):
                 if not pr.stale:
@@ -171,16 +173,17 @@ class PartitionModel(Model):
         if g.rejoin or g.basis != meta:
             yield ("group-rebalance",)
         interest = group.interesting(g) if cfg.flags.consumer_blocking else ()
-        logs, committed, reported = w.broker.logs, g.committed, g.reported
+        committed, reported = g.committed, g.reported
         for c, parts in enumerate(g.members):
             for part in parts:
                 p = part.p
                 if not part.started:
                     yield ("unblock", c, p) if part.waits is not None \
                         else ("lookup-epochs", c, p)
-                elif not g.rejoin and logs[p] is not None \
-                        and committed[p] < len(logs[p].records):
-                    yield ("member-deliver", c, p)
+                elif not g.rejoin:
+                    log = bk.replica(br, p)
+                    if log is not None and committed[p] < len(log.log):
+                        yield ("member-deliver", c, p)
                 if p in interest and reported[p] != committed[p]:
                     yield ("report-position", c, p)
         for p in controller.marked(w.store):
@@ -202,12 +205,12 @@ class PartitionModel(Model):
         return display.format_state(w)
 
     def state_to_json(self, w):
-        """The state with components named as the pictures name them: the broker's logs
-        as ``partition-P``, producers as ``producerI``, the group's members as
-        ``consumerC``, so diffs read ``broker.logs.partition-2.records``."""
+        """The state with components named as the pictures name them: the broker as
+        ``broker-1`` with its replicas as ``A-P`` (as the topic model names them),
+        producers as ``producerI``, the group's members as ``consumerC``, so diffs read
+        ``brokers.broker-1.replicas.A-2.log``."""
         js = super().state_to_json(w)
-        js["broker"]["logs"] = {f"partition-{p}": log
-                                for p, log in enumerate(js["broker"]["logs"])}
+        js["brokers"] = bk.brokers_json(js["brokers"], zn.TOPIC)
         js["producers"] = {f"producer{i}": pr for i, pr in enumerate(js["producers"])}
         js["group"]["members"] = {f"consumer{c}": m
                                   for c, m in enumerate(js["group"]["members"])}

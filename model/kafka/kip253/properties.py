@@ -29,6 +29,7 @@ from kmc.invariants.declare import declare
 from kmc.invariants.fieldview import FieldView
 from kmc.invariants.logic import And, Rel, exists, forall, implies, variables
 from kmc.model.kafka.kip253 import group
+from kmc.model.kafka.kip253.broker import the_broker
 from kmc.model.kafka.kip253.clients import LEGACY_FEWER, MARKED
 from kmc.model.kafka.kip253.controller import IDLE
 from kmc.model.kafka.kip253.state import log_end
@@ -173,8 +174,8 @@ def _delivered(cfg, w):
 
 
 def _produced_to(cfg, w):
-    return {(key, prod, seq, p) for p, log in enumerate(w.broker.logs) if log is not None
-            for key, prod, seq, _e in log.records}
+    return {(key, prod, seq, log.partition) for log in the_broker(w).replicas
+            for key, prod, seq, _e in log.log}
 
 
 def _waits_on(cfg, w):
@@ -194,8 +195,9 @@ def _blocked(cfg, w):
 
 
 def _undelivered(cfg, w):
-    return {(p,) for p, log in enumerate(w.broker.logs)
-            if log is not None and w.group.committed[p] < log_end(log)}
+    committed = w.group.committed
+    return {(log.partition,) for log in the_broker(w).replicas
+            if committed[log.partition] < log_end(log)}
 
 
 def _split(cfg, w):
@@ -235,9 +237,9 @@ RELATIONS = {
 FIELDS = {
     "Produced": ("producers",), "Sent": ("producers",),
     "Delivered": ("ghost",), "Removed": ("ghost",), "FailoverIn": ("ghost",),
-    "ProducedTo": ("broker",),
+    "ProducedTo": ("brokers",),
     "WaitsOn": ("group",), "Waiting": ("group",),
-    "Blocked": ("broker", "group"), "Undelivered": ("broker", "group"),
+    "Blocked": ("brokers", "group"), "Undelivered": ("brokers", "group"),
     "Split": ("store",), "Merge": ("store",), "Live": ("store",),
     "AdminError": ("admin",), "InProcedure": ("mem",),
 }

@@ -1,36 +1,23 @@
 """State types of the partition split/merge model: immutable NamedTuples, canonical.
 
 One topic, one broker that leads every partition, controller candidates (the active one's
-in-memory state is lost on failover), one consumer group, a few producers. Per-partition
-collections are tuples indexed by partition id (0 .. pmax-1); a missing log is None.
+in-memory state is lost on failover), one consumer group, a few producers. The group's
+per-partition collections are tuples indexed by partition id (0 .. pmax-1).
 Shared parts come from ``model.kafka``: the metadata store (its znodes as the topic
 lifecycle has them, with KIP-253's fields: ``kip253.znodes``), the controller election
 state, the controller's in-memory state (``Memory``: the procedure's phase, the count it
-read, the epochs it recorded) and the network value.
+read, the epochs it recorded), the brokers (``model.kafka.broker``: the topic lifecycle's
+broker and replica records, with KIP-253's count, metadata cache and log start offset;
+``kip253.broker`` reads and writes them) and the network value.
 """
 from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
+from kmc.model.kafka.broker import Replica
 from kmc.model.kafka.controller import ControllerState, Memory
 from kmc.model.kafka.store import Store
 from kmc.model.records import fast_replace_all
-
-
-class Log(NamedTuple):
-    """The broker's replica of one partition."""
-    epoch: int      # leader epoch the broker knows
-    start: int      # log start offset (deleteRecords / retention move it)
-    records: tuple  # (key class, producer, seq, leader epoch) per offset
-    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
-
-
-class Broker(NamedTuple):
-    ctrl_epoch: int  # highest controller epoch seen (older requests are rejected)
-    count: int       # undeleted_partition_count of the latest LeaderAndIsr (KIP-253 §4)
-    logs: tuple      # Optional[Log] per partition id
-    meta: tuple      # metadata cache from UpdateMetadata: (undeleted, total)
-    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
 
 
 class Producer(NamedTuple):
@@ -77,7 +64,7 @@ class World(NamedTuple):
     store: Store  # the shared metadata store (model.kafka.store; kip253.znodes reads it)
     ctl: ControllerState  # active candidate and controller epoch (model.kafka)
     mem: Memory  # the active controller's in-memory state (model.kafka.controller)
-    broker: Broker
+    brokers: tuple  # of model.kafka.broker.Broker: the one broker (id BROKER = 1)
     net: tuple  # the model.kafka.network value (FIFO channels)
     producers: tuple  # of Producer
     group: Group
@@ -86,19 +73,19 @@ class World(NamedTuple):
     __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
 
 
-def log_end(log: Optional[Log]) -> int:
-    return 0 if log is None else len(log.records)
+def log_end(r: Optional[Replica]) -> int:
+    return 0 if r is None else len(r.log)
 
 
-def end_offset(log: Log, epoch: int) -> int:
+def end_offset(r: Replica, epoch: int) -> int:
     """OffsetsForLeaderEpoch(epoch): the first offset after the messages of leader epochs
     <= ``epoch``; the log end offset when ``epoch`` is still the leader's current epoch."""
-    if log.epoch <= epoch:
-        return len(log.records)
-    for off, rec in enumerate(log.records):
+    if r.leader_epoch <= epoch:
+        return len(r.log)
+    for off, rec in enumerate(r.log):
         if rec[3] > epoch:
             return off
-    return len(log.records)
+    return len(r.log)
 
 
 fast_replace_all(globals())  # generated _replace: cheaper successor construction

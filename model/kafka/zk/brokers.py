@@ -9,12 +9,12 @@ no effect); the docstring names the KIP section it models.
 from __future__ import annotations
 
 from kmc.model.kafka import broker as bk
+from kmc.model.kafka.broker import NO_ROLE, Replica
 from kmc.model.kafka.canon import replace_at, set_add
 from kmc.model.kafka.store import ZERO_ID
 from kmc.model.kafka.zk import control
 from kmc.model.kafka.zk.datapath import acknowledge
 from kmc.model.kafka.messages import FULL
-from kmc.model.kafka.zk.state import NO_ROLE, Replica
 
 
 def _put(w, b, rec):

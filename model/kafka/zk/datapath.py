@@ -13,17 +13,11 @@ from __future__ import annotations
 
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
+from kmc.model.kafka.broker import replica
 from kmc.model.kafka.canon import replace_at, set_add, set_union
 from kmc.model.kafka.store import NO_LEADER, ZERO_ID
 from kmc.model.kafka.messages import FETCH_RESP, FetchResponse
 from kmc.model.kafka.zk.state import TOPIC, Meta
-
-
-def replica(br, p):
-    for r in br.replicas:
-        if r.partition == p:
-            return r
-    return None
 
 
 def serve(m, leader_id, lr, topic_id, epoch, offset):

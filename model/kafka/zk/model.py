@@ -17,6 +17,7 @@ from operator import itemgetter
 
 from kmc.model.contract import Model
 from kmc.model.kafka import broker as bk
+from kmc.model.kafka.broker import Broker, Replica
 from kmc.model.kafka import controller as kc
 from kmc.model.kafka import store as zk
 from kmc.model.kafka import symmetry as ksym
@@ -26,7 +27,7 @@ from kmc.model.kafka.zk import symmetry as tsym
 from kmc.model.kafka.zk.properties import properties_for
 from kmc.model.kafka.zk import liveness
 from kmc.model.kafka.zk.state import (
-    TOPIC, Admin, Broker, Budget, Client, Memory, Meta, Replica, World,
+    TOPIC, Admin, Budget, Client, Memory, Meta, World,
 )
 from kmc.model.kafka.zk.variants import flags as variant_flags
 from kmc.model.kafka.zk.views import describe
@@ -37,16 +38,6 @@ ENVIRONMENT = frozenset({"crash", "restart", "failover", "lose", "create", "dele
                          "consumer-refresh", "send-create-partitions"})
 #: the environment actions that are faults (the rest of ENVIRONMENT is input)
 FAULTS = frozenset({"crash", "restart", "failover", "lose"})
-
-
-def _named_replicas(broker: dict) -> dict:
-    named: dict = {}
-    for r in broker["replicas"]:
-        key = f"A-{r['partition']}"
-        while key in named:  # two replicas of one partition: keep both
-            key += "'"
-        named[key] = r
-    return {**broker, "replicas": named}
 
 
 class TopicsModel(Model):
@@ -299,10 +290,10 @@ class TopicsModel(Model):
     def state_to_json(self, w):
         """The state with its components named as Kafka names them: brokers as
         ``broker-N``, their replicas as ``A-P`` (topic A, partition P), the network's
-        channels as ``controller-1 -> broker-2``, so diffs read ``broker-2.A-0.log``."""
+        channels as ``controller-1 -> broker-2``, so diffs read
+        ``brokers.broker-2.replicas.A-0.log``."""
         js = super().state_to_json(w)
-        js["brokers"] = {bk.lane(i + 1): _named_replicas(b)
-                         for i, b in enumerate(js["brokers"])}
+        js["brokers"] = bk.brokers_json(js["brokers"], TOPIC)
         if self.net.ordered:  # FIFO channels: (src, dst) -> messages in send order
             js["net"] = {f"{pictures.endpoint(src)} -> {pictures.endpoint(dst)}": msgs
                          for (src, dst), msgs in js["net"]}

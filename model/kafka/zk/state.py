@@ -5,7 +5,8 @@ One topic name (``TOPIC``) is modelled; its successive creations are *incarnatio
 invariants can say "another incarnation"). In kip516 the topic ID of incarnation i is
 ``FIRST_ID + i - 1``; in legacy it is ``ZERO_ID`` (no ID).
 
-The messages in flight are the catalogue's (``model.kafka.messages``).
+The messages in flight are the catalogue's (``model.kafka.messages``); the brokers and
+their replicas are the cluster's ZooKeeper-era broker records (``model.kafka.broker``).
 
 Every state type uses the plain tuple ``repr`` (a C function): the canonical encoding
 (``model.encoding``) is ``repr``, and the generated NamedTuple ``repr`` is Python code
@@ -21,7 +22,6 @@ from kmc.model.kafka.store import Store
 from kmc.model.records import fast_replace_all
 
 TOPIC = "A"
-NO_ROLE = -1  # Replica.leader before the first LeaderAndIsr after a restart
 
 
 class Bounds(NamedTuple):
@@ -43,27 +43,6 @@ class Bounds(NamedTuple):
     liveness: bool = False    # also check the liveness properties (model.kafka.zk.liveness)
     adds: int = 0             # CreatePartitions requests the admin sends (0: none)
     target: int = 2           # the partition count a CreatePartitions request asks for
-
-
-class Replica(NamedTuple):
-    partition: int
-    topic_id: int      # ZERO_ID: unknown (legacy, or partition.metadata never flushed)
-    inc: int           # ghost: the incarnation this replica serves
-    leader: int        # leader as last told by LeaderAndIsr; NO_ROLE after a restart
-    leader_epoch: int  # -1 after a restart until the first LeaderAndIsr
-    log: tuple         # records, each the ghost incarnation it was produced into
-    durable: bool      # partition.metadata flushed (before the first append)
-    fetch_error: str   # error of the last fetch response ("" none): no busy re-fetching
-    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
-
-
-class Broker(NamedTuple):
-    status: str          # model.kafka.broker UP / DOWN / RESTARTING
-    replicas: tuple      # Replica sorted by partition (the one topic name)
-    deleting: tuple      # staged in log.dir/deleting/: sorted (partition, topic_id, inc)
-    ctl_epoch: int       # highest controller epoch applied
-    applied_epoch: int   # ghost: controller epoch of the last applied request
-    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 
 class Admin(NamedTuple):
@@ -123,7 +102,7 @@ class World(NamedTuple):
     store: Store
     ctl: ControllerState
     mem: Memory
-    brokers: tuple  # Broker, index = broker id - 1
+    brokers: tuple  # Broker (model.kafka.broker), index = broker id - 1
     net: tuple      # model.kafka.network value
     admin: Admin
     producer: Client
