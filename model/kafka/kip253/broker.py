@@ -13,9 +13,10 @@ from __future__ import annotations
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka.canon import replace_at
 from kmc.model.kafka.controller import accepts
-from kmc.model.kafka.kip253.channels import BROKER, INCARNATION, head_from, leader_epochs
+from kmc.model.kafka.kip253.channels import BROKER, INCARNATION, head_from
 from kmc.model.kafka.messages import LAIR, STOP, UM, lair_response
 from kmc.model.kafka.store import ZERO_ID
+from kmc.model.kafka.zk.brokers import leader_and_isr_applied, stop_replica_applied
 
 INVALID_PARTITION_METADATA = "InvalidPartitionMetadataException"
 UNKNOWN_PARTITION = "UnknownTopicOrPartition"
@@ -50,13 +51,17 @@ def new_log(p: int, epoch: int):
 def handle(m, w, src: int):
     """Process the oldest request on the channel from controller endpoint ``src``.
 
-    LeaderAndIsr (§4 bullet 1): take the count and every higher leader epoch, create the
-    replicas it names that the broker does not host, answer when asked to; a count change
-    fences the group's parked Fetch (§8.6), so the group must rejoin. UpdateMetadata:
-    refresh the metadata cache clients read. StopReplica(delete=true): delete the replica;
-    the group coordinator on this broker deletes the committed offsets of the deleted
-    partition (Kafka's handleDeletedPartitions). A request from an older controller epoch is
-    rejected (``model.kafka.controller.accepts``)."""
+    LeaderAndIsr (§4 bullet 1) and StopReplica(delete=true) change the broker's record as
+    they do in the topic lifecycle (``model.kafka.zk.brokers``: ``leader_and_isr_applied``
+    takes the count and every higher leader epoch and creates the replicas the broker does
+    not host; ``stop_replica_applied`` deletes the replica), on the model's release line
+    (``m.flags``). Besides, a LeaderAndIsr is answered when the controller asks for an
+    answer, and a count change fences the group's parked Fetch (§8.6), so the group must
+    rejoin; after a StopReplica the group coordinator on this broker deletes the committed
+    offsets of the deleted partition (Kafka's handleDeletedPartitions), and no answer is
+    sent (KIP-253's controller never reads one). UpdateMetadata: refresh the metadata cache
+    clients read. A request from an older controller epoch is rejected
+    (``model.kafka.controller.accepts``)."""
     cfg = m.cfg
     msg = head_from(w.net, src, BROKER, m.net)
     if msg is None:
@@ -65,30 +70,26 @@ def handle(m, w, src: int):
     b = the_broker(w)
     if not accepts(b.ctl_epoch, msg.epoch):
         return w._replace(net=net)
-    b = b._replace(ctl_epoch=msg.epoch, applied_epoch=msg.epoch)
     if msg.kind == LAIR:
-        for p, e in leader_epochs(msg):
-            log = bk.replica(b, p)
-            if log is None:
-                b = bk.with_replica(b, new_log(p, e))
-            elif e > log.leader_epoch:
-                b = bk.with_replica(b, log._replace(leader_epoch=e))
+        b = leader_and_isr_applied(m, b, msg)
         g = w.group
         if msg.count != g.basis[0] and not g.rejoin and cfg.flags.fetch_fencing \
                 and cfg.flags.parked_fetch_fenced:
             g = g._replace(rejoin=True)  # the parked Fetch returns fenced
         if msg.ack and msg.epoch == w.ctl.epoch:
             net = m.net.send(net, lair_response(msg))  # a dead sender's connection is gone
-        return put(w, b._replace(count=msg.count))._replace(net=net, group=g)
+        return put(w, b)._replace(net=net, group=g)
     if msg.kind == UM:
-        return put(w, b._replace(meta=(msg.undeleted, msg.total)))._replace(net=net)
+        b = b._replace(ctl_epoch=msg.epoch, applied_epoch=msg.epoch,
+                       meta=(msg.undeleted, msg.total))
+        return put(w, b)._replace(net=net)
     if msg.kind == STOP:
         p = msg.partition
         g = w.group
         if cfg.flags.reset_offsets_on_delete:
             g = g._replace(committed=replace_at(g.committed, p, 0),
                            reported=replace_at(g.reported, p, 0))
-        return put(w, bk.without_replica(b, p))._replace(net=net, group=g)
+        return put(w, stop_replica_applied(m, b, msg))._replace(net=net, group=g)
     raise ValueError(f"unknown controller request {msg!r}")  # pragma: no mutate
 
 

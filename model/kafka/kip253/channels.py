@@ -33,11 +33,6 @@ def leader_and_isr(ctl, count: int, epochs: tuple, ack: bool):
     return lair(controller_endpoint(ctl.active), BROKER, ctl.epoch, "", parts, count, ack)
 
 
-def leader_epochs(msg) -> tuple:
-    """(partition, leader epoch) of each partition a LeaderAndIsr names."""
-    return tuple((s.partition, s.leader_epoch) for s in msg.parts)
-
-
 def update_metadata_request(ctl, undeleted: int, total: int):
     return update_metadata(controller_endpoint(ctl.active), BROKER, ctl.epoch, undeleted,
                            total)

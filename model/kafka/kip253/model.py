@@ -14,6 +14,7 @@ from kmc.model.kafka import controller as election
 from kmc.model.kafka.broker import Broker
 from kmc.model.kafka.kip253 import broker, clients, controller, display, group
 from kmc.model.kafka.kip253.config import Config
+from kmc.model.kafka.zk.variants import flags as zk_flags
 from kmc.model.kafka.kip253.controller import IDLE
 from kmc.model.kafka.kip253.channels import BROKER, NET, heads_to
 from kmc.model.kafka.kip253.state import Admin, Ghost, Group, Part, Producer, World
@@ -98,6 +99,12 @@ def initial_world(cfg: Config) -> World:
 class PartitionModel(Model):
     name = "partitions"
     net = NET  # the network's rules (FIFO channels), as the topic lifecycle's ``m.net``
+    #: the broker's release line (``model.kafka.zk.variants``), which its requests'
+    #: handling reads as the topic lifecycle's does (``model.kafka.zk.brokers``): KIP-253
+    #: was written for ZooKeeper-era Kafka before topic IDs (``legacy``). The procedure's
+    #: own variant is ``cfg.flags``
+    flags = zk_flags("legacy")
+    purge_delay = False  # a StopReplica deletes the log at once (no deleting/ step)
 
     def __init__(self, cfg: Config, liveness: bool = False, bookkeeping: bool = False):
         self.cfg = cfg

@@ -4,7 +4,11 @@ deleting/ directory. partition.metadata is flushed before the first append to a 
 partition's topic ID.
 
 Each public function is one action ``f(m, w, ...) -> World | None`` (None: not enabled or
-no effect); the docstring names the KIP section it models.
+no effect); the docstring names the KIP section it models. What a controller request does
+to the broker's own record is apart (``leader_and_isr_applied``,
+``stop_replica_applied``): the KIP-253 procedure's broker (``model.kafka.kip253.broker``)
+applies its requests with them too. They read the model's release line (``m.flags``) and
+whether deleting/ is purged by a later step (``m.purge_delay``).
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from kmc.model.kafka.canon import replace_at, set_add
 from kmc.model.kafka.store import ZERO_ID
 from kmc.model.kafka.zk import control
 from kmc.model.kafka.zk.datapath import acknowledge
-from kmc.model.kafka.messages import FULL
+from kmc.model.kafka.messages import FULL, NO_COUNT
 
 
 def _put(w, b, rec):
@@ -33,7 +37,7 @@ def _stage(m, deleting, r):
     """KIP-516 "Deletion": move the partition to log.dir/deleting/{topic_id}_{partition}.
     Without the ``purge_delay`` option the delayed purge is folded in (nothing observes
     deleting/, and the extra step triples the state space)."""
-    if not m.bounds.purge_delay:
+    if not m.purge_delay:
         return deleting
     return set_add(deleting, (r.partition, r.topic_id, r.inc))
 
@@ -47,7 +51,27 @@ def fresh_replica(m, ps) -> Replica:
 
 
 def on_leader_and_isr(m, w, msg):
-    """LeaderAndIsr (KIP-516 "LeaderAndIsr"). A partition not present locally is created.
+    """LeaderAndIsr delivered to its broker (``leader_and_isr_applied``); the leader may
+    advance its high watermark at once: the request's ISR may have shrunk
+    (Partition.makeLeader -> maybeIncrementLeaderHW, then tryCompleteDelayedRequests
+    completes the acks=all produces it waited for)."""
+    b = msg.dst
+    net = m.net.deliver(w.net, msg)
+    br = leader_and_isr_applied(m, w.brokers[b - 1], msg)
+    if br is None:
+        return w._replace(net=net)  # STALE_CONTROLLER_EPOCH
+    w = _put(w, b, br)._replace(net=net)
+    ghost = w.ghost
+    for ps in msg.parts:
+        r = bk.replica(br, ps.partition)
+        if r is not None and r.leader == b:
+            ghost = acknowledge(w.store, w.brokers, ghost, r.inc, ps.partition)
+    return w if ghost is w.ghost else w._replace(ghost=ghost)
+
+
+def leader_and_isr_applied(m, br, msg):
+    """The broker record ``br`` after LeaderAndIsr ``msg`` (KIP-516 "LeaderAndIsr"); None
+    when the request is fenced (an older controller epoch). A partition not present locally is created.
     With topic IDs, a local partition whose ID differs is stale: staged for deletion and
     replaced (FULL, and INCREMENTAL per "Reconciliation may also be necessary if type =
     INCREMENTAL"; the broker answers INCONSISTENT_TOPIC_ID). A FULL request also stages
@@ -60,13 +84,13 @@ def on_leader_and_isr(m, w, msg):
     ``id_check_on_disk`` off (2.8, Partition.checkOrSetTopicId): only a log a LeaderAndIsr
     attached since the broker started is checked, and one without an ID takes the
     request's at once, whatever the leader epoch; a log loaded at restart (no role yet)
-    is attached by makeLeader/makeFollower as it is on disk, its own topic ID kept."""
+    is attached by makeLeader/makeFollower as it is on disk, its own topic ID kept.
+
+    KIP-253 §4: the broker records the request's undeleted_partition_count (``count``)
+    atomically with the new leader epochs; a request without one leaves it."""
     f = m.flags
-    b = msg.dst
-    br = w.brokers[b - 1]
-    net = m.net.deliver(w.net, msg)
     if _fenced(m, br, msg.epoch):
-        return w._replace(net=net)  # STALE_CONTROLLER_EPOCH
+        return None
     full = msg.lair_type == FULL
     reps = {r.partition: r for r in br.replicas}
     deleting = br.deleting
@@ -103,32 +127,31 @@ def on_leader_and_isr(m, w, msg):
             if p not in listed:
                 deleting = _stage(m, deleting, reps.pop(p))
     status = bk.UP if br.status == bk.RESTARTING else br.status
-    br = _seen(br, msg.epoch)._replace(status=status, deleting=deleting,
-                                       replicas=tuple(reps[p] for p in sorted(reps)))
-    w = _put(w, b, br)._replace(net=net)
-    # the leader may advance its high watermark at once: the request's ISR may have
-    # shrunk (Partition.makeLeader -> maybeIncrementLeaderHW, then
-    # tryCompleteDelayedRequests completes the acks=all produces it waited for)
-    ghost = w.ghost
-    for ps in msg.parts:
-        r = reps.get(ps.partition)
-        if r is not None and r.leader == b:
-            ghost = acknowledge(w.store, w.brokers, ghost, r.inc, ps.partition)
-    return w if ghost is w.ghost else w._replace(ghost=ghost)
+    count = br.count if msg.count == NO_COUNT else msg.count
+    return _seen(br, msg.epoch)._replace(status=status, deleting=deleting, count=count,
+                                         replicas=tuple(reps[p] for p in sorted(reps)))
 
 
 def on_stop_replica(m, w, msg):
-    """StopReplica with delete_partitions (KIP-516 "StopReplica" v4: by topic ID). The
-    partition is staged for deletion when it is the one addressed: by name in legacy and
+    """StopReplica delivered to its broker (``stop_replica_applied``) and answered; success
+    either way: nothing of that topic ID is left."""
+    b = msg.dst
+    net = m.net.deliver(w.net, msg)
+    br = stop_replica_applied(m, w.brokers[b - 1], msg)
+    if br is None:
+        return w._replace(net=net)  # STALE_CONTROLLER_EPOCH, to a deposed controller
+    w = _put(w, b, br)
+    return w._replace(net=control.respond_stop(m, w, net, msg))
+
+
+def stop_replica_applied(m, br, msg):
+    """The broker record ``br`` after StopReplica with delete_partitions ``msg`` (KIP-516
+    "StopReplica" v4: by topic ID); None when the request is fenced. The partition is staged for deletion when it is the one addressed: by name in legacy and
     the release lines (ReplicaManager.stopReplicas takes TopicPartitions), by topic ID in
     kip516 (a partition of another or unknown ID is left alone; a FULL
-    LeaderAndIsr reconciles it). Success is answered either way: nothing of that topic ID
-    is left."""
-    b = msg.dst
-    br = w.brokers[b - 1]
-    net = m.net.deliver(w.net, msg)
+    LeaderAndIsr reconciles it)."""
     if _fenced(m, br, msg.epoch):
-        return w._replace(net=net)  # STALE_CONTROLLER_EPOCH, to a deposed controller
+        return None
     reps = br.replicas
     deleting = br.deleting
     for i, r in enumerate(reps):
@@ -139,9 +162,7 @@ def on_stop_replica(m, w, msg):
             deleting = _stage(m, deleting, r)
             reps = reps[:i] + reps[i + 1:]
             break
-    br = _seen(br, msg.epoch)._replace(replicas=reps, deleting=deleting)
-    w = _put(w, b, br)
-    return w._replace(net=control.respond_stop(m, w, net, msg))
+    return _seen(br, msg.epoch)._replace(replicas=reps, deleting=deleting)
 
 
 def crash(m, w, b):

@@ -52,6 +52,7 @@ class TopicsModel(Model):
         self.flags = variant_flags(variant)
         self.bounds = bounds
         self.net = Network(ordered=not bounds.reorder)
+        self.purge_delay = bounds.purge_delay  # the brokers' deleting/ (zk.brokers)
         self.broker_ids = tuple(bk.broker_ids(bounds.brokers))
         self._maps = ksym.mappings(self.broker_ids)
         self._deliver = {

@@ -1,0 +1,61 @@
+"""The ZooKeeper-era broker's record (model/kafka/broker.py) and its handling of controller
+requests (model/kafka/zk/brokers.py), shared by the topic lifecycle and the KIP-253
+procedure: the procedure's broker changes its record exactly as the shared handlers do."""
+from kmc.api import build
+from kmc.model.kafka import broker as bk
+from kmc.model.kafka.kip253.broker import the_broker
+from kmc.model.kafka.kip253.channels import BROKER
+from kmc.model.kafka.messages import LAIR, NO_COUNT, STOP, PartitionState, lair
+from kmc.model.kafka.store import ZERO_ID
+from kmc.model.kafka.zk.brokers import leader_and_isr_applied, stop_replica_applied
+
+
+def _request(count, epoch=1):
+    parts = (PartitionState(0, ZERO_ID, 1, BROKER, 3),)
+    return lair(-1, BROKER, epoch, "", parts, count)
+
+
+def test_leader_and_isr_records_the_kip253_count_and_a_request_without_one_keeps_it():
+    m = build("stale-read", "legacy")
+    br = m.init_states()[0].brokers[0]
+    assert br.count == NO_COUNT and br.meta == ()
+    same = leader_and_isr_applied(m, br, _request(NO_COUNT))
+    assert same.count == NO_COUNT and bk.replica(same, 0).leader_epoch == 3
+    counted = leader_and_isr_applied(m, br, _request(3))
+    assert counted.count == 3
+    assert leader_and_isr_applied(m, counted, _request(NO_COUNT)).count == 3
+    fenced = counted._replace(ctl_epoch=2)
+    assert leader_and_isr_applied(m, fenced, _request(2)) is None
+
+
+def test_replica_helpers_keep_the_replicas_sorted_by_partition():
+    r = [bk.Replica(p, ZERO_ID, 1, 1, 0, (), True, "") for p in range(3)]
+    br = bk.Broker(bk.UP, (r[0], r[2]), (), 1, 1)
+    assert bk.with_replica(br, r[1]).replicas == tuple(r)
+    assert bk.with_replica(br, r[2]._replace(start=1)).replicas == (r[0], r[2]._replace(start=1))
+    assert bk.without_replica(br, 0).replicas == (r[2],)
+    assert bk.replica(br, 1) is None and bk.replica(br, 2) is r[2]
+
+
+def _walk(m, until):
+    """The first state, in a fixed walk of the actions listed first, in which a request
+    of kind ``until`` is the broker's to handle."""
+    w = m.init_states()[0]
+    for _ in range(200):
+        for a in m.actions(w):
+            if a[0] == "broker-handle":
+                msg = next(x for x in m.net.deliverable(w.net) if x.src == a[1])
+                if msg.kind == until:
+                    return w, a, msg
+        w = m.next_state(w, m.actions(w)[0])
+    raise AssertionError(f"no {until} reached")
+
+
+def test_the_kip253_broker_applies_requests_as_the_topic_lifecycle_does():
+    m = build("shrink", "kip253")
+    for kind, applied in ((LAIR, leader_and_isr_applied), (STOP, stop_replica_applied)):
+        w, a, msg = _walk(m, kind)
+        after = the_broker(m.next_state(w, a))
+        assert after == applied(m, the_broker(w), msg), kind
+    w, a, msg = _walk(m, LAIR)
+    assert the_broker(m.next_state(w, a)).count == msg.count != the_broker(w).count
