@@ -172,6 +172,12 @@ def id_text(tid: int) -> str:
     return f"id={tid}" if tid else "no-id"
 
 
+def delivery_text(msg, verb: str = "deliver") -> str:
+    """A delivery (or loss) of ``msg`` as traces show it: ``deliver controller-1->broker-2:
+    LeaderAndIsr(...)``."""
+    return f"{verb} {endpoint_lane(msg.src)}->{endpoint_lane(msg.dst)}: {label(msg)}"
+
+
 def label(msg, topic: str = "A") -> str:
     """One line naming the message and the fields the models read, for traces and
     sequence pictures."""

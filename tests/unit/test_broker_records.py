@@ -43,10 +43,8 @@ def _walk(m, until):
     w = m.init_states()[0]
     for _ in range(200):
         for a in m.actions(w):
-            if a[0] == "broker-handle":
-                msg = next(x for x in m.net.deliverable(w.net) if x.src == a[1])
-                if msg.kind == until:
-                    return w, a, msg
+            if a[0] == "deliver" and a[1].kind == until:
+                return w, a, a[1]
         w = m.next_state(w, m.actions(w)[0])
     raise AssertionError(f"no {until} reached")
 

@@ -48,8 +48,8 @@ def new_log(p: int, epoch: int):
     return bk.Replica(p, ZERO_ID, INCARNATION, BROKER, epoch, (), True, "")
 
 
-def handle(m, w, src: int):
-    """Process the oldest request on the channel from controller endpoint ``src``.
+def deliver(m, w, msg):
+    """Deliver the controller's request ``msg``, the oldest on its channel to the broker.
 
     LeaderAndIsr (§4 bullet 1) and StopReplica(delete=true) change the broker's record as
     they do in the topic lifecycle (``model.kafka.zk.brokers``: ``leader_and_isr_applied``
@@ -63,8 +63,7 @@ def handle(m, w, src: int):
     clients read. A request from an older controller epoch is rejected
     (``model.kafka.controller.accepts``)."""
     cfg = m.cfg
-    msg = head_from(w.net, src, BROKER, m.net)
-    if msg is None:
+    if head_from(w.net, msg.src, BROKER, m.net) != msg:
         return None
     net = m.net.deliver(w.net, msg)
     b = the_broker(w)

@@ -10,9 +10,9 @@ from kmc.model.kafka.broker import lane as broker_lane
 from kmc.model.kafka.controller import lane as controller_lane
 from kmc.model.kafka.kip253 import clients, controller
 from kmc.model.kafka.kip253.broker import hosted, produce_error, the_broker
-from kmc.model.kafka.kip253.channels import BROKER, head_from
+from kmc.model.kafka.kip253.channels import BROKER
 from kmc.model.kafka.kip253.znodes import total, undeleted, znode, znodes
-from kmc.model.kafka.messages import endpoint_lane
+from kmc.model.kafka.messages import delivery_text, endpoint_lane
 from kmc.model.kafka.messages import label as request_label
 
 BROKER_LANE = broker_lane(BROKER)
@@ -31,8 +31,8 @@ def actor(a) -> str:
         return "admin"
     if kind.startswith("ctrl-") or kind == "failover":
         return controller_lane(a[1])
-    if kind == "broker-handle":
-        return BROKER_LANE
+    if kind == "deliver":
+        return endpoint_lane(a[1].dst)
     if kind in ("produce", "producer-refresh"):
         return f"producer{a[1]}"
     if kind == "group-rebalance":
@@ -48,8 +48,8 @@ def format_action(a) -> str:
         return f"{kind}(consumer{a[1]}, p{a[2]})"
     if kind == "delete-records":
         return f"DeleteRecords(p{a[1]})"
-    if kind == "broker-handle":
-        return f"broker-handle(from {endpoint_lane(a[1])})"
+    if kind == "deliver":
+        return delivery_text(a[1])
     if kind == "failover":
         return f"failover({controller_lane(a[1])} dies)"
     return f"{kind}({controller_lane(a[1])})" if kind.startswith("ctrl-") else kind
@@ -60,10 +60,13 @@ def _epochs(pairs) -> str:
 
 
 def message(m, a, w):
-    """(from lane, to lane, label) of the request action ``a`` sends in ``w`` (``m``: the
-    model), or None."""
+    """(from lane, to lane, label) of the request action ``a`` sends or delivers in ``w``
+    (``m``: the model), or None (also for a send when ``w`` is None)."""
     cfg, kind = m.cfg, a[0]
-    if kind == "failover":
+    if kind == "deliver":  # the message is in the action: no state needed
+        msg = a[1]
+        return (endpoint_lane(msg.src), endpoint_lane(msg.dst), request_label(msg))
+    if kind == "failover" or w is None:
         return None
     if kind.startswith("ctrl-"):
         return _controller_message(m, a, w)
@@ -75,9 +78,6 @@ def message(m, a, w):
     if kind == "delete-records":
         return ("admin", BROKER_LANE,
                 f"DeleteRecords(p{a[1]}, before={w.group.committed[a[1]]})")
-    if kind == "broker-handle":
-        msg = head_from(w.net, a[1], BROKER, m.net)
-        return (endpoint_lane(msg.src), BROKER_LANE, request_label(msg))
     if kind == "produce":
         return _produce_message(cfg, a[1], w)
     if kind == "producer-refresh":

@@ -2,7 +2,7 @@
 
 Fairness (docs/model-partition-changes.md, "Liveness and fairness"): every protocol step
 is weakly fair — the controller's steps, the broker handling a request
-(``broker-handle``), producers (``produce``, ``producer-refresh``) and the consumer group
+(``deliver-LeaderAndIsr``, ``deliver-UpdateMetadata``, ``deliver-StopReplica``), producers (``produce``, ``producer-refresh``) and the consumer group
 (``group-rebalance``, ``lookup-epochs``, ``unblock``, ``member-deliver``,
 ``report-position``) and the deletion of a marked partition's records
 (``delete-records``). The network is in order and

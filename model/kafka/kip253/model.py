@@ -53,7 +53,7 @@ def _as_candidate(step):
 _STEP = {
     "admin-alter": clients.alter_topic,
     **{name: _as_candidate(step) for name, step in controller.STEPS.items()},
-    "broker-handle": broker.handle,
+    "deliver": broker.deliver,
     "produce": clients.produce,
     "producer-refresh": clients.refresh_metadata,
     "group-rebalance": group.rebalance,
@@ -66,7 +66,7 @@ _STEP = {
 
 #: every action kind, in listing order (coverage reports the ones that never fired)
 ACTION_NAMES = ("admin-alter",) + tuple(controller.STEPS) + (
-    "broker-handle", "produce", "producer-refresh", "group-rebalance", "report-position",
+    "deliver-LeaderAndIsr", "deliver-UpdateMetadata", "deliver-StopReplica", "produce", "producer-refresh", "group-rebalance", "report-position",
     "lookup-epochs", "unblock", "member-deliver", "delete-records")
 
 
@@ -167,7 +167,7 @@ class PartitionModel(Model):
         for name in _PHASE_STEPS[w.mem.phase]:
             yield (name, me)
         for msg in heads_to(w.net, BROKER, self.net):
-            yield ("broker-handle", msg.src)
+            yield ("deliver", msg)
         br = broker.the_broker(w)
         meta = br.meta
         for i, pr in enumerate(w.producers):
@@ -200,7 +200,9 @@ class PartitionModel(Model):
 
     # ---- display and sequence pictures ----------------------------------------------------
     def action_name(self, a) -> str:
-        return a[0]
+        """The action's kind; a delivery's names the message, as in the topic model
+        (``deliver-LeaderAndIsr``)."""
+        return f"deliver-{a[1].kind}" if a[0] == "deliver" else a[0]
 
     def action_names(self):
         return ACTION_NAMES
@@ -227,7 +229,7 @@ class PartitionModel(Model):
         return display.actor(a)
 
     def action_message(self, a, state=None):
-        return None if state is None else display.message(self, a, state)
+        return display.message(self, a, state)
 
     def lanes(self) -> list[str]:
         return display.lanes(self.cfg, CANDIDATES)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from kmc.model.kafka.broker import lane as broker_lane
 from kmc.model.kafka.controller import lane as controller_lane
+from kmc.model.kafka.messages import delivery_text
 from kmc.model.kafka.messages import endpoint_lane as endpoint
 from kmc.model.kafka.messages import id_text as _tid
 from kmc.model.kafka.messages import label as message_label
@@ -19,9 +20,7 @@ def action_name(action) -> str:
 def format_action(action) -> str:
     kind = action[0]
     if kind in ("deliver", "lose"):
-        m = action[1]
-        verb = "deliver" if kind == "deliver" else "LOSE"
-        return f"{verb} {endpoint(m.src)}->{endpoint(m.dst)}: {message_label(m)}"
+        return delivery_text(action[1], "deliver" if kind == "deliver" else "LOSE")
     if kind == "create":
         return f"admin CreateTopics A replicas={list(action[1])}"
     if kind == "delete":
