@@ -27,8 +27,8 @@ usually breaks one of these before it reorders a key:
   increment), so the split offset OffsetsForLeaderEpoch(parent, recorded) is final;
 - always **ResponsesAwaited**: a LeaderAndIsrResponse is on the wire only to the active
   controller, while it waits for one (§2 bullets 3-4 and §3 bullets 2-3: "waits for
-  LeaderAndIsrResponse"), and never more than one: a response nobody waits for would answer
-  the controller's next request before the broker applied it;
+  LeaderAndIsrResponse"), and never more than one from a broker: a response nobody waits
+  for would answer the controller's next request before that broker applied it;
 - always **FencedGroupRejoins**: with Fetch fencing (§8.6), once the broker's
   undeleted_partition_count differs from the one the group's assignment was computed from,
   the group is rejoining: its parked Fetch came back with InvalidPartitionMetadataException;
@@ -64,7 +64,7 @@ InBasis = Rel("InBasis", 1, ("partition",))
 Load = Rel("Load", 3, ("member", "list", "count"))
 NotStarted = Rel("NotStarted", 2, ("member", "partition"))
 Fresh = Rel("Fresh", 1, ("partition",))
-Response = Rel("Response", 3, ("index", "controller", "epoch"))
+Response = Rel("Response", 4, ("index", "broker", "controller", "epoch"))
 Awaiting = Rel("Awaiting", 2, ("controller", "epoch"))
 GroupCount = Rel("GroupCount", 3, ("broker_count", "basis_count", "rejoin"))
 SplitEpoch = Rel("SplitEpoch", 4, ("child", "parent", "recorded", "parent_epoch"))
@@ -91,9 +91,9 @@ ASSIGNMENT_IS_RANGE = And(
                                            n1 <= n2 + 1)))
 EPOCH_BUMPED_AT_SPLIT = forall((c, p, e1, e2), implies(SplitEpoch(c, p, e1, e2), e1 < e2))
 RESPONSES_AWAITED = And(
-    forall((i1, c, e1), implies(Response(i1, c, e1), Awaiting(c, e1))),
-    forall((i1, i2, c, c1, e1, e2), implies(Response(i1, c, e1) & Response(i2, c1, e2),
-                                            i1 == i2)))
+    forall((i1, b, c, e1), implies(Response(i1, b, c, e1), Awaiting(c, e1))),
+    forall((i1, i2, b, c, c1, e1, e2),
+           implies(Response(i1, b, c, e1) & Response(i2, b, c1, e2), i1 == i2)))
 FENCED_GROUP_REJOINS = forall((n1, n2, r), implies(GroupCount(n1, n2, r),
                                                   (n1 == n2) | (r == True)))  # noqa: E712
 BLOCKED_ONLY_BEFORE_START = forall((c, p), implies(NotStarted(c, p), Fresh(p)))
@@ -117,7 +117,7 @@ DECLARATIONS = {
                            "leaderEpochAfterCreation"),
     "ResponsesAwaited": ("always", RESPONSES_AWAITED,
                          "a LeaderAndIsrResponse is on the wire only while the active "
-                         "controller waits for it, at most one"),
+                         "controller waits for it, at most one per broker"),
     "FencedGroupRejoins": ("always", FENCED_GROUP_REJOINS,
                            "with Fetch fencing, a group whose count differs from the "
                            "broker's is rejoining"),
@@ -144,7 +144,7 @@ SENTENCES = {
         f"leaderEpochAfterCreation, and the parent's znode is still at {o['e2']}"),
     "ResponsesAwaited": lambda o: (
         "a LeaderAndIsrResponse is on the wire that no controller waits for, or a second "
-        "one"),
+        "one from the same broker"),
     "FencedGroupRejoins": lambda o: (
         f"the broker's undeleted_partition_count is {o['n1']}, the group's assignment was "
         f"computed from {o['n2']}, and the group is not rejoining"),
@@ -200,7 +200,7 @@ WAITING = ("expand-create", "shrink-um", "resync-um")
 
 
 def _responses(cfg, w):
-    return {(i, m.dst, m.epoch) for i, m in enumerate(
+    return {(i, m.src, m.dst, m.epoch) for i, m in enumerate(
         m for m in NET.messages(w.net) if m.kind == LAIR_RESP)}
 
 

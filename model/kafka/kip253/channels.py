@@ -25,22 +25,36 @@ INCARNATION = 1
 NET = Network(ordered=True)
 
 
-def leader_and_isr(ctl, count: int, epochs: tuple, ack: bool):
-    """LeaderAndIsr from the active controller with KIP-253's undeleted_partition_count
-    ``count`` and the leader epoch of each partition it names (``epochs``: (partition,
-    leader epoch) pairs); ``ack``: the controller waits for the response."""
-    parts = (PartitionState(p, ZERO_ID, INCARNATION, BROKER, e) for p, e in epochs)
-    return lair(controller_endpoint(ctl.active), BROKER, ctl.epoch, "", parts, count, ack)
+def hosts(zn: tuple, parts) -> list:
+    """The brokers holding a replica of one of ``parts`` (partition znodes ``zn``), in id
+    order: the brokers a LeaderAndIsr about ``parts`` goes to."""
+    return sorted({b for p in parts for b in zn[p].replicas})
 
 
-def update_metadata_request(ctl, undeleted: int, total: int):
-    return update_metadata(controller_endpoint(ctl.active), BROKER, ctl.epoch, undeleted,
-                           total)
+def leader_and_isr_requests(ctl, zn: tuple, count: int, parts, ack: bool) -> tuple:
+    """LeaderAndIsr from the active controller about ``parts``, with KIP-253's
+    undeleted_partition_count ``count``: one request per broker holding a replica of them
+    (``hosts``), naming each of its partitions with its leader and leader epoch from the
+    partition znodes ``zn`` (ControllerBrokerRequestBatch batches a controller event's
+    partition states per broker); ``ack``: the controller waits for the responses."""
+    return tuple(
+        lair(controller_endpoint(ctl.active), b, ctl.epoch, "",
+             (PartitionState(p, ZERO_ID, INCARNATION, zn[p].leader, zn[p].leader_epoch)
+              for p in parts if b in zn[p].replicas), count, ack)
+        for b in hosts(zn, parts))
 
 
-def stop_replica_request(ctl, p: int):
-    return stop_replica(controller_endpoint(ctl.active), BROKER, ctl.epoch, p, ZERO_ID,
-                        INCARNATION)
+def update_metadata_requests(ctl, undeleted: int, total: int, brokers) -> tuple:
+    """UpdateMetadata to each of ``brokers`` (the controller sends it to every live
+    broker)."""
+    return tuple(update_metadata(controller_endpoint(ctl.active), b, ctl.epoch, undeleted,
+                                 total) for b in brokers)
+
+
+def stop_replica_requests(ctl, p: int, replicas) -> tuple:
+    """StopReplica(delete=true) of partition ``p`` to each of its ``replicas``."""
+    return tuple(stop_replica(controller_endpoint(ctl.active), b, ctl.epoch, p, ZERO_ID,
+                              INCARNATION) for b in replicas)
 
 
 def heads_to(net: tuple, dst: int, network: Network = NET) -> list:

@@ -19,16 +19,17 @@ is not enabled.
 """
 from __future__ import annotations
 
+from kmc.model.kafka import broker as bk
 from kmc.model.kafka import controller as election
 from kmc.model.kafka.canon import replace_at, set_add, set_union
 from kmc.model.kafka.kip253.channels import (
-    BROKER, head_from, leader_and_isr, stop_replica_request, update_metadata_request,
+    head_from, hosts, leader_and_isr_requests, stop_replica_requests,
+    update_metadata_requests,
 )
-from kmc.model.kafka.kip253.broker import hosted
 from kmc.model.kafka.messages import LAIR_RESP, controller_endpoint
 from kmc.model.kafka.kip253.state import log_end
 from kmc.model.kafka.kip253.znodes import (
-    beyond_count, bumped, new_znode, record, total, undeleted, written, znodes,
+    beyond_count, bumped, new_znode, record, total, undeleted, written, znode, znodes,
 )
 
 IDLE = election.IDLE
@@ -66,17 +67,18 @@ def advertised(st) -> int:
     return min(total(st), len(znodes(st)))
 
 
-def _um(w):
-    st = w.store
-    return update_metadata_request(w.ctl, w.mem.count, advertised(st))
+def _um(w) -> tuple:
+    """UpdateMetadata with the count in memory to every live broker."""
+    return update_metadata_requests(w.ctl, w.mem.count, advertised(w.store),
+                                    bk.live_ids(w.brokers))
 
 
 def _send(m, w, *msgs):
     return m.net.send_all(w.net, msgs)
 
 
-def _lair(w, count, parts, ack):
-    return leader_and_isr(w.ctl, count, _epochs(w.store, parts), ack)
+def _lair(w, count, parts, ack) -> tuple:
+    return leader_and_isr_requests(w.ctl, znodes(w.store), count, parts, ack)
 
 
 def _epochs(st, parts):
@@ -88,14 +90,35 @@ def _goto(w, phase, **kw):
     return w.mem._replace(phase=phase, **kw)
 
 
+def awaited(w) -> list:
+    """The brokers whose LeaderAndIsrResponse the controller waits for in its phase: those
+    its last LeaderAndIsr went to (``hosts`` of the partitions it named; no other step
+    writes those znodes' replicas in between)."""
+    ph, st = w.mem.phase, w.store
+    if ph == "expand-create":
+        parts = [p for p, _e in w.mem.recorded]
+    elif ph == "shrink-um":
+        parts = range(w.mem.count)
+    elif ph == "resync-um":
+        parts = range(advertised(st))
+    else:
+        return []
+    return hosts(znodes(st), parts)
+
+
 def _await(m, w):
-    """The network without the LeaderAndIsrResponse this controller waits for; None while
-    it has not arrived."""
+    """The network without the LeaderAndIsrResponses this controller waits for (one from
+    each broker ``awaited`` names, each the oldest on its channel), taken together once
+    all have arrived; None before."""
     ctl = w.ctl
-    msg = head_from(w.net, BROKER, controller_endpoint(ctl.active), m.net)
-    if msg is None or msg.kind != LAIR_RESP or msg.epoch != ctl.epoch:
-        return None
-    return m.net.deliver(w.net, msg)
+    me = controller_endpoint(ctl.active)
+    net = w.net
+    for b in awaited(w):
+        msg = head_from(net, b, me, m.net)
+        if msg is None or msg.kind != LAIR_RESP or msg.epoch != ctl.epoch:
+            return None
+        net = m.net.deliver(net, msg)
+    return net
 
 
 # ---- expansion (KIP-253 §2) ---------------------------------------------------------------
@@ -131,8 +154,8 @@ def expand_leader_and_isr(m, w):
     partition and the updated undeleted_partition_count", then waits for the response."""
     if w.mem.phase != "expand-lair":
         return None
-    msg = _lair(w, w.mem.count, [p for p, _e in w.mem.recorded], True)
-    return w._replace(net=_send(m, w, msg), mem=_goto(w, "expand-create"))
+    msgs = _lair(w, w.mem.count, [p for p, _e in w.mem.recorded], True)
+    return w._replace(net=_send(m, w, *msgs), mem=_goto(w, "expand-create"))
 
 
 def expand_create(m, w):
@@ -160,7 +183,7 @@ def expand_online(m, w):
         return None
     st = w.store
     lair = _lair(w, w.mem.count, range(total(st)), not cfg.flags.ack_only_awaited)
-    return w._replace(net=_send(m, w, lair, _um(w)), mem=_goto(w, IDLE))
+    return w._replace(net=_send(m, w, *lair, *_um(w)), mem=_goto(w, IDLE))
 
 
 # ---- deletion (KIP-253 §3) ----------------------------------------------------------------
@@ -200,8 +223,8 @@ def shrink_leader_and_isr(m, w):
     undeleted_partition_count for this topic and the updated leaderEpoch for P2"."""
     if w.mem.phase != "shrink-lair":
         return None
-    msg = _lair(w, w.mem.count, range(w.mem.count), True)
-    return w._replace(net=_send(m, w, msg), mem=_goto(w, "shrink-um"))
+    msgs = _lair(w, w.mem.count, range(w.mem.count), True)
+    return w._replace(net=_send(m, w, *msgs), mem=_goto(w, "shrink-um"))
 
 
 def shrink_update_metadata(m, w):
@@ -212,7 +235,7 @@ def shrink_update_metadata(m, w):
     net = _await(m, w)
     if net is None:
         return None
-    return w._replace(net=m.net.send(net, _um(w)), mem=_goto(w, IDLE))
+    return w._replace(net=m.net.send_all(net, _um(w)), mem=_goto(w, IDLE))
 
 
 def check_drained(m, w):
@@ -226,10 +249,11 @@ def check_drained(m, w):
     p = total(st) - 1
     if p < undeleted(st) or p not in marked(st):
         return None
-    log = hosted(w, p)
+    z = znode(st, p)
+    log = bk.replica(bk.get(w.brokers, z.leader), p)  # ListOffsets goes to the leader
     if log is not None and log.start < log_end(log):
         return None
-    return w._replace(net=_send(m, w, stop_replica_request(w.ctl, p)),
+    return w._replace(net=_send(m, w, *stop_replica_requests(w.ctl, p, z.replicas)),
                       mem=_goto(w, "remove-assignment"))
 
 
@@ -251,7 +275,7 @@ def remove_znode(m, w):
     gone = orphans(st)
     w = w._replace(store=written(st, parts=znodes(st)[:total(st)]))
     ghost = w.ghost._replace(removed=set_union(w.ghost.removed, gone))
-    net = _send(m, w, _um(w)) if cfg.flags.um_after_removal else w.net
+    net = _send(m, w, *_um(w)) if cfg.flags.um_after_removal else w.net
     return w._replace(net=net, mem=_goto(w, IDLE), ghost=ghost)
 
 
@@ -300,8 +324,8 @@ def recover(m, w):
         return w._replace(mem=_goto(w, "shrink-bump"))
     if orphans(st) and cfg.flags.recovery_removes_orphans:
         return w._replace(mem=_goto(w, "remove-znode"))
-    msg = _lair(w, undeleted(st), range(advertised(st)), True)
-    return w._replace(net=_send(m, w, msg), mem=_goto(w, "resync-um"))
+    msgs = _lair(w, undeleted(st), range(advertised(st)), True)
+    return w._replace(net=_send(m, w, *msgs), mem=_goto(w, "resync-um"))
 
 
 def resync_update_metadata(m, w):
@@ -311,7 +335,7 @@ def resync_update_metadata(m, w):
     net = _await(m, w)
     if net is None:
         return None
-    return w._replace(net=m.net.send(net, _um(w)), mem=_goto(w, IDLE))
+    return w._replace(net=m.net.send_all(net, _um(w)), mem=_goto(w, IDLE))
 
 
 #: action name -> step, in the order actions are listed (traces store indices)
