@@ -71,11 +71,6 @@ def with_replica(br, r):
     return br._replace(replicas=tuple(reps))
 
 
-def without_replica(br, p: int):
-    """``br`` with no replica of partition ``p``."""
-    return br._replace(replicas=tuple(x for x in br.replicas if x.partition != p))
-
-
 def _partition(r) -> int:
     return r.partition
 
@@ -92,28 +87,15 @@ def put(brokers: tuple, b: int, rec) -> tuple:
     return replace_at(brokers, b - 1, rec)
 
 
-def registered(rec) -> bool:
-    """Known to the controller (its ZooKeeper session exists): up or restarting."""
-    return rec.status != DOWN
-
-
 def live_ids(brokers: tuple) -> tuple:
     return tuple(i + 1 for i, r in enumerate(brokers) if r.status != DOWN)
-
-
-def up_ids(brokers: tuple) -> tuple:
-    return tuple(i + 1 for i, r in enumerate(brokers) if r.status == UP)
-
-
-def all_up(brokers: tuple) -> bool:
-    return all(r.status == UP for r in brokers)
 
 
 def lane(b: int) -> str:
     return f"broker-{b}"
 
 
-def brokers_json(brokers: list, topic: str) -> dict:
+def format_brokers(brokers: list, topic: str) -> dict:
     """A state's brokers as JSON (``Model.state_to_json``), named as Kafka names them:
     ``broker-N``, their replicas ``TOPIC-P`` (a second replica of one partition gets a
     prime), so diffs read ``broker-2.replicas.A-0.log``."""

@@ -33,7 +33,6 @@ def test_replica_helpers_keep_the_replicas_sorted_by_partition():
     br = bk.Broker(bk.UP, (r[0], r[2]), (), 1, 1)
     assert bk.with_replica(br, r[1]).replicas == tuple(r)
     assert bk.with_replica(br, r[2]._replace(start=1)).replicas == (r[0], r[2]._replace(start=1))
-    assert bk.without_replica(br, 0).replicas == (r[2],)
     assert bk.replica(br, 1) is None and bk.replica(br, 2) is r[2]
 
 

@@ -219,7 +219,7 @@ class PartitionModel(Model):
         producers as ``producerI``, the group's members as ``consumerC``, so diffs read
         ``brokers.broker-1.replicas.A-2.log``."""
         js = super().state_to_json(w)
-        js["brokers"] = bk.brokers_json(js["brokers"], zn.TOPIC)
+        js["brokers"] = bk.format_brokers(js["brokers"], zn.TOPIC)
         js["producers"] = {f"producer{i}": pr for i, pr in enumerate(js["producers"])}
         js["group"]["members"] = {f"consumer{c}": m
                                   for c, m in enumerate(js["group"]["members"])}

@@ -294,7 +294,7 @@ class TopicsModel(Model):
         channels as ``controller-1 -> broker-2``, so diffs read
         ``brokers.broker-2.replicas.A-0.log``."""
         js = super().state_to_json(w)
-        js["brokers"] = bk.brokers_json(js["brokers"], TOPIC)
+        js["brokers"] = bk.format_brokers(js["brokers"], TOPIC)
         if self.net.ordered:  # FIFO channels: (src, dst) -> messages in send order
             js["net"] = {f"{pictures.endpoint(src)} -> {pictures.endpoint(dst)}": msgs
                          for (src, dst), msgs in js["net"]}
