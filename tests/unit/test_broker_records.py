@@ -5,9 +5,11 @@ from kmc.api import build
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka.kip253.broker import the_broker
 from kmc.model.kafka.kip253.channels import BROKER
-from kmc.model.kafka.messages import LAIR, NO_COUNT, STOP, PartitionState, lair
+from kmc.model.kafka.messages import LAIR, NO_COUNT, STOP, UM, PartitionState, lair
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.kafka.zk.brokers import leader_and_isr_applied, stop_replica_applied
+from kmc.model.kafka.zk.brokers import (
+    leader_and_isr_applied, stop_replica_applied, update_metadata_applied,
+)
 
 
 def _request(count, epoch=1):
@@ -50,7 +52,8 @@ def _walk(m, until):
 
 def test_the_kip253_broker_applies_requests_as_the_topic_lifecycle_does():
     m = build("shrink", "kip253")
-    for kind, applied in ((LAIR, leader_and_isr_applied), (STOP, stop_replica_applied)):
+    for kind, applied in ((LAIR, leader_and_isr_applied), (STOP, stop_replica_applied),
+                          (UM, update_metadata_applied)):
         w, a, msg = _walk(m, kind)
         after = the_broker(m.next_state(w, a))
         assert after == applied(m, the_broker(w), msg), kind

@@ -16,7 +16,9 @@ from kmc.model.kafka.controller import accepts
 from kmc.model.kafka.kip253.channels import BROKER, INCARNATION, head_from
 from kmc.model.kafka.messages import LAIR, STOP, UM, lair_response
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.kafka.zk.brokers import leader_and_isr_applied, stop_replica_applied
+from kmc.model.kafka.zk.brokers import (
+    leader_and_isr_applied, stop_replica_applied, update_metadata_applied,
+)
 
 INVALID_PARTITION_METADATA = "InvalidPartitionMetadataException"
 UNKNOWN_PARTITION = "UnknownTopicOrPartition"
@@ -51,16 +53,16 @@ def new_log(p: int, epoch: int):
 def deliver(m, w, msg):
     """Deliver the controller's request ``msg``, the oldest on its channel to the broker.
 
-    LeaderAndIsr (§4 bullet 1) and StopReplica(delete=true) change the broker's record as
-    they do in the topic lifecycle (``model.kafka.zk.brokers``: ``leader_and_isr_applied``
-    takes the count and every higher leader epoch and creates the replicas the broker does
-    not host; ``stop_replica_applied`` deletes the replica), on the model's release line
-    (``m.flags``). Besides, a LeaderAndIsr is answered when the controller asks for an
-    answer, and a count change fences the group's parked Fetch (§8.6), so the group must
-    rejoin; after a StopReplica the group coordinator on this broker deletes the committed
-    offsets of the deleted partition (Kafka's handleDeletedPartitions), and no answer is
-    sent (KIP-253's controller never reads one). UpdateMetadata: refresh the metadata cache
-    clients read. A request from an older controller epoch is rejected
+    Each request changes the broker's record as in the topic lifecycle
+    (``model.kafka.zk.brokers``: ``leader_and_isr_applied`` takes the count and every higher
+    leader epoch and creates the replicas the broker does not host; ``stop_replica_applied``
+    deletes the replica; ``update_metadata_applied`` refreshes the metadata cache clients
+    read), on the model's release line (``m.flags``). Besides, a LeaderAndIsr is answered
+    when the controller asks for an answer, and a count change fences the group's parked
+    Fetch (§8.6), so the group must rejoin; after a StopReplica the group coordinator on
+    this broker deletes the committed offsets of the deleted partition (Kafka's
+    handleDeletedPartitions), and no answer is sent (KIP-253's controller never reads one).
+    A request from an older controller epoch is rejected
     (``model.kafka.controller.accepts``)."""
     cfg = m.cfg
     if head_from(w.net, msg.src, BROKER, m.net) != msg:
@@ -79,9 +81,7 @@ def deliver(m, w, msg):
             net = m.net.send(net, lair_response(msg))  # a dead sender's connection is gone
         return put(w, b)._replace(net=net, group=g)
     if msg.kind == UM:
-        b = b._replace(ctl_epoch=msg.epoch, applied_epoch=msg.epoch,
-                       meta=(msg.undeleted, msg.total))
-        return put(w, b)._replace(net=net)
+        return put(w, update_metadata_applied(m, b, msg))._replace(net=net)
     if msg.kind == STOP:
         p = msg.partition
         g = w.group

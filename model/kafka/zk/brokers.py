@@ -3,10 +3,10 @@ deleting/ directory. partition.metadata is flushed before the first append to a 
 (``datapath``), as Kafka's ``maybeFlushMetadataFile`` does; a crash before that loses the
 partition's topic ID.
 
-Each public function is one action ``f(m, w, ...) -> World | None`` (None: not enabled or
-no effect); the docstring names the KIP section it models. What a controller request does
-to the broker's own record is apart (``leader_and_isr_applied``,
-``stop_replica_applied``): the KIP-253 procedure's broker (``model.kafka.kip253.broker``)
+Each public function is one action ``f(m, w, ...) -> World | None`` (None: not enabled or no
+effect); the docstring names the KIP section it models. What a controller request does to
+the broker's own record is apart (``leader_and_isr_applied``, ``stop_replica_applied``,
+``update_metadata_applied``): the KIP-253 procedure's broker (``model.kafka.kip253.broker``)
 applies its requests with them too. They read the model's release line (``m.flags``) and
 whether deleting/ is purged by a later step (``m.purge_delay``).
 """
@@ -71,12 +71,12 @@ def on_leader_and_isr(m, w, msg):
 
 def leader_and_isr_applied(m, br, msg):
     """The broker record ``br`` after LeaderAndIsr ``msg`` (KIP-516 "LeaderAndIsr"); None
-    when the request is fenced (an older controller epoch). A partition not present locally is created.
-    With topic IDs, a local partition whose ID differs is stale: staged for deletion and
-    replaced (FULL, and INCREMENTAL per "Reconciliation may also be necessary if type =
-    INCREMENTAL"; the broker answers INCONSISTENT_TOPIC_ID). A FULL request also stages
-    every local partition it does not list. A local partition without an ID (legacy, or
-    partition.metadata lost in a crash) takes the request's ID (KIP-516 "Migration").
+    when the request is fenced (an older controller epoch). A partition not present locally
+    is created. With topic IDs, a local partition whose ID differs is stale: staged for
+    deletion and replaced (FULL, and INCREMENTAL per "Reconciliation may also be necessary
+    if type = INCREMENTAL"; the broker answers INCONSISTENT_TOPIC_ID). A FULL request also
+    stages every local partition it does not list. A local partition without an ID (legacy,
+    or partition.metadata lost in a crash) takes the request's ID (KIP-516 "Migration").
     Otherwise the state applies when its leader epoch is not older than the local one.
 
     Release lines: ``id_mismatch_stages`` off, a mismatch is answered INCONSISTENT_TOPIC_ID
@@ -146,10 +146,10 @@ def on_stop_replica(m, w, msg):
 
 def stop_replica_applied(m, br, msg):
     """The broker record ``br`` after StopReplica with delete_partitions ``msg`` (KIP-516
-    "StopReplica" v4: by topic ID); None when the request is fenced. The partition is staged for deletion when it is the one addressed: by name in legacy and
-    the release lines (ReplicaManager.stopReplicas takes TopicPartitions), by topic ID in
-    kip516 (a partition of another or unknown ID is left alone; a FULL
-    LeaderAndIsr reconciles it)."""
+    "StopReplica" v4: by topic ID); None when the request is fenced. The partition is staged
+    for deletion when it is the one addressed: by name in legacy and the release lines
+    (ReplicaManager.stopReplicas takes TopicPartitions), by topic ID in kip516 (a partition
+    of another or unknown ID is left alone; a FULL LeaderAndIsr reconciles it)."""
     if _fenced(m, br, msg.epoch):
         return None
     reps = br.replicas
@@ -163,6 +163,18 @@ def stop_replica_applied(m, br, msg):
             reps = reps[:i] + reps[i + 1:]
             break
     return _seen(br, msg.epoch)._replace(replicas=reps, deleting=deleting)
+
+
+def update_metadata_applied(m, br, msg):
+    """The broker record ``br`` after UpdateMetadata ``msg``; None when the request is
+    fenced. The metadata cache clients read takes KIP-253's counts,
+    (undeleted_partition_count, partitions) (its "Protocol" 6). The topic lifecycle sends
+    none: its clients refresh their metadata from the store (``datapath.snapshot``), and the
+    controller's initial LeaderAndIsr after a failover stands for the UpdateMetadata that
+    carries the new epoch."""
+    if _fenced(m, br, msg.epoch):
+        return None
+    return _seen(br, msg.epoch)._replace(meta=(msg.undeleted, msg.total))
 
 
 def crash(m, w, b):
