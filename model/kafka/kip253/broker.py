@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka.canon import replace_at
-from kmc.model.kafka.controller import accepts
 from kmc.model.kafka.kip253.channels import BROKER, INCARNATION, head_from
 from kmc.model.kafka.messages import LAIR, STOP, UM, lair_response
 from kmc.model.kafka.store import ZERO_ID
@@ -50,6 +49,11 @@ def new_log(p: int, epoch: int):
     return bk.Replica(p, ZERO_ID, INCARNATION, BROKER, epoch, (), True, "")
 
 
+#: request kind -> what it does to the broker's record (None: fenced)
+APPLIED = {LAIR: leader_and_isr_applied, UM: update_metadata_applied,
+           STOP: stop_replica_applied}
+
+
 def deliver(m, w, msg):
     """Deliver the controller's request ``msg``, the oldest on its channel to the broker.
 
@@ -62,34 +66,33 @@ def deliver(m, w, msg):
     Fetch (§8.6), so the group must rejoin; after a StopReplica the group coordinator on
     this broker deletes the committed offsets of the deleted partition (Kafka's
     handleDeletedPartitions), and no answer is sent (KIP-253's controller never reads one).
-    A request from an older controller epoch is rejected
-    (``model.kafka.controller.accepts``)."""
+    A request from an older controller epoch changes nothing (the handlers' fence:
+    STALE_CONTROLLER_EPOCH)."""
     cfg = m.cfg
     if head_from(w.net, msg.src, BROKER, m.net) != msg:
         return None
     net = m.net.deliver(w.net, msg)
-    b = the_broker(w)
-    if not accepts(b.ctl_epoch, msg.epoch):
-        return w._replace(net=net)
+    applied = APPLIED.get(msg.kind)
+    if applied is None:
+        raise ValueError(f"unknown controller request {msg!r}")  # pragma: no mutate
+    b = applied(m, the_broker(w), msg)
+    if b is None:
+        return w._replace(net=net)  # fenced
+    w = put(w, b)._replace(net=net)
+    g = w.group
     if msg.kind == LAIR:
-        b = leader_and_isr_applied(m, b, msg)
-        g = w.group
         if msg.count != g.basis[0] and not g.rejoin and cfg.flags.fetch_fencing \
                 and cfg.flags.parked_fetch_fenced:
             g = g._replace(rejoin=True)  # the parked Fetch returns fenced
         if msg.ack and msg.epoch == w.ctl.epoch:
             net = m.net.send(net, lair_response(msg))  # a dead sender's connection is gone
-        return put(w, b)._replace(net=net, group=g)
-    if msg.kind == UM:
-        return put(w, update_metadata_applied(m, b, msg))._replace(net=net)
-    if msg.kind == STOP:
+        return w._replace(net=net, group=g)
+    if msg.kind == STOP and cfg.flags.reset_offsets_on_delete:
         p = msg.partition
-        g = w.group
-        if cfg.flags.reset_offsets_on_delete:
-            g = g._replace(committed=replace_at(g.committed, p, 0),
-                           reported=replace_at(g.reported, p, 0))
-        return put(w, stop_replica_applied(m, b, msg))._replace(net=net, group=g)
-    raise ValueError(f"unknown controller request {msg!r}")  # pragma: no mutate
+        g = g._replace(committed=replace_at(g.committed, p, 0),
+                       reported=replace_at(g.reported, p, 0))
+        return w._replace(group=g)
+    return w
 
 
 def produce_error(cfg, w, p: int, count: int):
