@@ -163,11 +163,10 @@ def deletion_blocked(w, part: Part, offset: int) -> bool:
     offset is below the upperOffsetThreshold."""
     g = w.group
     for q, thr in part.feeders:
-        if offset < thr:
-            continue
-        log = hosted(w, q)
-        if log is not None and g.reported[q] < log_end(log):
-            return True
+        if offset >= thr:
+            log = hosted(w, q)
+            if log is not None and g.reported[q] < log_end(log):
+                return True
     return False
 
 
