@@ -35,8 +35,10 @@ def leader_and_isr_requests(ctl, zn: tuple, count: int, parts, ack: bool) -> tup
     """LeaderAndIsr from the active controller about ``parts``, with KIP-253's
     undeleted_partition_count ``count``: one request per broker holding a replica of them
     (``hosts``), naming each of its partitions with its leader and leader epoch from the
-    partition znodes ``zn`` (ControllerBrokerRequestBatch batches a controller event's
-    partition states per broker); ``ack``: the controller waits for the responses."""
+    partition znodes ``zn`` (ControllerChannelManager.scala, 2.8:
+    ControllerBrokerRequestBatch.addLeaderAndIsrRequestForBrokers keeps a controller
+    event's partition states per broker, one request each); ``ack``: the controller waits
+    for the responses."""
     return tuple(
         lair(controller_endpoint(ctl.active), b, ctl.epoch, "",
              (PartitionState(p, ZERO_ID, INCARNATION, zn[p].leader, zn[p].leader_epoch)
@@ -46,7 +48,7 @@ def leader_and_isr_requests(ctl, zn: tuple, count: int, parts, ack: bool) -> tup
 
 def update_metadata_requests(ctl, undeleted: int, total: int, brokers) -> tuple:
     """UpdateMetadata to each of ``brokers`` (the controller sends it to every live
-    broker)."""
+    broker: KafkaController.sendUpdateMetadataRequest with liveOrShuttingDownBrokerIds)."""
     return tuple(update_metadata(controller_endpoint(ctl.active), b, ctl.epoch, undeleted,
                                  total) for b in brokers)
 

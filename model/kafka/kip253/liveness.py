@@ -2,13 +2,13 @@
 
 Fairness (docs/model-partition-changes.md, "Liveness and fairness"): every protocol step
 is weakly fair — the controller's steps, the broker handling a request
-(``deliver-LeaderAndIsr``, ``deliver-UpdateMetadata``, ``deliver-StopReplica``), producers (``produce``, ``producer-refresh``) and the consumer group
+(``deliver-LeaderAndIsr``, ``deliver-UpdateMetadata``, ``deliver-StopReplica``),
+producers (``produce``, ``producer-refresh``) and the consumer group
 (``group-rebalance``, ``lookup-epochs``, ``unblock``, ``member-deliver``,
 ``report-position``) and the deletion of a marked partition's records
-(``delete-records``). The network is in order and
-loses nothing, so no step is enabled only now and then by a fault: weak fairness is
-enough. The admin's AlterTopic request (an input) and a controller failover (a fault)
-are never fair.
+(``delete-records``). The network is in order and loses nothing, so no step is enabled
+only now and then by a fault: weak fairness is enough. The admin's AlterTopic request (an
+input) and a controller failover (a fault) are never fair.
 
 - ExpansionEventuallyUnblocks: a member blocked on a partition that has data to deliver
   (KIP-253 §8, steps 4 and 5) is eventually unblocked or has delivered it — the liveness

@@ -66,8 +66,9 @@ _STEP = {
 
 #: every action kind, in listing order (coverage reports the ones that never fired)
 ACTION_NAMES = ("admin-alter",) + tuple(controller.STEPS) + (
-    "deliver-LeaderAndIsr", "deliver-UpdateMetadata", "deliver-StopReplica", "produce", "producer-refresh", "group-rebalance", "report-position",
-    "lookup-epochs", "unblock", "member-deliver", "delete-records")
+    "deliver-LeaderAndIsr", "deliver-UpdateMetadata", "deliver-StopReplica", "produce",
+    "producer-refresh", "group-rebalance", "report-position", "lookup-epochs", "unblock",
+    "member-deliver", "delete-records")
 
 
 def initial_world(cfg: Config) -> World:

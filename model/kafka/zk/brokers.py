@@ -167,11 +167,13 @@ def stop_replica_applied(m, br, msg):
 
 def update_metadata_applied(m, br, msg):
     """The broker record ``br`` after UpdateMetadata ``msg``; None when the request is
-    fenced. The metadata cache clients read takes KIP-253's counts,
-    (undeleted_partition_count, partitions) (its "Protocol" 6). The topic lifecycle sends
-    none: its clients refresh their metadata from the store (``datapath.snapshot``), and the
-    controller's initial LeaderAndIsr after a failover stands for the UpdateMetadata that
-    carries the new epoch."""
+    fenced (ReplicaManager.maybeUpdateMetadataCache, 2.8: an older controller epoch is
+    rejected, otherwise MetadataCache.updateMetadata runs and the epoch is taken). The
+    metadata cache clients read takes KIP-253's counts, (undeleted_partition_count,
+    partitions) (its "Protocol" 6). The topic lifecycle sends none: its clients refresh
+    their metadata from the store (``datapath.snapshot``), and the controller's initial
+    LeaderAndIsr after a failover stands for the UpdateMetadata that carries the new
+    epoch."""
     if _fenced(m, br, msg.epoch):
         return None
     return _seen(br, msg.epoch)._replace(meta=(msg.undeleted, msg.total))
