@@ -98,13 +98,14 @@ def test_epoch_bumped_at_split():
 
 
 def test_responses_awaited():
-    from kmc.model.kafka.kip253.channels import NET, leader_and_isr_requests
+    from kmc.model.kafka.kip253.channels import NET
+    from kmc.model.kafka.kip253.controller import _lair
     from kmc.model.kafka.messages import lair_response as response
 
     m = build("expand", "kip253", {"bookkeeping": True})
     p = props(m)["ResponsesAwaited"]
     w = m.init_states()[0]
-    (req,) = leader_and_isr_requests(w.ctl, znodes.znodes(w.store), 3, (0,), True)
+    (req,) = _lair(w, 3, (0,), True)
     answered = w._replace(net=NET.send(w.net, response(req)))
     assert not p.check(answered)  # the controller is idle: nobody waits
     waiting = answered._replace(mem=w.mem._replace(phase="expand-create"))

@@ -1,22 +1,21 @@
 """The KIP-253 model's channels: its one broker, the controller candidates' connections to
-it, and the requests the procedure sends, built from the message catalogue
-(``model.kafka.messages``).
+it, and the UpdateMetadata and StopReplica requests the procedure sends, built from the
+message catalogue (``model.kafka.messages``; its LeaderAndIsr requests are built as the
+topic lifecycle's controller builds them: ``controller._lair``).
 
 The channels are FIFO per (src, dst) pair, as Kafka's controller channel is one ordered
 connection per broker; each controller candidate has its own connection, so requests of a
-dead controller can still arrive after the new controller's (the broker's epoch fence,
-``model.kafka.controller.accepts``, rejects them). Endpoints follow the catalogue: the
+dead controller can still arrive after the new controller's (the broker's epoch fence
+rejects them: ``model.kafka.zk.brokers``). Endpoints follow the catalogue: the
 broker is 1, controller candidate ``c`` is ``-c``.
 
 KIP-253 predates topic IDs and LeaderAndIsr's type field: its requests carry
-``ZERO_ID`` and no type, and the one topic is the model's only incarnation (1). The one
-broker leads every partition.
+``ZERO_ID`` (the topic znode's) and no type, and the one topic is the model's only
+incarnation (1). The scenarios' one broker leads every partition.
 """
 from __future__ import annotations
 
-from kmc.model.kafka.messages import (
-    PartitionState, controller_endpoint, lair, stop_replica, update_metadata,
-)
+from kmc.model.kafka.messages import controller_endpoint, stop_replica, update_metadata
 from kmc.model.kafka.network import Network
 from kmc.model.kafka.store import ZERO_ID
 
@@ -29,21 +28,6 @@ def hosts(zn: tuple, parts) -> list:
     """The brokers holding a replica of one of ``parts`` (partition znodes ``zn``), in id
     order: the brokers a LeaderAndIsr about ``parts`` goes to."""
     return sorted({b for p in parts for b in zn[p].replicas})
-
-
-def leader_and_isr_requests(ctl, zn: tuple, count: int, parts, ack: bool) -> tuple:
-    """LeaderAndIsr from the active controller about ``parts``, with KIP-253's
-    undeleted_partition_count ``count``: one request per broker holding a replica of them
-    (``hosts``), naming each of its partitions with its leader and leader epoch from the
-    partition znodes ``zn`` (ControllerChannelManager.scala, 2.8:
-    ControllerBrokerRequestBatch.addLeaderAndIsrRequestForBrokers keeps a controller
-    event's partition states per broker, one request each); ``ack``: the controller waits
-    for the responses."""
-    return tuple(
-        lair(controller_endpoint(ctl.active), b, ctl.epoch, "",
-             (PartitionState(p, ZERO_ID, INCARNATION, zn[p].leader, zn[p].leader_epoch)
-              for p in parts if b in zn[p].replicas), count, ack)
-        for b in hosts(zn, parts))
 
 
 def update_metadata_requests(ctl, undeleted: int, total: int, brokers) -> tuple:

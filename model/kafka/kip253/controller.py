@@ -23,10 +23,10 @@ from kmc.model.kafka import broker as bk
 from kmc.model.kafka import controller as election
 from kmc.model.kafka.canon import replace_at, set_add, set_union
 from kmc.model.kafka.kip253.channels import (
-    head_from, hosts, leader_and_isr_requests, stop_replica_requests,
-    update_metadata_requests,
+    head_from, hosts, stop_replica_requests, update_metadata_requests,
 )
-from kmc.model.kafka.messages import LAIR_RESP, controller_endpoint
+from kmc.model.kafka.messages import LAIR_RESP, controller_endpoint, lair
+from kmc.model.kafka.zk.control import parts_for
 from kmc.model.kafka.kip253.state import log_end
 from kmc.model.kafka.kip253.znodes import (
     beyond_count, bumped, new_znode, record, total, undeleted, written, znode, znodes,
@@ -78,7 +78,17 @@ def _send(m, w, *msgs):
 
 
 def _lair(w, count, parts, ack) -> tuple:
-    return leader_and_isr_requests(w.ctl, znodes(w.store), count, parts, ack)
+    """LeaderAndIsr about ``parts`` with KIP-253's undeleted_partition_count ``count``: one
+    request per broker holding a replica of them (``hosts``), naming the partitions it
+    holds with their leader and leader epoch as the topic lifecycle's controller does
+    (``zk.control.parts_for``; ControllerChannelManager.scala, 2.8:
+    ControllerBrokerRequestBatch.addLeaderAndIsrRequestForBrokers keeps a controller
+    event's partition states per broker, one request each). KIP-253's era has no
+    LeaderAndIsr type. ``ack``: the controller waits for the responses."""
+    ctl, st = w.ctl, w.store
+    me = controller_endpoint(ctl.active)
+    return tuple(lair(me, b, ctl.epoch, "", parts_for(st, b, parts), count, ack)
+                 for b in hosts(znodes(st), parts))
 
 
 def _epochs(st, parts):
