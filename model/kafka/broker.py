@@ -1,4 +1,5 @@
-"""Broker liveness and helpers over a tuple of per-broker records (index = broker id - 1).
+"""Brokers: the ZooKeeper-era broker's records, broker liveness, and helpers over a tuple
+of per-broker records (index = broker id - 1).
 
 A broker is ``UP``, ``DOWN`` (crashed: its in-memory state is gone, connections broken) or
 ``RESTARTING`` (back, logs reloaded from disk, registered with the controller, but not yet
