@@ -27,12 +27,8 @@ _ALONE = (BROKER,)
 
 
 def record(st) -> TopicRecord:
-    """The topic znode (``store.topic``; a loop over the one topic is the cheaper look-up,
-    asked several times per state)."""
-    for rec in st.topics:
-        if rec.name == TOPIC:
-            return rec
-    return None
+    """The topic znode."""
+    return zk.topic(st, TOPIC)
 
 
 def total(st, rec: TopicRecord | None = None) -> int:
