@@ -135,3 +135,36 @@ def test_the_procedure_shares_the_clusters_store_and_controller_memory():
     (rec,) = topic.store.topics
     assert rec.undeleted == NO_COUNT and topic.mem.count == NO_COUNT
     assert all(p.after == p.before == () for p in rec.partitions)
+
+
+@pytest.mark.parametrize("scenario, variant, other", [
+    ("shrink-then-expand", "kip253", "lifecycle"),
+    ("expand-failover", "kip253", "lifecycle"),
+    ("stale-read", "kip516", "procedure"),
+    ("recreate-during-expansion", "kip516", "procedure"),
+])
+def test_the_procedure_and_the_lifecycle_run_on_one_world(scenario, variant, other):
+    """The ZooKeeper-era cluster has one state type: KIP-253's procedure and the topic
+    lifecycle run on the same World, Admin and Ghost. In every reachable state of a
+    scenario of one feature, the other feature's fields keep their initial values, and
+    the scenario's traces (``state_to_json``) leave them out."""
+    from kmc.model.kafka.zk.state import FEATURE_FIELDS, Admin, Ghost, World
+
+    params = {"plane": "zk"} if scenario == "recreate-during-expansion" else {}
+    m = build(scenario, variant, params)
+    states = reachable(m)
+    first = states[0]
+    assert (type(first), type(first.admin), type(first.ghost)) == (World, Admin, Ghost)
+
+    def parts(w):
+        return {(part, f): getattr(getattr(w, part) if part else w, f)
+                for part, fields in FEATURE_FIELDS[other].items() for f in fields}
+
+    start = parts(first)
+    assert all(parts(w) == start for w in states)
+    js = m.state_to_json(states[-1])
+    for part, fields in FEATURE_FIELDS[other].items():
+        assert not set(fields) & set(js[part] if part else js)
+    own = "procedure" if other == "lifecycle" else "lifecycle"
+    assert all(f in (js[part] if part else js)
+               for part, fields in FEATURE_FIELDS[own].items() for f in fields)

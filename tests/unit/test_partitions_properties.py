@@ -110,5 +110,6 @@ def test_history_witnesses():
     legacy = props(build("shrink", "modulo"))["ShrinkRejected"]
     w0 = build("shrink", "modulo").init_states()[0]
     assert legacy.check(w0._replace(admin=w0.admin._replace(
-        errors=("IncreasePartitionsNotAllowed",))))
-    assert not legacy.check(w0._replace(admin=w0.admin._replace(errors=("InvalidPartitions",))))
+        alter_errors=("IncreasePartitionsNotAllowed",))))
+    assert not legacy.check(w0._replace(admin=w0.admin._replace(
+        alter_errors=("InvalidPartitions",))))

@@ -87,15 +87,16 @@ def alter_topic(m, w):
     undeleted_partition_count; both trigger the controller's topic znode listener."""
     cfg = m.cfg
     a = w.admin
-    if a.next >= len(cfg.ops):
+    if a.alters >= len(cfg.ops):
         return None
-    n = cfg.ops[a.next]
+    n = cfg.ops[a.alters]
     st = w.store
     err = alter_error(cfg, st, n)
     if err is not None:
-        return w._replace(admin=a._replace(next=a.next + 1, errors=a.errors + (err,)))
+        return w._replace(admin=a._replace(alters=a.alters + 1,
+                                           alter_errors=a.alter_errors + (err,)))
     st = written(st, total_=n) if n > undeleted(st) else written(st, undeleted_=n)
-    return w._replace(store=st, admin=a._replace(next=a.next + 1))
+    return w._replace(store=st, admin=a._replace(alters=a.alters + 1))
 
 
 def delete_records(m, w, p: int):

@@ -71,7 +71,7 @@ def message(m, a, w):
     if kind.startswith("ctrl-"):
         return _controller_message(m, a, w)
     if kind == "admin-alter":
-        n = cfg.ops[w.admin.next]
+        n = cfg.ops[w.admin.alters]
         err = clients.alter_error(cfg, w.store, n)
         return ("admin", "zookeeper",
                 f"AlterTopic(partitions={n})" + (f" -> {err}" if err else ""))

@@ -18,6 +18,8 @@ from kmc.model.kafka.zk.variants import flags as zk_flags
 from kmc.model.kafka.kip253.controller import IDLE
 from kmc.model.kafka.kip253.channels import BROKER, NET, heads_to
 from kmc.model.kafka.kip253.state import Admin, Ghost, Group, Part, Producer, World
+from kmc.model.kafka.store import ZERO_ID
+from kmc.model.kafka.zk.state import Budget, Client, without_feature
 from kmc.model.kafka.kip253 import znodes as zn
 
 FAILOVER = "failover"
@@ -90,11 +92,23 @@ def initial_world(cfg: Config) -> World:
         brokers=(Broker(bk.UP, logs, (), election.FIRST_EPOCH, election.FIRST_EPOCH,
                         n, (n, n)),),
         net=(),
+        admin=_ADMIN,
+        producer=_NO_CLIENT,
+        consumer=_NO_CLIENT,
+        budget=_NO_BUDGET,
+        ghost=Ghost(delivered=tuple(tuple(() for _ in cfg.keys) for _ in cfg.scripts)),
         producers=tuple(Producer(n, 0, False) for _ in cfg.scripts),
         group=Group((n, n), members, zeros, zeros, False),
-        admin=Admin(0, ()),
-        ghost=Ghost(tuple(tuple(() for _ in cfg.keys) for _ in cfg.scripts), (), ()),
     )
+
+
+#: the topic lifecycle's admin script, clients and fault budgets, which the procedure's
+#: scenarios do not use: no CreateTopics or DeleteTopics, no client of the datapath, no
+#: broker crash or reassignment (the procedure's failovers are counted by controller
+#: epoch, ``failover``); its AlterTopic script starts at the first entry
+_ADMIN = Admin("done", 0, 0, ZERO_ID, ())
+_NO_CLIENT = Client(None, 0, ())
+_NO_BUDGET = Budget(0, 0, 0)
 
 
 class PartitionModel(Model):
@@ -162,7 +176,7 @@ class PartitionModel(Model):
         """Actions worth trying, in a fixed order. The cheap pre-checks here only skip
         actions whose step would return None; the steps check their guards in full."""
         cfg = self.cfg
-        if w.admin.next < len(cfg.ops):
+        if w.admin.alters < len(cfg.ops):
             yield ("admin-alter",)
         me = w.ctl.active
         for name in _PHASE_STEPS[w.mem.phase]:
@@ -219,7 +233,7 @@ class PartitionModel(Model):
         ``broker-1`` with its replicas as ``A-P`` (as the topic model names them),
         producers as ``producerI``, the group's members as ``consumerC``, so diffs read
         ``brokers.broker-1.replicas.A-2.log``."""
-        js = super().state_to_json(w)
+        js = without_feature(super().state_to_json(w), "lifecycle")  # initial values here
         js["brokers"] = bk.format_brokers(js["brokers"], zn.TOPIC)
         js["producers"] = {f"producer{i}": pr for i, pr in enumerate(js["producers"])}
         js["group"]["members"] = {f"consumer{c}": m

@@ -224,7 +224,7 @@ RELATIONS = {
     "Undelivered": _undelivered, "Split": _split, "Merge": _merge, "Live": _live,
     "Removed": lambda cfg, w: {(p,) for p in w.ghost.removed},
     "FailoverIn": lambda cfg, w: {(kind,) for kind in w.ghost.failover_in},
-    "AdminError": lambda cfg, w: {(e,) for e in w.admin.errors},
+    "AdminError": lambda cfg, w: {(e,) for e in w.admin.alter_errors},
     "Sent": lambda cfg, w: {(i, prod.sent, len(script))
                             for i, (script, prod) in enumerate(zip(cfg.scripts, w.producers))},
     "InProcedure": lambda cfg, w: {(w.mem.phase,)} if w.mem.phase != IDLE else set(),

@@ -1,23 +1,28 @@
-"""State types of the partition split/merge model: immutable NamedTuples, canonical.
+"""State types of the partition split/merge procedure: immutable NamedTuples, canonical.
 
 One topic, one broker that leads every partition, controller candidates (the active one's
 in-memory state is lost on failover), one consumer group, a few producers. The group's
 per-partition collections are tuples indexed by partition id (0 .. pmax-1).
-Shared parts come from ``model.kafka``: the metadata store (its znodes as the topic
-lifecycle has them, with KIP-253's fields: ``kip253.znodes``), the controller election
-state, the controller's in-memory state (``Memory``: the procedure's phase, the count it
-read, the epochs it recorded), the brokers (``model.kafka.broker``: the topic lifecycle's
-broker and replica records, with KIP-253's count, metadata cache and log start offset;
-``kip253.broker`` reads and writes them) and the network value.
+The state is the ZooKeeper-era cluster's ``World`` (``model.kafka.zk.state``), the one the
+topic lifecycle runs on: the metadata store (its znodes with KIP-253's fields:
+``kip253.znodes``), the controller election state, the controller's in-memory state
+(``Memory``: the procedure's phase, the count it read, the epochs it recorded), the
+brokers (``model.kafka.broker``, with KIP-253's count, metadata cache and log start
+offset; ``kip253.broker`` reads and writes them) and the network value. The procedure's
+own parts of it are defined here: its keyed producers (``World.producers``) and its
+consumer group (``World.group``); its AlterTopic script and history are fields of the
+cluster's ``Admin`` (``alters``, ``alter_errors``) and ``Ghost`` (``delivered``,
+``removed``, ``failover_in``).
 """
 from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
 from kmc.model.kafka.broker import Replica
-from kmc.model.kafka.controller import ControllerState, Memory
-from kmc.model.kafka.store import Store
+from kmc.model.kafka.zk.state import Admin, Ghost, World
 from kmc.model.records import fast_replace_all
+
+__all__ = ["Admin", "Ghost", "World", "Producer", "Part", "Group", "log_end", "end_offset"]
 
 
 class Producer(NamedTuple):
@@ -43,33 +48,6 @@ class Group(NamedTuple):
     committed: tuple  # the group's position per partition id (committed on every delivery)
     reported: tuple   # coordinator's copy per partition id (ConsumerGroupPositionRequest)
     rejoin: bool      # a Fetch was fenced (InvalidPartitionMetadataException): rejoin first
-    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
-
-
-class Admin(NamedTuple):
-    next: int      # index of the next scripted AlterTopic
-    errors: tuple  # error codes returned so far
-    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
-
-
-class Ghost(NamedTuple):
-    """History variables: they make the properties expressible; no action reads them."""
-    delivered: tuple  # per producer, per key class: ((seq, partition), ...) in delivery order
-    removed: tuple    # sorted: partitions removed after being marked for deletion
-    failover_in: tuple  # sorted: procedure kinds ("expand", "shrink", "idle") a failover hit
-    __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
-
-
-class World(NamedTuple):
-    store: Store  # the shared metadata store (model.kafka.store; kip253.znodes reads it)
-    ctl: ControllerState  # active candidate and controller epoch (model.kafka)
-    mem: Memory  # the active controller's in-memory state (model.kafka.controller)
-    brokers: tuple  # of model.kafka.broker.Broker: the one broker (id BROKER = 1)
-    net: tuple  # the model.kafka.network value (FIFO channels)
-    producers: tuple  # of Producer
-    group: Group
-    admin: Admin
-    ghost: Ghost
     __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
 
 

@@ -1,4 +1,13 @@
-"""State types of the topic-lifecycle model. All immutable NamedTuples of ints/strs/tuples.
+"""State types of the ZooKeeper-era cluster. All immutable NamedTuples of ints/strs/tuples.
+
+``World`` is the one state of the ZooKeeper-era cluster, whichever feature a scenario runs:
+the topic lifecycle (this package) and KIP-253's partition procedure
+(``model.kafka.kip253``) read and write the same store, controller memory, brokers and
+network in it. Each feature's clients and history have fields of their own, which the
+other feature's scenarios leave at their initial values: the lifecycle's admin script,
+producer, consumer, budgets and CreatePartitions requests; the procedure's AlterTopic
+script (``Admin.alters``), keyed producers and consumer group (``producers``, ``group``)
+and its history (``Ghost.delivered``, ``removed``, ``failover_in``).
 
 One topic name (``TOPIC``) is modelled; its successive creations are *incarnations*
 1, 2, ... (ghost numbers that every record, replica and client belief carries, so the
@@ -51,6 +60,10 @@ class Admin(NamedTuple):
     deletes: int     # DeleteTopics left
     known_id: int    # topic ID from the last CreateTopics response (kip516)
     outcome: tuple   # (op, error) of the last response; () before any
+    #: the KIP-253 procedure's admin (``kip253.clients``): the index of the next scripted
+    #: AlterTopic, and the error codes returned so far
+    alters: int = 0
+    alter_errors: tuple = ()
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 
@@ -84,6 +97,12 @@ class Ghost(NamedTuple):
                             # it, the one whose znode it read (an error) or rewrote (0:
                             # none)
     reassigned: int = 0     # reassignments done (BudgetsAccounted counts them)
+    # the KIP-253 procedure's history (``kip253``):
+    delivered: tuple = ()   # per producer, per key class: ((seq, partition), ...) in
+                            # delivery order
+    removed: tuple = ()     # sorted: partitions removed after being marked for deletion
+    failover_in: tuple = ()  # sorted: procedure kinds ("expand", "shrink", "idle") a
+                             # failover hit
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 
@@ -113,7 +132,36 @@ class World(NamedTuple):
     #: ``read`` is () until a controller's broker read the znode, then the (existing,
     #: new) assignments; ``reader`` the controller whose broker read it (0 before)
     requests: tuple = ()
+    #: the KIP-253 procedure's clients (``kip253.state``): its keyed producers (of
+    #: ``Producer``) and its consumer group (a ``Group``; None without the procedure)
+    producers: tuple = ()
+    group: object = None
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+#: the fields of ``World`` (key "") and of its parts that belong to the KIP-253 procedure;
+#: the rest belong to the topic lifecycle. A scenario of one feature leaves the other's at
+#: their initial values, and its traces leave them out (``without_feature``)
+PROCEDURE_FIELDS = {"": ("producers", "group"), "admin": ("alters", "alter_errors"),
+                    "ghost": ("delivered", "removed", "failover_in")}
+#: the World's fields both features read and write
+SHARED_FIELDS = ("store", "ctl", "mem", "brokers", "net", "admin", "ghost")
+_TYPES = {"": World, "admin": Admin, "ghost": Ghost}
+LIFECYCLE_FIELDS = {
+    part: tuple(f for f in _TYPES[part]._fields
+                if f not in fields and (part or f not in SHARED_FIELDS))
+    for part, fields in PROCEDURE_FIELDS.items()}
+FEATURE_FIELDS = {"lifecycle": LIFECYCLE_FIELDS, "procedure": PROCEDURE_FIELDS}
+
+
+def without_feature(js: dict, feature: str) -> dict:
+    """The JSON view ``js`` of a World (``Model.state_to_json``) without the fields of
+    ``feature`` ("lifecycle" or "procedure")."""
+    for part, fields in FEATURE_FIELDS[feature].items():
+        target = js[part] if part else js
+        for f in fields:
+            del target[f]
+    return js
 
 
 fast_replace_all(globals())  # generated _replace: cheaper successor construction
