@@ -19,7 +19,7 @@ from kmc.model.kafka.kip253.controller import IDLE
 from kmc.model.kafka.kip253.channels import BROKER, NET, heads_to
 from kmc.model.kafka.kip253.state import Admin, Ghost, Group, Part, Producer, World
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.kafka.zk.state import Budget, Client, without_feature
+from kmc.model.kafka.zk.state import Budget, Client, format_without
 from kmc.model.kafka.kip253 import znodes as zn
 
 FAILOVER = "failover"
@@ -233,7 +233,7 @@ class PartitionModel(Model):
         ``broker-1`` with its replicas as ``A-P`` (as the topic model names them),
         producers as ``producerI``, the group's members as ``consumerC``, so diffs read
         ``brokers.broker-1.replicas.A-2.log``."""
-        js = without_feature(super().state_to_json(w), "lifecycle")  # initial values here
+        js = format_without(super().state_to_json(w), "lifecycle")  # initial values here
         js["brokers"] = bk.format_brokers(js["brokers"], zn.TOPIC)
         js["producers"] = {f"producer{i}": pr for i, pr in enumerate(js["producers"])}
         js["group"]["members"] = {f"consumer{c}": m

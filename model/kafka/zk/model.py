@@ -27,7 +27,7 @@ from kmc.model.kafka.zk import symmetry as tsym
 from kmc.model.kafka.zk.properties import properties_for
 from kmc.model.kafka.zk import liveness
 from kmc.model.kafka.zk.state import (
-    TOPIC, Admin, Budget, Client, Memory, Meta, World, without_feature,
+    TOPIC, Admin, Budget, Client, Memory, Meta, World, format_without,
 )
 from kmc.model.kafka.zk.variants import flags as variant_flags
 from kmc.model.kafka.zk.views import describe
@@ -293,7 +293,7 @@ class TopicsModel(Model):
         ``broker-N``, their replicas as ``A-P`` (topic A, partition P), the network's
         channels as ``controller-1 -> broker-2``, so diffs read
         ``brokers.broker-2.replicas.A-0.log``."""
-        js = without_feature(super().state_to_json(w), "procedure")  # initial values here
+        js = format_without(super().state_to_json(w), "procedure")  # initial values here
         js["brokers"] = bk.format_brokers(js["brokers"], TOPIC)
         if self.net.ordered:  # FIFO channels: (src, dst) -> messages in send order
             js["net"] = {f"{pictures.endpoint(src)} -> {pictures.endpoint(dst)}": msgs

@@ -141,7 +141,7 @@ class World(NamedTuple):
 
 #: the fields of ``World`` (key "") and of its parts that belong to the KIP-253 procedure;
 #: the rest belong to the topic lifecycle. A scenario of one feature leaves the other's at
-#: their initial values, and its traces leave them out (``without_feature``)
+#: their initial values, and its traces leave them out (``format_without``)
 PROCEDURE_FIELDS = {"": ("producers", "group"), "admin": ("alters", "alter_errors"),
                     "ghost": ("delivered", "removed", "failover_in")}
 #: the World's fields both features read and write
@@ -154,9 +154,9 @@ LIFECYCLE_FIELDS = {
 FEATURE_FIELDS = {"lifecycle": LIFECYCLE_FIELDS, "procedure": PROCEDURE_FIELDS}
 
 
-def without_feature(js: dict, feature: str) -> dict:
+def format_without(js: dict, feature: str) -> dict:
     """The JSON view ``js`` of a World (``Model.state_to_json``) without the fields of
-    ``feature`` ("lifecycle" or "procedure")."""
+    ``feature`` ("lifecycle" or "procedure"). Display code: it never makes a state."""
     for part, fields in FEATURE_FIELDS[feature].items():
         target = js[part] if part else js
         for f in fields:
