@@ -146,11 +146,15 @@ PROCEDURE_FIELDS = {"": ("producers", "group"), "admin": ("alters", "alter_error
                     "ghost": ("delivered", "removed", "failover_in")}
 #: the World's fields both features read and write
 SHARED_FIELDS = ("store", "ctl", "mem", "brokers", "net", "admin", "ghost")
-_TYPES = {"": World, "admin": Admin, "ghost": Ghost}
-LIFECYCLE_FIELDS = {
-    part: tuple(f for f in _TYPES[part]._fields
-                if f not in fields and (part or f not in SHARED_FIELDS))
-    for part, fields in PROCEDURE_FIELDS.items()}
+
+
+def _rest(cls, taken) -> tuple:
+    return tuple(f for f in cls._fields if f not in taken)
+
+
+LIFECYCLE_FIELDS = {"": _rest(World, SHARED_FIELDS + PROCEDURE_FIELDS[""]),
+                    "admin": _rest(Admin, PROCEDURE_FIELDS["admin"]),
+                    "ghost": _rest(Ghost, PROCEDURE_FIELDS["ghost"])}
 FEATURE_FIELDS = {"lifecycle": LIFECYCLE_FIELDS, "procedure": PROCEDURE_FIELDS}
 
 
