@@ -120,6 +120,8 @@ class PartitionModel(Model):
     #: own variant is ``cfg.flags``
     flags = zk_flags("legacy")
     purge_delay = False  # a StopReplica deletes the log at once (no deleting/ step)
+    #: KIP-253's controller never reads a StopReplica's answer: none is sent
+    stop_replica_answered = False
 
     def __init__(self, cfg: Config, liveness: bool = False, bookkeeping: bool = False):
         self.cfg = cfg

@@ -4,7 +4,8 @@ operations, KIP-195 CreatePartitions), beside the KRaft plane in model/kafka/kra
 Modules: ``state`` (types), ``variants`` (legacy, kip516, release lines, mutants as data),
 ``control`` (controller and admin requests), ``expansion`` (CreatePartitions),
 ``brokers`` (broker-side handling, crash/restart: a broker deletes a removed topic's
-replica on StopReplica), ``datapath`` (replication, producer, consumer), ``model`` (the
+replica on StopReplica; the delivery of every controller request, KIP-253's too),
+``coordinator`` (the group coordinator's reaction to them), ``datapath`` (replication, producer, consumer), ``model`` (the
 composed TopicsModel),
 ``views`` + ``properties`` (the invariants, declared once as formulas), ``pictures``
 (trace text and sequence-picture lanes), ``symmetry`` (broker renaming), ``scenarios``.

@@ -4,11 +4,15 @@ deleting/ directory. partition.metadata is flushed before the first append to a 
 partition's topic ID.
 
 Each public function is one action ``f(m, w, ...) -> World | None`` (None: not enabled or no
-effect); the docstring names the KIP section it models. What a controller request does to
-the broker's own record is apart (``leader_and_isr_applied``, ``stop_replica_applied``,
-``update_metadata_applied``): the KIP-253 procedure's broker (``model.kafka.kip253.broker``)
-applies its requests with them too. They read the model's release line (``m.flags``) and
-whether deleting/ is purged by a later step (``m.purge_delay``).
+effect); the docstring names the KIP section it models. A controller request is delivered
+the same way whichever feature a scenario runs (``DELIVER``: the topic lifecycle, and
+KIP-253's procedure through ``model.kafka.kip253.broker``): the broker's own record takes
+it (``leader_and_isr_applied``, ``stop_replica_applied``, ``update_metadata_applied``),
+then what follows from it on the broker (the high watermark's acknowledgements, the group
+coordinator: ``coordinator``), then the answer the controller reads. They read the model's
+release line (``m.flags``), whether deleting/ is purged by a later step
+(``m.purge_delay``) and whether its controller reads StopReplica answers
+(``m.stop_replica_answered``).
 """
 from __future__ import annotations
 
@@ -16,9 +20,9 @@ from kmc.model.kafka import broker as bk
 from kmc.model.kafka.broker import NO_ROLE, Replica
 from kmc.model.kafka.canon import replace_at, set_add
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.kafka.zk import control
+from kmc.model.kafka.zk import control, coordinator
 from kmc.model.kafka.zk.datapath import acknowledge
-from kmc.model.kafka.messages import FULL, NO_COUNT
+from kmc.model.kafka.messages import FULL, LAIR, NO_COUNT, STOP, UM, lair_response
 
 
 def _put(w, b, rec):
@@ -51,10 +55,14 @@ def fresh_replica(m, ps) -> Replica:
 
 
 def on_leader_and_isr(m, w, msg):
-    """LeaderAndIsr delivered to its broker (``leader_and_isr_applied``); the leader may
-    advance its high watermark at once: the request's ISR may have shrunk
-    (Partition.makeLeader -> maybeIncrementLeaderHW, then tryCompleteDelayedRequests
-    completes the acks=all produces it waited for)."""
+    """LeaderAndIsr delivered to its broker (KafkaApis.handleLeaderAndIsrRequest). The
+    broker's record takes it (``leader_and_isr_applied``; ReplicaManager.
+    becomeLeaderOrFollower); a leader may advance its high watermark at once, since the
+    request's ISR may have shrunk (Partition.makeLeader -> maybeIncrementLeaderHW, then
+    tryCompleteDelayedRequests completes the acks=all produces it waited for); the group
+    coordinator reacts (``coordinator.on_leader_and_isr``). The answer is sent when the
+    controller waits for it (``msg.ack``) and is still the one at the request's epoch (a
+    dead controller's connection is gone)."""
     b = msg.dst
     net = m.net.deliver(w.net, msg)
     br = leader_and_isr_applied(m, w.brokers[b - 1], msg)
@@ -66,7 +74,13 @@ def on_leader_and_isr(m, w, msg):
         r = bk.replica(br, ps.partition)
         if r is not None and r.leader == b:
             ghost = acknowledge(w.store, w.brokers, ghost, r.inc, ps.partition)
-    return w if ghost is w.ghost else w._replace(ghost=ghost)
+    if ghost is not w.ghost:
+        w = w._replace(ghost=ghost)
+    if w.group is not None:
+        w = coordinator.on_leader_and_isr(m, w, msg)
+    if msg.ack and msg.epoch == w.ctl.epoch:
+        w = w._replace(net=m.net.send(w.net, lair_response(msg)))
+    return w
 
 
 def leader_and_isr_applied(m, br, msg):
@@ -133,14 +147,22 @@ def leader_and_isr_applied(m, br, msg):
 
 
 def on_stop_replica(m, w, msg):
-    """StopReplica delivered to its broker (``stop_replica_applied``) and answered; success
-    either way: nothing of that topic ID is left."""
+    """StopReplica delivered to its broker (KafkaApis.handleStopReplicaRequest): the
+    broker's record takes it (``stop_replica_applied``; ReplicaManager.stopReplicas), the
+    group coordinator reacts (``coordinator.on_stop_replica``), and the broker answers
+    success either way (nothing of that topic ID is left) when its controller reads the
+    answer (``m.stop_replica_answered``: the topic lifecycle's deletion waits for it,
+    KIP-253's controller never reads one)."""
     b = msg.dst
     net = m.net.deliver(w.net, msg)
     br = stop_replica_applied(m, w.brokers[b - 1], msg)
     if br is None:
         return w._replace(net=net)  # STALE_CONTROLLER_EPOCH, to a deposed controller
     w = _put(w, b, br)
+    if w.group is not None:
+        w = coordinator.on_stop_replica(m, w, msg)
+    if not m.stop_replica_answered:
+        return w._replace(net=net)
     return w._replace(net=control.respond_stop(m, w, net, msg))
 
 
@@ -177,6 +199,22 @@ def update_metadata_applied(m, br, msg):
     if _fenced(m, br, msg.epoch):
         return None
     return _seen(br, msg.epoch)._replace(meta=(msg.undeleted, msg.total))
+
+
+def on_update_metadata(m, w, msg):
+    """UpdateMetadata delivered to its broker (KafkaApis.handleUpdateMetadataRequest): the
+    broker's metadata cache takes it (``update_metadata_applied``); no answer is modelled
+    (no controller reads one)."""
+    b = msg.dst
+    net = m.net.deliver(w.net, msg)
+    br = update_metadata_applied(m, w.brokers[b - 1], msg)
+    if br is None:
+        return w._replace(net=net)  # STALE_CONTROLLER_EPOCH
+    return _put(w, b, br)._replace(net=net)
+
+
+#: controller request kind -> its delivery to the addressed broker
+DELIVER = {LAIR: on_leader_and_isr, STOP: on_stop_replica, UM: on_update_metadata}
 
 
 def crash(m, w, b):

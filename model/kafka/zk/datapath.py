@@ -85,7 +85,8 @@ def acknowledge(store, brokers, ghost, inc, p):
         return ghost
     # records of another incarnation (a stale log taken over) were never produced to it
     mine = ((inc, p, o) for o in range(min(hw, len(lr.log))) if lr.log[o] == inc)
-    return ghost._replace(acked=set_union(ghost.acked, mine))
+    acked = set_union(ghost.acked, mine)
+    return ghost if acked is ghost.acked else ghost._replace(acked=acked)
 
 
 # ---- replication ---------------------------------------------------------------------------

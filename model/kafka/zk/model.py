@@ -43,6 +43,8 @@ FAULTS = frozenset({"crash", "restart", "failover", "lose"})
 class TopicsModel(Model):
     name = "topics"
     has_symmetry = True
+    #: the deletion waits for every StopReplica's answer (``zk.brokers.on_stop_replica``)
+    stop_replica_answered = True
 
     def __init__(self, variant: str, bounds):
         # CreatePartitions places replicas by broker id (expansion.placement): renaming
@@ -56,8 +58,7 @@ class TopicsModel(Model):
         self.broker_ids = tuple(bk.broker_ids(bounds.brokers))
         self._maps = ksym.mappings(self.broker_ids)
         self._deliver = {
-            "LeaderAndIsr": brokers.on_leader_and_isr,
-            "StopReplica": brokers.on_stop_replica,
+            **brokers.DELIVER,  # the controller's requests
             "StopReplicaResponse": control.on_stop_replica_response,
             "FetchResponse": datapath.on_fetch_response,
         }
