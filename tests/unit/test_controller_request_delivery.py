@@ -99,3 +99,25 @@ def test_a_request_of_an_older_controller_epoch_changes_only_the_network(procedu
     assert t == w  # taken off the channel, nothing else
     now = _deliver(m, w, update_metadata(-w.ctl.active, 1, w.ctl.epoch, 7, 7))
     assert now.brokers[0].meta == (7, 7)
+
+
+def test_offsets_go_with_the_update_metadata_that_stops_advertising_the_partition():
+    """``kip253-offsets-by-metadata``: as Kafka's broker, the coordinator deletes a
+    partition's committed offsets when an UpdateMetadata no longer advertises it; the
+    StopReplica leaves them, and a fenced UpdateMetadata deletes nothing."""
+    m = build("shrink", "kip253-offsets-by-metadata")
+    w = m.init_states()[0]
+    assert w.brokers[0].meta == (3, 3)
+    w = w._replace(group=w.group._replace(committed=(1, 1, 2) + w.group.committed[3:],
+                                          reported=(0, 0, 2) + w.group.reported[3:]))
+    stopped = _deliver(m, w, _stop(w, 2))
+    assert bk.replica(stopped.brokers[0], 2) is None and stopped.group == w.group
+    src, ep = -w.ctl.active, w.ctl.epoch
+    counted = _deliver(m, stopped, update_metadata(src, 1, ep, 2, 3))  # 2 is only marked
+    assert counted.group == w.group
+    gone = _deliver(m, counted, update_metadata(src, 1, ep, 2, 2))
+    assert gone.group.committed[:3] == (1, 1, 0) and gone.group.reported[:3] == (0, 0, 0)
+    fenced = _deliver(m, counted, update_metadata(src, 1, ep - 1, 2, 2))
+    assert fenced.group == w.group and fenced.brokers[0].meta == (2, 3)
+    kept = build("shrink", "kip253")  # the StopReplica deletes them in kip253
+    assert _deliver(kept, w, _stop(w, 2)).group.committed[:3] == (1, 1, 0)

@@ -38,9 +38,14 @@ class Flags:
     parked_fetch_fenced: bool = True
     #: a metadata refresh clears the producer's retriable error, so it retries the message
     retry_after_refresh: bool = True
-    #: StopReplica(delete=true) also deletes the partition's committed offsets (Kafka's
-    #: handleDeletedPartitions), so a partition id created again is read from its start
+    #: the group coordinator deletes a removed partition's committed offsets
+    #: (GroupCoordinator.handleDeletedPartitions), so a partition id created again is read
+    #: from its start
     reset_offsets_on_delete: bool = True
+    #: ... when the StopReplica(delete=true) arrives (False), or as Kafka's broker does it
+    #: (True): when an UpdateMetadata no longer advertises the partition
+    #: (KafkaApis.handleUpdateMetadataRequest; ``model.kafka.zk.coordinator``)
+    offsets_by_metadata: bool = False
     #: an expansion increments the existing partitions' leader epochs before it creates
     #: the new partitions (KIP-253 §2 bullet 3)
     bump_before_split: bool = True
@@ -83,6 +88,10 @@ MUTANTS = {
 }
 VARIANTS.update({name: replace(VARIANTS["kip253"], name=name, **{flag: False})
                  for name, flag in MUTANTS.items()})
+#: kip253 on Kafka's own offset cleanup: a removed partition's offsets go when an
+#: UpdateMetadata stops advertising it, not with its StopReplica
+VARIANTS["kip253-offsets-by-metadata"] = replace(
+    VARIANTS["kip253"], name="kip253-offsets-by-metadata", offsets_by_metadata=True)
 
 NAMES = tuple(VARIANTS)
 

@@ -203,14 +203,20 @@ def update_metadata_applied(m, br, msg):
 
 def on_update_metadata(m, w, msg):
     """UpdateMetadata delivered to its broker (KafkaApis.handleUpdateMetadataRequest): the
-    broker's metadata cache takes it (``update_metadata_applied``); no answer is modelled
-    (no controller reads one)."""
+    broker's metadata cache takes it (``update_metadata_applied``), then the group
+    coordinator may drop the offsets of partitions it no longer advertises
+    (``coordinator.on_update_metadata``); no answer is modelled (no controller reads
+    one)."""
     b = msg.dst
     net = m.net.deliver(w.net, msg)
-    br = update_metadata_applied(m, w.brokers[b - 1], msg)
+    before = w.brokers[b - 1]
+    br = update_metadata_applied(m, before, msg)
     if br is None:
         return w._replace(net=net)  # STALE_CONTROLLER_EPOCH
-    return _put(w, b, br)._replace(net=net)
+    w = _put(w, b, br)._replace(net=net)
+    if w.group is not None:
+        w = coordinator.on_update_metadata(m, w, msg, before.meta)
+    return w
 
 
 #: controller request kind -> its delivery to the addressed broker
