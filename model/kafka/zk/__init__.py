@@ -5,8 +5,8 @@ Modules: ``state`` (types), ``variants`` (legacy, kip516, release lines, mutants
 ``control`` (controller and admin requests), ``expansion`` (CreatePartitions),
 ``brokers`` (broker-side handling, crash/restart: a broker deletes a removed topic's
 replica on StopReplica; the delivery of every controller request, KIP-253's too),
-``coordinator`` (the group coordinator's reaction to them), ``datapath`` (replication, producer, consumer), ``model`` (the
-composed TopicsModel),
+``coordinator`` (the group coordinator's reaction to them), ``datapath`` (replication,
+producer, consumer), ``model`` (the composed TopicsModel),
 ``views`` + ``properties`` (the invariants, declared once as formulas), ``pictures``
 (trace text and sequence-picture lanes), ``symmetry`` (broker renaming), ``scenarios``.
 See docs/model-topic-lifecycle.md.

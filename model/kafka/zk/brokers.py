@@ -1,7 +1,7 @@
-"""Broker-side steps: handling LeaderAndIsr and StopReplica, crash, restart and purging the
-deleting/ directory. partition.metadata is flushed before the first append to a log
-(``datapath``), as Kafka's ``maybeFlushMetadataFile`` does; a crash before that loses the
-partition's topic ID.
+"""Broker-side steps: handling LeaderAndIsr, StopReplica and UpdateMetadata, crash, restart
+and purging the deleting/ directory. partition.metadata is flushed before the first append
+to a log (``datapath``), as Kafka's ``maybeFlushMetadataFile`` does; a crash before that
+loses the partition's topic ID.
 
 Each public function is one action ``f(m, w, ...) -> World | None`` (None: not enabled or no
 effect); the docstring names the KIP section it models. A controller request is delivered
