@@ -15,7 +15,7 @@ from kmc.mutate.isolation import Mutant, mutants_of, read_source, warm
 from kmc.mutate.operators import pragma_lines
 from kmc.mutate.pool import NOT_RUN, run_tasks
 from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path,
-                                model_module, scenario_module)
+                                model_modules, scenario_module)
 from kmc.mutate import probes
 from kmc.mutate.replay import Spec
 from kmc.mutate.stall import stall_limit
@@ -58,10 +58,11 @@ def make_plan(entries, files=None, only=(), skip=()) -> Plan:
         # modules a model imports lazily are loaded here, before the workers fork, and
         # join the import graph
         model.properties(), model.weakly_fair, model.strongly_fair
-        # the scenario's builder may live in a shared module: the model's own module
-        # names the rest of what the run uses
-        modules[e.id] = (scenario_module(sc), model_module(sc, model))
-        models.add(model_module(sc, model))
+        # the scenario's builder may live in a shared module: the model's own modules
+        # name the rest of what the run uses
+        own = model_modules(sc, model)
+        modules[e.id] = (scenario_module(sc),) + own
+        models.update(own)
         if sc.family == "user":
             target = sc.name.rpartition(":")[0]
             if target.endswith(".py"):

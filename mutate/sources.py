@@ -125,7 +125,7 @@ def _imports(name: str, path: str, is_package: bool, known=frozenset()) -> set[s
 
 
 def scenario_module(sc) -> str:
-    """The module of a scenario's builder. With the model's module (``model_module``) its
+    """The module of a scenario's builder. With the model's modules (``model_modules``) its
     import closure holds every module the runs use."""
     if sc.family == "user":
         return user_module(sc)
@@ -139,15 +139,22 @@ def user_module(sc) -> str:
     return target
 
 
-def model_module(sc, model) -> str:
-    """The module whose code a default run mutates: a user model's file, else the
-    module of the model's class."""
-    return user_module(sc) if sc.family == "user" else type(model).__module__
+def model_modules(sc, model) -> tuple[str, ...]:
+    """The modules whose code a default run mutates: a user model's file; else the
+    module of the model's class, or, for a model made of the features a scenario
+    chooses (a ``features`` attribute, as the ZooKeeper-era cluster's), the module of
+    each feature's class (they import the model's)."""
+    if sc.family == "user":
+        return (user_module(sc),)
+    features = getattr(model, "features", None)
+    if features:
+        return tuple(dict.fromkeys(type(f).__module__ for f in features))
+    return (type(model).__module__,)
 
 
 def default_files(graph: Graph, modules: set[str]) -> list[str]:
     """The files a run mutates when ``--files`` is not given. ``modules``: the model
-    modules (``model_module``) of the chosen runs. A user model: its file. A built-in
+    modules (``model_modules``) of the chosen runs. A user model: its file. A built-in
     model: its module and the modules of its package it imports, display modules and
     property modules (``is_property_code``) left out."""
     out = set()

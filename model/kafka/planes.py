@@ -68,13 +68,14 @@ def _only(text: str, plane: str) -> str:
     return f"{text} (plane {plane} only; not used on the other plane)"
 
 
-def two_plane_scenario(name: str, description: str, bounds, zk_help: dict, *, model_cls,
+def two_plane_scenario(name: str, description: str, bounds, zk_help: dict, *, zk_model,
                        variants: tuple, family: str = "topics",
                        default: str = ZK) -> Scenario:
     """A lifecycle scenario with ``bounds`` (``zk.state.Bounds``) on the ZooKeeper
-    plane, where ``model_cls`` runs ``variants``, and on the KRaft plane with the shared
-    bounds carried over; a ``plane`` parameter chooses, ``default`` when not given. (The
-    ZooKeeper model is passed in: its package imports this module.)"""
+    plane, where ``zk_model(variant, bounds)`` builds the model of each of ``variants``,
+    and on the KRaft plane with the shared bounds carried over; a ``plane`` parameter
+    chooses, ``default`` when not given. (The ZooKeeper model is passed in: its package
+    imports this module.)"""
     zk_skip, kraft_skip = zk_only(zk_help), kraft_only(zk_help)
     params = []
     for p in bound_params(bounds, zk_help):
@@ -93,7 +94,7 @@ def two_plane_scenario(name: str, description: str, bounds, zk_help: dict, *, mo
                               params=narrower)}
     sets = {default: sets[default], **sets}  # the default plane first, as `kmc list` shows
     return Scenario(name=name, description=description,
-                    build=_build(model_cls, bounds, default),
+                    build=_build(zk_model, bounds, default),
                     params=tuple(params), variants=sets[default].variants,
                     default_variant=DEFAULTS[default], family=family,
                     selector=PLANE.name, variant_sets=sets)
@@ -134,12 +135,11 @@ def kraft_bounds(bounds) -> KRaftBounds:
 
 def plane_of(model) -> str | None:
     """The control plane a built model runs on; None for a model that is not Kafka's."""
-    from kmc.model.kafka.kip253.model import PartitionModel
-    from kmc.model.kafka.zk.model import TopicsModel
+    from kmc.model.kafka.zk.cluster import Cluster
 
     if isinstance(model, KRaftModel):
         return KRAFT
-    if isinstance(model, (TopicsModel, PartitionModel)):
+    if isinstance(model, Cluster):
         return ZK
     return None
 

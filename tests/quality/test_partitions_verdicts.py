@@ -15,7 +15,7 @@ from kmc.explorers.bfs import bfs
 from kmc.api import check
 from kmc.model.kafka.kip253.broker import hosted, the_broker
 from kmc.model.kafka.kip253.config import Config
-from kmc.model.kafka.kip253.model import PartitionModel
+from kmc.model.kafka.kip253.procedure import partition_procedure
 from kmc.model.kafka.kip253.variants import NAMES, flags_for
 from kmc.reports.regress.expect import compare, observe
 from suite_rows import complete_rows, in_smoke, row_params
@@ -111,7 +111,7 @@ def test_failover_witnesses_in_kip253(results):
 # ---- findings: single guards of our reading of the KIP switched off (not named variants) --
 def run_flags(variant, start, ops, failovers, **flags):
     cfg = Config(flags_for(variant, **flags), 2, start, ops, ((2, 2),), 2, failovers, ())
-    r = bfs(PartitionModel(cfg))
+    r = bfs(partition_procedure(cfg))
     return r.unique_states, {n: len(r.discoveries[n].trace)
                              for n, v in r.verdicts().items() if v == "violated"}
 

@@ -65,7 +65,7 @@ def test_a_new_controller_stuck_in_its_recovery_never_completes_the_procedure(mo
     """ProcedureEventuallyCompletes: a recovery that reads the topic znode but never
     leaves ``recover`` (the mutants of ``ctrl-recover`` that drop its phase change) is a
     lasso; the procedure as modelled completes after the failover."""
-    from kmc.model.kafka.kip253 import model as kip253
+    from kmc.model.kafka.kip253.procedure import Procedure
     from kmc.model.kafka.kip253.znodes import undeleted
 
     assert check("expand-failover", "kip253", ON).verdict(
@@ -76,7 +76,7 @@ def test_a_new_controller_stuck_in_its_recovery_never_completes_the_procedure(mo
             return None
         return w._replace(mem=w.mem._replace(count=undeleted(w.store)))
 
-    monkeypatch.setitem(kip253._STEP, "ctrl-recover", stuck)
+    monkeypatch.setitem(Procedure.steps, "ctrl-recover", stuck)
     r = check("expand-failover", "kip253", ON)
     assert r.verdict("ProcedureEventuallyCompletes") == "violated"
     t = r.discoveries["ProcedureEventuallyCompletes"].trace

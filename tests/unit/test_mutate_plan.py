@@ -39,7 +39,7 @@ def test_a_default_run_leaves_property_code_out_and_files_can_name_it():
     names = {os.path.relpath(f, ROOT) for f in make_plan(entries).files}
     topics = os.path.join("model", "kafka", "zk")
     assert {os.path.join(topics, f) for f in ("control.py", "brokers.py", "datapath.py",
-                                              "model.py")} <= names
+                                              "lifecycle.py", "cluster.py")} <= names
     props = [os.path.join(topics, f) for f in ("properties.py", "protocol_properties.py",
                                                "views.py", "liveness.py")]
     assert all(is_property_code(os.path.join(ROOT, f)) for f in props)
@@ -47,3 +47,24 @@ def test_a_default_run_leaves_property_code_out_and_files_can_name_it():
     assert not is_property_code(os.path.join(ROOT, topics, "control.py"))
     named = make_plan(entries, [os.path.join(ROOT, props[0])]).files
     assert [os.path.relpath(f, ROOT) for f in named] == [props[0]]
+
+
+def test_a_default_run_mutates_the_package_of_the_features_the_scenario_runs():
+    """The ZooKeeper-era scenarios build one cluster model; a default run mutates the
+    package of the feature each scenario chooses: KIP-253's procedure for the partition
+    scenarios (the cluster's own code, which its feature imports from the zk package, is
+    named with ``--files``), the zk package for the topic lifecycle."""
+    from kmc.mutate.runner import make_plan
+    from kmc.reports.regress.suite import Entry
+
+    def packages(scenario, variant):
+        plan = make_plan([Entry(id="e", scenario=scenario, variant=variant)])
+        return {os.path.relpath(os.path.dirname(f), ROOT) for f in plan.files}, \
+            {os.path.basename(f) for f in plan.files}
+
+    dirs, names = packages("shrink-then-expand", "kip253")
+    assert dirs == {os.path.join("model", "kafka", "kip253")}
+    assert {"procedure.py", "controller.py", "group.py"} <= names
+    dirs, names = packages("stale-read", "kip516")
+    assert dirs == {os.path.join("model", "kafka", "zk")}
+    assert "procedure.py" not in names

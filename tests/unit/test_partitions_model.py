@@ -8,7 +8,7 @@ from kmc.errors import UsageError
 from kmc.model.contract import validate_model
 from kmc.model.kafka.kip253 import SCENARIOS, znodes
 from kmc.model.kafka.kip253.config import Config
-from kmc.model.kafka.kip253.model import ACTION_NAMES, PartitionModel
+from kmc.model.kafka.kip253.procedure import ACTION_NAMES, partition_procedure
 from kmc.model.kafka.kip253.variants import NAMES, flags_for
 from kmc.model.scenario import ScenarioError
 
@@ -119,7 +119,7 @@ def test_runs_are_deterministic():
 def test_unknown_witness_is_refused():
     cfg = Config(flags_for("kip253"), 2, 2, (3,), ((2,),), 2, 0, ("NoSuchWitness",))
     with pytest.raises(ValueError, match="unknown witness"):
-        PartitionModel(cfg).properties()
+        partition_procedure(cfg).properties()
 
 
 def test_the_procedure_shares_the_clusters_store_and_controller_memory():

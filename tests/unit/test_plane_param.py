@@ -14,7 +14,7 @@ from kmc.model.kafka.kraft.state import Bounds as KRaftBounds
 from kmc.model.kafka.kraft.variants import VARIANT_NAMES as KRAFT_VARIANTS
 from kmc.model.kafka.planes import kraft_bounds, kraft_only, zk_only
 from kmc.model.scenario import Param, Scenario, ScenarioError, VariantSet
-from kmc.model.kafka.zk.model import TopicsModel
+from kmc.model.kafka.zk.cluster import Cluster
 from kmc.model.kafka.zk.scenarios import PARAM_HELP, SCENARIOS
 from kmc.model.kafka.zk.variants import VARIANT_NAMES as ZK_VARIANTS
 from kmc.reports.regress.suite import builtin_suite, read_suite
@@ -37,7 +37,7 @@ def test_the_default_plane_builds_the_zookeeper_model_as_before(name):
     sc = next(s for s in SCENARIOS if s.name == name)
     for params in ({}, {"plane": "zk"}):
         model = api.build(name, None, params)
-        assert isinstance(model, TopicsModel) and model.variant == "kip516"
+        assert isinstance(model, Cluster) and model.variant == "kip516"
         # every ZooKeeper bound is the scenario's default, the KRaft-only ones unused
         assert model.bounds == type(model.bounds)(**{
             p.name: p.default for p in sc.params if p.name in model.bounds._fields})

@@ -1,4 +1,4 @@
-"""The broker (one broker leads every partition): controller requests, Produce, Fetch checks.
+"""The broker (one broker leads every partition): its logs, the Produce and Fetch checks.
 
 KIP-253 §4: the broker records undeleted_partition_count from each LeaderAndIsr, atomically
 with the new leader epochs, and rejects a Produce (and, §8.6, a Fetch) that carries another
@@ -11,9 +11,8 @@ one broker leads, whose records are (key class, producer, seq, leader epoch).
 from __future__ import annotations
 
 from kmc.model.kafka import broker as bk
-from kmc.model.kafka.kip253.channels import BROKER, INCARNATION, head_from
+from kmc.model.kafka.kip253.channels import BROKER, INCARNATION
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.kafka.zk.brokers import DELIVER
 
 INVALID_PARTITION_METADATA = "InvalidPartitionMetadataException"
 UNKNOWN_PARTITION = "UnknownTopicOrPartition"
@@ -43,23 +42,6 @@ def new_log(p: int, epoch: int):
     """An empty log of partition ``p`` at leader ``epoch``, led by the one broker
     (KIP-253 predates topic IDs: ``ZERO_ID``)."""
     return bk.Replica(p, ZERO_ID, INCARNATION, BROKER, epoch, (), True, "")
-
-
-def deliver(m, w, msg):
-    """Deliver the controller's request ``msg``, the oldest on its channel to the broker,
-    as every ZooKeeper-era request is delivered (``model.kafka.zk.brokers.DELIVER``): the
-    broker's record takes it (a LeaderAndIsr its count and every higher leader epoch, a
-    StopReplica deletes the replica, an UpdateMetadata refreshes the metadata cache
-    clients read), the group coordinator reacts (``model.kafka.zk.coordinator``: a count
-    change fences the group's parked Fetch, KIP-253 §8.6; a deleted partition's committed
-    offsets go), and a LeaderAndIsr is answered when the controller waits for it. A
-    request from an older controller epoch changes nothing (STALE_CONTROLLER_EPOCH)."""
-    if head_from(w.net, msg.src, BROKER, m.net) != msg:
-        return None
-    step = DELIVER.get(msg.kind)
-    if step is None:
-        raise ValueError(f"unknown controller request {msg!r}")  # pragma: no mutate
-    return step(m, w, msg)
 
 
 def produce_error(cfg, w, p: int, count: int):

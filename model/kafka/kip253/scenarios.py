@@ -15,7 +15,7 @@ marked together and each feeds another survivor.
 from __future__ import annotations
 
 from kmc.model.kafka.kip253.config import Config
-from kmc.model.kafka.kip253.model import PartitionModel
+from kmc.model.kafka.kip253.procedure import partition_procedure
 from kmc.model.kafka.kip253.variants import NAMES, flags_for
 from kmc.model.scenario import Param, Scenario
 
@@ -58,7 +58,7 @@ def _builder(N, start, ops, witnesses, legacy_witnesses=None):
         keys = KEY_CLASSES[:params["keys"]]
         scripts = tuple(tuple(keys[(j + i) % len(keys)] for j in range(params["messages"]))
                         for i in range(params["producers"]))
-        return PartitionModel(Config(flags, N, start, tuple(ops), scripts, params["members"],
+        return partition_procedure(Config(flags, N, start, tuple(ops), scripts, params["members"],
                                      params["failovers"], tuple(wit)),
                               liveness=params["liveness"],
                               bookkeeping=params["bookkeeping"])

@@ -13,7 +13,7 @@ from kmc.model.kafka.kraft.variants import VARIANT_NAMES
 from kmc.model.kafka.planes import KRAFT, two_plane_scenario
 from kmc.model.kafka.scenarios import lifecycle_scenario
 from kmc.model.kafka.zk import scenarios as zk_scenarios
-from kmc.model.kafka.zk.model import TopicsModel
+from kmc.model.kafka.zk.lifecycle import topic_lifecycle
 from kmc.model.kafka.zk.state import Bounds as ZkBounds
 from kmc.model.kafka.zk.variants import VARIANT_NAMES as ZK_VARIANTS
 
@@ -60,7 +60,7 @@ SCENARIOS = [
         "(-p plane=zk: the ZooKeeper-era controller's broker reads and writes the "
         "topic znode)",
         ZkBounds(brokers=2, rf=2, incarnations=2, adds=1, target=2),
-        zk_scenarios.PARAM_HELP, model_cls=TopicsModel, variants=ZK_VARIANTS,
+        zk_scenarios.PARAM_HELP, zk_model=topic_lifecycle, variants=ZK_VARIANTS,
         family="kraft", default=KRAFT),
     _scenario(
         "recreate-other-count",

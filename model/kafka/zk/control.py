@@ -2,8 +2,8 @@
 reactions to broker crashes and restarts, and failover.
 
 Each public function is one action: ``f(m, w, ...) -> World | None`` where ``m`` is the
-TopicsModel (flags, bounds, network) and None means "not enabled / no effect". The
-docstring names the KIP section it models.
+cluster model (``zk.cluster``: flags, bounds, network) and None means "not enabled / no
+effect". The docstring names the KIP section it models.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ KRaft plane with the KRaft variants (``model.kafka.planes``).
 from __future__ import annotations
 
 from kmc.model.kafka.planes import two_plane_scenario
-from kmc.model.kafka.zk.model import TopicsModel
+from kmc.model.kafka.zk.lifecycle import topic_lifecycle
 from kmc.model.kafka.zk.state import Bounds
 from kmc.model.kafka.zk.variants import VARIANT_NAMES
 
@@ -33,7 +33,7 @@ PARAM_HELP = {
 
 
 def _scenario(name, description, bounds):
-    return two_plane_scenario(name, description, bounds, PARAM_HELP, model_cls=TopicsModel,
+    return two_plane_scenario(name, description, bounds, PARAM_HELP, zk_model=topic_lifecycle,
                               variants=VARIANT_NAMES)
 
 
