@@ -171,7 +171,7 @@ def test_each_bookkeeping_mutant_switches_one_guard_of_kip253():
 STRANDED = [("admin-alter",), ("ctrl-shrink-record", 1), ("ctrl-shrink-bump", 1),
             ("ctrl-shrink-leader-and-isr", 1), ("deliver", -1),
             ("ctrl-shrink-update-metadata", 1), ("ctrl-check-drained", 1),
-            ("ctrl-remove-assignment", 1), ("failover", 1), ("ctrl-recover", 2),
+            ("ctrl-remove-assignment", 1), ("failover", 2), ("ctrl-recover", 2),
             ("ctrl-remove-znode", 2), ("deliver", -2), ("producer-refresh", 0),
             ("produce", 0), ("group-rebalance",), ("produce", 0), ("member-deliver", 0, 0),
             ("member-deliver", 0, 0), ("deliver", -1), ("deliver", -1)]

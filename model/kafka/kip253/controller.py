@@ -290,20 +290,13 @@ def remove_znode(m, w):
 
 
 # ---- failover (the KIP's "this procedure is fault tolerant" notes) ------------------------
-def failover(m, w):
-    """Fault: the active controller dies and the other candidate is elected with the next
-    controller epoch (``model.kafka.controller``). The in-memory state (phase, recorded
-    epochs) is lost, and so are the responses addressed to the dead controller; requests
-    already on the wire still arrive."""
-    cfg = m.cfg
-    ctl = w.ctl
-    if ctl.epoch - election.FIRST_EPOCH >= cfg.failovers:
-        return None
-    dead = controller_endpoint(ctl.active)
-    new = election.fail_over(ctl, election.successors_of(ctl)[0])
-    ghost = w.ghost._replace(failover_in=set_add(w.ghost.failover_in, procedure_kind(w)))
-    return w._replace(ctl=new, mem=election.Memory(phase="recover", count=0),
-                      ghost=ghost, net=m.net.drop(w.net, lambda x: x.dst == dead))
+def on_elected(m, old, w):
+    """After a failover (``zk.failover``: the new controller's memory is empty, the
+    answers to the dead one are gone, requests already on the wire still arrive): the
+    new controller's next step is ``recover``. ``old``: the state the dead controller
+    left, whose unfinished procedure the witnesses name."""
+    ghost = w.ghost._replace(failover_in=set_add(w.ghost.failover_in, procedure_kind(old)))
+    return w._replace(mem=w.mem._replace(phase="recover", count=0), ghost=ghost)
 
 
 def procedure_kind(w) -> str:
@@ -364,5 +357,4 @@ STEPS = {
     "ctrl-remove-znode": remove_znode,
     "ctrl-recover": recover,
     "ctrl-resync-update-metadata": resync_update_metadata,
-    "failover": failover,
 }

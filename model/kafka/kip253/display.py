@@ -51,7 +51,7 @@ def format_action(a) -> str:
     if kind == "deliver":
         return delivery_text(a[1])
     if kind == "failover":
-        return f"failover({controller_lane(a[1])} dies)"
+        return f"failover({controller_lane(a[1])} elected)"
     return f"{kind}({controller_lane(a[1])})" if kind.startswith("ctrl-") else kind
 
 

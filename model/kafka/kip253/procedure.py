@@ -26,7 +26,7 @@ FAILOVER = "failover"
 #: controller candidates: a failover elects the other one
 CANDIDATES = 2
 
-#: controller steps a phase can enable (the failover is listed separately, last)
+#: controller steps a phase can enable (the cluster lists the failover, after them all)
 _PHASE_STEPS = {
     IDLE: ("ctrl-expand-count", "ctrl-shrink-record", "ctrl-check-drained"),
     "expand-bump": ("ctrl-expand-bump",),
@@ -52,7 +52,7 @@ def _as_candidate(step):
 
 #: every action kind, in listing order (coverage reports the ones that never fired)
 ACTION_NAMES = ("admin-alter",) + tuple(controller.STEPS) + (
-    "deliver-LeaderAndIsr", "deliver-UpdateMetadata", "deliver-StopReplica", "produce",
+    FAILOVER, "deliver-LeaderAndIsr", "deliver-UpdateMetadata", "deliver-StopReplica", "produce",
     "producer-refresh", "group-rebalance", "report-position", "lookup-epochs", "unblock",
     "member-deliver", "delete-records")
 
@@ -64,7 +64,7 @@ def partition_procedure(cfg: Config, liveness: bool = False,
     Kafka before topic IDs; the procedure's own variant is ``cfg.flags``), over FIFO
     channels, and a StopReplica deletes the log at once (no deleting/ step)."""
     return Cluster((Procedure(cfg, liveness, bookkeeping),), flags=zk_flags("legacy"),
-                   net=NET, purge_delay=False)
+                   net=NET, purge_delay=False, failovers=cfg.failovers)
 
 
 #: the topic lifecycle's admin script, clients and fault budgets, which the procedure's
@@ -77,8 +77,9 @@ _NO_BUDGET = Budget(0, 0, 0)
 
 
 class Procedure:
-    """The AlterTopic script, the controller's expansion and deletion steps, keyed
-    producers, a consumer group, DeleteRecords and failovers (the scenario's ``cfg``)."""
+    """The AlterTopic script, the controller's expansion and deletion steps and its
+    recovery after a failover, keyed producers, a consumer group and DeleteRecords (the
+    scenario's ``cfg``)."""
     name = "procedure"
     title = "partitions"
     #: KIP-253's controller never reads a StopReplica's answer: none is sent
@@ -175,12 +176,14 @@ class Procedure:
                     yield ("report-position", c, p)
         for p in controller.marked(w.store):
             yield ("delete-records", p)
-        if w.ctl.epoch - election.FIRST_EPOCH < cfg.failovers:
-            yield (FAILOVER, me)
 
     def actions(self, m, w):
         """The enabled actions (a trace's action index counts these)."""
         return [a for a in self.candidates(m, w) if m.next_state(w, a) is not None]
+
+    def on_elected(self, m, old, w):
+        """After a failover (``zk.failover``): the new controller recovers the procedure."""
+        return controller.on_elected(m, old, w)
 
     # ---- properties, fairness -------------------------------------------------------------
     def properties(self, m):

@@ -3,7 +3,8 @@ cluster model (``cluster``) whose features a scenario chooses, the topic lifecyc
 (``lifecycle``: KIP-516 topic IDs, KIP-4 admin operations, KIP-195 CreatePartitions) and
 KIP-253's partition procedure (model/kafka/kip253).
 
-Modules: ``cluster`` (the one Model class), ``lifecycle`` (the topic lifecycle's actions),
+Modules: ``cluster`` (the one Model class), ``failover`` (the controller's failover, for
+every feature), ``lifecycle`` (the topic lifecycle's actions),
 ``state`` (the one World), ``variants`` (legacy, kip516, release lines, mutants as data),
 ``control`` (controller and admin requests), ``expansion`` (CreatePartitions),
 ``brokers`` (broker-side handling, crash/restart: a broker deletes a removed topic's

@@ -13,19 +13,21 @@ the controller procedures, clients and properties of one story:
   deletion, keyed producers and a consumer group, on one broker.
 
 A feature lists its candidate actions in a fixed order; the model lists the features' in
-the scenario's order and dispatches each action to its step, with one step signature:
-``step(model, world, *action arguments) -> next world or None``. A delivery (``("deliver",
-message)``) goes to the cluster's handler of the message's kind, whichever feature sent it.
+the scenario's order, then the controller's failover, and dispatches each action to its
+step, with one step signature: ``step(model, world, *action arguments) -> next world or
+None``. A delivery (``("deliver", message)``) goes to the cluster's handler of the
+message's kind, whichever feature sent it. The failover (``("failover", winner)``,
+``zk.failover``) is the cluster's too; each feature's ``on_elected`` then says what its
+new controller does.
 
 What a feature's steps read from the model: the brokers' release line (``flags``, the
 variant's data), the network's rules (``net``), whether a StopReplica's deletion waits
 for the purge step (``purge_delay``), whether the controller reads StopReplica answers
-(``stop_replica_answered``), and each feature's own parameters (the lifecycle's
+(``stop_replica_answered``), how many failovers a run allows (``failovers``), and each feature's own parameters (the lifecycle's
 ``bounds``, the procedure's ``cfg``).
 
 Two features that take the same action kind are refused: both would read and write the
-same clients or controller steps under one name (both have a failover, a producer's
-``produce`` and its refresh).
+same clients under one name (both have a producer: ``produce`` and its refresh).
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ from operator import itemgetter
 
 from kmc.model.contract import Model
 from kmc.model.kafka import broker as bk
-from kmc.model.kafka.zk import brokers, control, datapath
+from kmc.model.kafka.zk import brokers, control, datapath, failover
 from kmc.model.kafka.zk.state import FEATURE_FIELDS, TOPIC, format_without
 
 #: the cluster's handling of each message kind a delivery carries: the controller's
@@ -48,7 +50,8 @@ DELIVER = {
 class Cluster(Model):
     """One ZooKeeper-era cluster running ``features`` (see the module docstring)."""
 
-    def __init__(self, features, *, flags, net, purge_delay: bool = False):
+    def __init__(self, features, *, flags, net, purge_delay: bool = False,
+                 failovers: int = 0):
         if not features:
             raise ValueError("a cluster runs at least one feature")
         owner = {}
@@ -63,6 +66,7 @@ class Cluster(Model):
         self.flags = flags
         self.net = net
         self.purge_delay = purge_delay
+        self.failovers = failovers  # controller failovers a run allows (zk.failover)
         self.stop_replica_answered = any(f.reads_stop_replica_answers for f in features)
         for f in self.features:
             for attr, value in f.parameters().items():
@@ -71,6 +75,7 @@ class Cluster(Model):
                 setattr(self, attr, value)
         self._owner = owner
         self._steps = {kind: step for f in self.features for kind, step in f.steps.items()}
+        self._steps["failover"] = failover.failover
         self._deliver = DELIVER
         one = self.features[0] if len(self.features) == 1 else None
         self._one = one
@@ -90,6 +95,7 @@ class Cluster(Model):
         out = []
         for f in self.features:
             out.extend(f.actions(self, w))
+        out.extend(failover.candidates(self, w))
         return out
 
     def next_state(self, w, a):
@@ -113,6 +119,8 @@ class Cluster(Model):
                     t = steps[a[0]](self, w, *a[1:])
                 if t is not None:
                     out.append((a, t))
+        for a in failover.candidates(self, w):
+            out.append((a, failover.failover(self, w, a[1])))
         return out
 
     def properties(self):

@@ -1,5 +1,6 @@
 """Controller-side steps: admin requests (KIP-4 / KIP-516), deletion, StopReplica retries,
-reactions to broker crashes and restarts, and failover.
+reactions to broker crashes and restarts, and the new controller's resync after a
+failover (the failover itself is the cluster's: ``zk.failover``).
 
 Each public function is one action: ``f(m, w, ...) -> World | None`` where ``m`` is the
 cluster model (``zk.cluster``: flags, bounds, network) and None means "not enabled / no
@@ -10,12 +11,11 @@ from __future__ import annotations
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
 from kmc.model.kafka.canon import set_add, set_remove, set_union
-from kmc.model.kafka.controller import fail_over
 from kmc.model.kafka.messages import (
     FULL, INCREMENTAL, PartitionState, lair, stop_replica, stop_replica_response,
 )
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.kafka.zk.state import TOPIC, Ghost, Memory
+from kmc.model.kafka.zk.state import TOPIC, Ghost
 
 OK = "NONE"
 #: the leader epoch of a partition the controller has not brought online (NewPartition)
@@ -281,15 +281,15 @@ def broker_registered(m, w, b):
 
 
 # ---- failover -----------------------------------------------------------------------------
-def failover(m, w, winner):
-    """Controller failover (KIP-516 "DeleteTopics": the new controller has lost the
-    in-memory deletion state and "will send a FULL LeaderAndIsrRequest on becoming the
-    leader"; KIP-516 "Proposed Changes": it loads the topics from the store). legacy: it
-    reloads /admin/delete_topics and resumes the deletion (StopReplica via the retry)."""
-    mid = 1 if (w.store.delete_markers or w.mem.pending) else 0
-    old = -w.ctl.active
-    ctl = fail_over(w.ctl, winner)
-    net = m.net.drop(w.net, lambda x: x.dst == old)
+def resync(m, old, w):
+    """The topic lifecycle's new controller, right after its election
+    (``zk.failover``; KIP-516 "DeleteTopics": the new controller has lost the in-memory
+    deletion state and "will send a FULL LeaderAndIsrRequest on becoming the leader";
+    KIP-516 "Proposed Changes": it loads the topics from the store). legacy: it reloads
+    /admin/delete_topics and resumes the deletion (StopReplica via the retry). ``old``:
+    the state the dead controller left."""
+    mid = 1 if (old.store.delete_markers or old.mem.pending) else 0
+    ctl = w.ctl
     pending = ()
     store = load_context(w, w.store)
     rec = zk.topic(store, TOPIC)
@@ -298,15 +298,16 @@ def failover(m, w, winner):
     if rec is not None and zk.marked(w.store, TOPIC):
         pending = tuple(sorted((b, i, stop_id(m, rec), rec.incarnation)
                                for i, p in enumerate(rec.partitions) for b in p.replicas))
-    w = w._replace(ctl=ctl, mem=Memory(pending), net=net,
+    w = w._replace(mem=w.mem._replace(pending=pending),
                    budget=w.budget._replace(failovers=w.budget.failovers - 1),
                    ghost=w.ghost._replace(failovers=set_add(w.ghost.failovers,
                                                             (ctl.epoch, mid))))
     # the initial LeaderAndIsr goes to every live broker, even with no partition: it also
     # stands for the initial UpdateMetadata, which carries the new epoch to every broker
     typ = "" if not typed(m) else FULL if m.flags.failover_sends_full else INCREMENTAL
+    net = w.net
     for b in bk.live_ids(w.brokers):
-        net = post(m, w, net, lair(-winner, b, ctl.epoch, typ, parts_for(w.store, b)))
+        net = post(m, w, net, lair(-ctl.active, b, ctl.epoch, typ, parts_for(w.store, b)))
     return w._replace(net=net)
 
 

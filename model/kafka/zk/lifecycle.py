@@ -45,12 +45,14 @@ def topic_lifecycle(variant: str, bounds) -> Cluster:
     """The cluster running the topic lifecycle with ``bounds`` (``zk.state.Bounds``) on
     the release line or mutant ``variant`` (``zk.variants``)."""
     return Cluster((Lifecycle(variant, bounds),), flags=variant_flags(variant),
-                   net=Network(ordered=not bounds.reorder), purge_delay=bounds.purge_delay)
+                   net=Network(ordered=not bounds.reorder), purge_delay=bounds.purge_delay,
+                   failovers=bounds.failovers)
 
 
 class Lifecycle:
     """CreateTopics, DeleteTopics, re-creation, CreatePartitions, crashes, reassignment,
-    failover, a producer and a consumer (the scenario's ``bounds``)."""
+    a producer and a consumer (the scenario's ``bounds``), and what a new controller
+    does after a failover."""
     name = "lifecycle"
     title = "topics"
     #: the deletion waits for every StopReplica's answer (``zk.brokers.on_stop_replica``)
@@ -59,7 +61,7 @@ class Lifecycle:
         "lose": lose,
         "retry-stop": control.retry_stop, "create": control.create,
         "delete": control.delete, "reassign": control.reassign,
-        "failover": control.failover, "crash": brokers.crash,
+        "crash": brokers.crash,
         "restart": brokers.restart,
         "purge": brokers.purge, "fetch": datapath.follower_fetch,
         "produce": datapath.produce, "producer-refresh": datapath.producer_refresh,
@@ -156,12 +158,14 @@ class Lifecycle:
                 out.append(("restart", b))
             elif w.budget.crashes > 0:
                 out.append(("crash", b))
-        if w.budget.failovers > 0:
-            out.extend(("failover", c) for c in kc.successors_of(w.ctl))
         return out
 
     #: a trace's action index counts these candidates, enabled or not
     actions = candidates
+
+    def on_elected(self, m, old, w):
+        """After a failover (``zk.failover``): the new controller's resync."""
+        return control.resync(m, old, w)
 
     # ---- properties, fairness, symmetry ---------------------------------------------------
     def properties(self, m):
