@@ -117,6 +117,12 @@ class Model:
     def format_state(self, state) -> str:
         return repr(state)
 
+    def code_modules(self) -> Sequence[str] | None:
+        """The modules holding the model's own code, when the model's class is not
+        enough to find them (``kmc mutate`` mutates these modules and the modules of
+        their packages they import). None: the module of the model's class."""
+        return None
+
     def state_to_json(self, state):
         """A JSON-ready view of a state (for trace files and reports)."""
         from kmc.model.encoding import to_jsonable

@@ -140,16 +140,12 @@ def user_module(sc) -> str:
 
 
 def model_modules(sc, model) -> tuple[str, ...]:
-    """The modules whose code a default run mutates: a user model's file; else the
-    module of the model's class, or, for a model made of the features a scenario
-    chooses (a ``features`` attribute, as the ZooKeeper-era cluster's), the module of
-    each feature's class (they import the model's)."""
+    """The modules whose code a default run mutates: a user model's file; else those
+    the model names (``Model.code_modules``: the ZooKeeper-era cluster names the modules
+    of the features its scenario runs), or the module of the model's class."""
     if sc.family == "user":
         return (user_module(sc),)
-    features = getattr(model, "features", None)
-    if features:
-        return tuple(dict.fromkeys(type(f).__module__ for f in features))
-    return (type(model).__module__,)
+    return tuple(model.code_modules() or (type(model).__module__,))
 
 
 def default_files(graph: Graph, modules: set[str]) -> list[str]:

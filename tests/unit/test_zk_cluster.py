@@ -57,9 +57,10 @@ def test_two_features_taking_the_same_action_kind_do_not_run_in_one_scenario():
     assert isinstance(procedure, Procedure)
     with pytest.raises(ValueError, match="features lifecycle and procedure both take"):
         Cluster((Lifecycle("kip516", Bounds()), procedure), flags=flags("kip516"),
-                net=Network(ordered=True))
+                net=Network(ordered=True), purge_delay=False, failovers=0)
     with pytest.raises(ValueError, match="at least one feature"):
-        Cluster((), flags=flags("kip516"), net=Network(ordered=True))
+        Cluster((), flags=flags("kip516"), net=Network(ordered=True), purge_delay=False,
+                failovers=0)
 
 
 @pytest.mark.parametrize("scenario, variant, params", [

@@ -47,20 +47,28 @@ DELIVER = {
 }
 
 
+def _conflict(kinds) -> str:  # pragma: no mutate
+    """What is wrong with features that share an action kind (``kinds``: (kind,
+    feature) of every feature's steps): an error message."""
+    first = {}
+    for kind, f in kinds:
+        if kind in first:
+            return (f"features {first[kind].name} and {f.name} both take {kind!r} "
+                    "actions: they cannot run in one scenario")
+        first[kind] = f
+    return "features share an action kind"
+
+
 class Cluster(Model):
     """One ZooKeeper-era cluster running ``features`` (see the module docstring)."""
 
-    def __init__(self, features, *, flags, net, purge_delay: bool = False,
-                 failovers: int = 0):
+    def __init__(self, features, *, flags, net, purge_delay: bool, failovers: int):
         if not features:
-            raise ValueError("a cluster runs at least one feature")
-        owner = {}
-        for f in features:
-            for kind in f.steps:
-                if kind in owner:
-                    raise ValueError(f"features {owner[kind].name} and {f.name} both take "
-                                     f"{kind!r} actions: they cannot run in one scenario")
-                owner[kind] = f
+            raise ValueError("a cluster runs at least one feature")  # pragma: no mutate
+        kinds = [(kind, f) for f in features for kind in f.steps]
+        owner = dict(kinds)
+        if len(owner) < len(kinds):  # no scenario runs two features yet: unit-tested
+            raise ValueError(_conflict(kinds))  # pragma: no mutate
         self.features = tuple(features)
         self.name = "+".join(f.title for f in self.features)
         self.flags = flags
@@ -70,15 +78,15 @@ class Cluster(Model):
         self.stop_replica_answered = any(f.reads_stop_replica_answers for f in features)
         for f in self.features:
             for attr, value in f.parameters().items():
-                if hasattr(self, attr):
-                    raise ValueError(f"feature {f.name}: model attribute {attr!r} is taken")
+                if hasattr(self, attr):  # two features' parameters of one name
+                    raise ValueError(  # pragma: no mutate
+                        f"feature {f.name}: model attribute {attr!r} is taken")
                 setattr(self, attr, value)
         self._owner = owner
         self._steps = {kind: step for f in self.features for kind, step in f.steps.items()}
         self._steps["failover"] = failover.failover
         self._deliver = DELIVER
-        one = self.features[0] if len(self.features) == 1 else None
-        self._one = one
+        self._one = one = self.features[0] if len(self.features) == 1 else None
         self.has_symmetry = one is not None and one.symmetric(self)
         self.partition_fields = one.partition_fields if one is not None else None
         self._partition_key = itemgetter(*self.partition_fields) \
@@ -104,7 +112,7 @@ class Cluster(Model):
             return self._deliver[a[1].kind](self, w, a[1])
         step = self._steps.get(kind)
         if step is None:
-            raise ValueError(f"unknown action {a!r}")
+            raise ValueError(f"unknown action {a!r}")  # pragma: no mutate
         return step(self, w, *a[1:])
 
     def successors(self, w):
@@ -141,6 +149,10 @@ class Cluster(Model):
 
     def partition_key(self, w):
         return self._partition_key(w) if self._partition_key is not None else None
+
+    def code_modules(self):
+        """The modules of the features the scenario runs (each imports this one)."""
+        return tuple(dict.fromkeys(type(f).__module__ for f in self.features))
 
     # ---- what each action is, and its display ---------------------------------------------
     def _of(self, a):
