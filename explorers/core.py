@@ -34,7 +34,7 @@ import numpy as np
 
 from kmc.invariants.fused import Checker
 from kmc.invariants.properties import ALWAYS, DEADLOCK, QUIESCENT, SOMETIMES
-from kmc.model.contract import Model
+from kmc.model.contract import Model, names_partition_key
 from kmc.explorers import keyarrays
 from kmc.model.encoding import (
     KEY_BITS, FieldReprs, collision_probability, fieldwise, fields_key, fingerprint128,
@@ -85,8 +85,7 @@ class Core:
         self.rkey = (lambda s: s) if self.packed else fingerprint128
         self.key_dtype = keyarrays.dtype_of(self)  # arrays of keys (keyarrays)
         self.successors = self._make_successors(use_sym)
-        self.by_partition_key = not self.packed and \
-            type(model).partition_key is not Model.partition_key
+        self.by_partition_key = not self.packed and names_partition_key(model)
         self._pk_high: dict = {}  # partition key -> its fingerprint's top bits
         # bits that tell two keys apart (the collision estimate)
         self.key_bits = 64 if self.packed else KEY_BITS

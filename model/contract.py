@@ -167,6 +167,13 @@ class Model:
         return out
 
 
+def names_partition_key(model: Model) -> bool:
+    """Does ``model`` name a partition key: does its class override ``partition_key``,
+    or does the model set it itself (a model whose scenarios differ in having one)?"""
+    return "partition_key" in vars(model) or \
+        type(model).partition_key is not Model.partition_key
+
+
 def validate_model(model: Model, sample: int = 64) -> None:
     """Eager checks with errors that say how to fix the model.
 

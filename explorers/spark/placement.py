@@ -33,7 +33,7 @@ from kmc.explorers.core import _HIGH, _LOW, ORDER_SHIFT, OWNER_SHIFT as SHIFT
 from kmc.explorers.keyarrays import high_word
 from kmc.explorers.spark.level import owners
 from kmc.explorers.spark.tuning import env_number
-from kmc.model.contract import Model
+from kmc.model.contract import names_partition_key
 from kmc.model.encoding import fingerprint128, hash128
 
 
@@ -42,7 +42,7 @@ def place_by_partition_key(core) -> None:
     place: the Spark explorer owns its Core). Packed models keep their keys (the key
     is the state)."""
     m = core.model
-    if core.packed or type(m).partition_key is Model.partition_key:
+    if core.packed or not names_partition_key(m):
         return
     pk = m.partition_key
 

@@ -10,6 +10,8 @@ import pytest
 from kmc import api
 from kmc.invariants.z3mode import z3_properties
 from kmc.model.kafka.canon import replace_at
+from kmc.model.kafka.zk.cluster import Cluster
+from kmc.model.kafka.zk.lifecycle import Lifecycle
 
 NEW = ("ReplicaLeaderNamed", "MetadataFlushedFirst", "StopReplicaOfDeletedOnly",
        "ReplicasFollowController", "StopReplicasAnswered")
@@ -136,11 +138,13 @@ def test_deleting_eventually_purged_holds_on_kip516_and_fails_without_the_purge_
     assert r.verdict("DeletingEventuallyPurged") == "holds"
     m = api.build("offline-delete", "kip516", PURGE)
 
-    class NeverPurges(type(m)):
-        def actions(self, w):
-            return [a for a in super().actions(w) if a[0] != "purge"]
+    class NeverPurges(Lifecycle):
+        def candidates(self, m, w):
+            return [a for a in super().candidates(m, w) if a[0] != "purge"]
+        actions = candidates
 
-    broken = NeverPurges(m.variant, m.bounds)
+    broken = Cluster((NeverPurges(m.variant, m.bounds),), flags=m.flags, net=m.net,
+                     purge_delay=m.purge_delay, failovers=m.failovers)
     r = api.check(broken)
     assert r.verdict("DeletingEventuallyPurged") == "violated"
     assert r.verdict("StaleReplicasCleaned") == "holds"  # staged logs are not stale ones

@@ -89,8 +89,8 @@ class Cluster(Model):
         self._one = one = self.features[0] if len(self.features) == 1 else None
         self.has_symmetry = one is not None and one.symmetric(self)
         self.partition_fields = one.partition_fields if one is not None else None
-        self._partition_key = itemgetter(*self.partition_fields) \
-            if self.partition_fields else None
+        if self.partition_fields:  # tuple(w[i] for i in partition_fields), in C
+            self.partition_key = itemgetter(*self.partition_fields)
         self._props = None
 
     # ---- the contract ---------------------------------------------------------------------
@@ -146,9 +146,6 @@ class Cluster(Model):
 
     def representative(self, w):
         return self._one.representative(self, w) if self.has_symmetry else w
-
-    def partition_key(self, w):
-        return self._partition_key(w) if self._partition_key is not None else None
 
     def code_modules(self):
         """The modules of the features the scenario runs (each imports this one)."""
