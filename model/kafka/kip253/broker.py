@@ -19,8 +19,9 @@ UNKNOWN_PARTITION = "UnknownTopicOrPartition"
 
 
 def the_broker(w):
-    """The one broker's record."""
-    return w.brokers[BROKER - 1]
+    """The one broker's record (the procedure's cluster has no other)."""
+    (br,) = w.brokers
+    return br
 
 
 def put(w, br):

@@ -296,7 +296,7 @@ def on_elected(m, old, w):
     new controller's next step is ``recover``. ``old``: the state the dead controller
     left, whose unfinished procedure the witnesses name."""
     ghost = w.ghost._replace(failover_in=set_add(w.ghost.failover_in, procedure_kind(old)))
-    return w._replace(mem=w.mem._replace(phase="recover", count=0), ghost=ghost)
+    return w._replace(mem=w.mem._replace(phase="recover"), ghost=ghost)
 
 
 def procedure_kind(w) -> str:

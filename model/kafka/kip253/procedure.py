@@ -57,8 +57,7 @@ ACTION_NAMES = ("admin-alter",) + tuple(controller.STEPS) + (
     "member-deliver", "delete-records")
 
 
-def partition_procedure(cfg: Config, liveness: bool = False,
-                        bookkeeping: bool = False) -> Cluster:
+def partition_procedure(cfg: Config, *, liveness: bool, bookkeeping: bool) -> Cluster:
     """The cluster running KIP-253's procedure as ``cfg`` says. Its broker's requests
     are handled on the ``legacy`` release line (KIP-253 was written for ZooKeeper-era
     Kafka before topic IDs; the procedure's own variant is ``cfg.flags``), over FIFO
@@ -100,7 +99,7 @@ class Procedure:
     }
     partition_fields = None
 
-    def __init__(self, cfg: Config, liveness: bool = False, bookkeeping: bool = False):
+    def __init__(self, cfg: Config, liveness: bool, bookkeeping: bool):
         self.cfg = cfg
         self.liveness = liveness  # also the liveness properties (-p liveness=true)
         self.bookkeeping = bookkeeping  # also bookkeeping_properties (-p bookkeeping=true)
