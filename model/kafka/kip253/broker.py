@@ -19,9 +19,9 @@ UNKNOWN_PARTITION = "UnknownTopicOrPartition"
 
 
 def the_broker(w):
-    """The one broker's record (the procedure's cluster has no other)."""
-    (br,) = w.brokers
-    return br
+    """The record of broker ``BROKER``, which leads every partition (the scenarios' one
+    broker)."""
+    return w.brokers[BROKER - 1]
 
 
 def put(w, br):
