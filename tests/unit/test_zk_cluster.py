@@ -2,6 +2,7 @@
 topic lifecycle and KIP-253's partition procedure run on one World, one network and one
 handling of the controller's requests."""
 import pytest
+from toymodels import reachable
 
 from kmc import api
 from kmc.model.kafka.kip253.procedure import Procedure
@@ -36,17 +37,11 @@ def test_a_delivery_takes_the_same_handler_in_both_features():
     seen = set()
     for scenario, variant in (("stale-read", "kip516"), ("shrink-then-expand", "kip253")):
         m = api.build(scenario, variant, {})
-        frontier, visited = list(m.init_states()), set()
-        while frontier and len(visited) < 400:
-            w = frontier.pop()
-            if w in visited:
-                continue
-            visited.add(w)
+        for w in reachable(m, 400):
             for a, t in m.successors(w):
                 if a[0] == "deliver":
                     assert t == DELIVER[a[1].kind](m, w, a[1]) == m.next_state(w, a)
                     seen.add((m.features[0].name, a[1].kind))
-                frontier.append(t)
     assert {("lifecycle", "LeaderAndIsr"), ("lifecycle", "StopReplica"),
             ("procedure", "LeaderAndIsr"), ("procedure", "UpdateMetadata")} <= seen
 
