@@ -16,9 +16,16 @@ runs have no digest and their mutants are never called equivalent.
 from __future__ import annotations
 
 import hashlib
+import sys
 import time
 
 import numpy as np
+
+from kmc.model.trace import Trace
+
+#: the code that rebuilds a counterexample from its states' keys, asking ``actions``
+#: only to take the first action that leads to the next state (``replay.same_graph``)
+REBUILD = Trace.from_keys.__func__.__code__
 
 
 class Recorder:
@@ -113,7 +120,7 @@ class Recorder:
                 start()
                 try:
                     out = inside(fn, s, *args)
-                    if method == "actions":
+                    if method != "next_state":
                         out = list(out)
                     infected()
                     graph.call(method, s, args, out, tracer and tracer.called)
@@ -123,7 +130,10 @@ class Recorder:
                 return out
 
             def recorded_actions(s):
-                return asked("actions", actions, s)
+                # the rebuild of a counterexample reads only the steps the actions
+                # take; anyone else (a property) reads the list itself
+                rebuild = sys._getframe(1).f_code is REBUILD
+                return asked("steps" if rebuild else "actions", actions, s)
 
             def recorded_next_state(s, a):
                 return asked("next_state", next_state, s, a)

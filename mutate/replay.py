@@ -12,7 +12,8 @@ worker compares its own set-up with the baseline's when the set-up ran the chang
 or the mutant is outside any function's body, asks its own model for the successors of
 each recorded state that called the changed code (on every other state the mutant runs
 exactly the baseline's code), and repeats the few other questions the run asked
-(``actions`` and ``next_state`` while rebuilding a counterexample). When every answer
+(``actions`` and ``next_state`` while rebuilding a counterexample, where only the
+steps the actions take count, and a property's own questions). When every answer
 equals the recorded one, the mutant's exploration would take exactly the baseline's
 steps (the explorers are deterministic and everything else runs unchanged code), so its
 run *is* the baseline's run: the same verdicts, counts, counterexamples and state set.
@@ -224,6 +225,7 @@ def same_graph(model, graph, functions=None, reloaded=()) -> bool:
     states, expanded, recorded, calls, touched = graph
     succ = model.successors
     mine = Rebuild(reloaded) if reloaded else (lambda x: x)
+    expansions = None  # position -> recorded successors, once a rebuild's step needs it
     for i, want, called in zip(expanded, recorded, touched):
         if untouched(functions, called):
             continue
@@ -236,13 +238,42 @@ def same_graph(model, graph, functions=None, reloaded=()) -> bool:
     for method, i, args, want, called in calls:
         if untouched(functions, called):
             continue
-        got = getattr(model, method)(mine(states[i]), *mine(args))
-        if method == "actions":
+        s = mine(states[i])
+        if method == "steps":
+            expansions = expansions if expansions is not None else _expansions(graph)
+            if i in expansions:
+                if not _same_steps(model, s, expansions[i], states):
+                    return False
+                continue
+        got = getattr(model, "actions" if method == "steps" else method)(s, *mine(args))
+        if method != "next_state":
             if list(got) != want:
                 return False
         elif (got is None) != (want is None) or (got is not None and got != states[want]):
             return False
     return True
+
+
+def _expansions(graph) -> dict:
+    _states, expanded, recorded, _calls, _touched = graph
+    return dict(zip(expanded, recorded))
+
+
+def _same_steps(model, s, want, states) -> bool:
+    """Does the mutant take the recorded steps from ``s`` (an expanded state, ``want``
+    its recorded successors) when a counterexample is rebuilt: are its actions that
+    have an effect (``next_state`` not None), in its order, with their successors, the
+    recorded ones? The rebuild (``Trace.from_keys``) takes the first of them that leads
+    to the next state, so the mutant rebuilds the same states by the same actions. Only
+    an action's position in ``actions`` (the trace's ``action_indices``, which no
+    outcome reads) may differ, where the mutant lists a candidate that does nothing."""
+    got = []
+    for a in model.actions(s):
+        t = model.next_state(s, a)
+        if t is not None:
+            got.append((a, t))
+    return len(got) == len(want) and \
+        all(a == b and t == states[j] for (a, t), (b, j) in zip(got, want))
 
 
 def reusing(succ, graph, functions, reloaded=(), known=None):

@@ -1,0 +1,81 @@
+"""A counterexample's rebuild asks the model's ``actions`` only for the steps they take:
+a mutant that lists one more candidate with no effect rebuilds the same trace, so its
+run is still decided by the replay. A property that reads the list itself still sees
+the difference."""
+from kmc.mutate.runner import make_plan, mutate
+from kmc.reports.regress.suite import Entry
+
+#: a counter with a budget that starts empty: ``spend`` is listed only while
+#: ``has_budget``, and does nothing without one. ``Small`` is violated (x reaches 3), so
+#: the run rebuilds a counterexample through ``actions``
+LISTING = '''from kmc import Model, always
+
+
+def has_budget(b):
+    return b > 0
+
+
+class Listing(Model):
+    name = "listing"
+
+    def init_states(self):
+        return [(0, 0)]
+
+    def actions(self, s):
+        out = []
+        if s[0] < 3:
+            out.append("inc")
+        if has_budget(s[1]):
+            out.append("spend")
+        return out
+
+    def next_state(self, s, a):
+        if a == "inc":
+            return (s[0] + 1, s[1])
+        return None if s[1] <= 0 else (s[0], s[1] - 1)
+
+    def properties(self):
+        return [always("Small", lambda s: s[0] < 3)%s]
+
+
+def make():
+    return Listing()
+'''
+
+#: the same counter with a property that reads the list of actions itself
+LISTED = ',\n                always("OneListed", lambda s: len(self.actions(s)) <= 1)'
+
+
+def _runs(tmp_path, stem: str, text: str):
+    path = tmp_path / f"{stem}.py"
+    path.write_text(text)
+    plan = lambda: make_plan([Entry(id="toy", scenario=f"{path}:make")])  # noqa: E731
+    return mutate(plan(), jobs=2), mutate(plan(), jobs=2, replay=False)
+
+
+def _guard(report):
+    """The mutant ``b > 0`` -> ``b >= 0``: ``spend`` listed on every state."""
+    rows = [r for r in report["mutants"] if r["function"] == "has_budget"
+            and r["operator"] == "cmp" and r["description"] == "`>` -> `>=`"]
+    assert len(rows) == 1
+    return rows[0]
+
+
+def _key(row):
+    return row["outcome"], row["killed_by"], row["evidence"]
+
+
+def test_a_candidate_without_effect_is_replayed_through_the_rebuild(tmp_path):
+    fast, full = _runs(tmp_path, "mutate_listing_model", LISTING % "")
+    assert [_key(r) for r in fast["mutants"]] == [_key(r) for r in full["mutants"]]
+    row = _guard(fast)
+    assert row["outcome"] == "equivalent" and row["replayed"] == 1
+    assert _guard(full)["replayed"] == 0
+
+
+def test_a_property_reading_the_list_still_sees_the_candidate(tmp_path):
+    fast, full = _runs(tmp_path, "mutate_listed_model", LISTING % LISTED)
+    assert [_key(r) for r in fast["mutants"]] == [_key(r) for r in full["mutants"]]
+    row = _guard(fast)
+    assert row["outcome"] == "property" and row["killed_by"] == ["OneListed"]
+    assert row["replayed"] == 0
