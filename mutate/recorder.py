@@ -120,7 +120,7 @@ class Recorder:
                 start()
                 try:
                     out = inside(fn, s, *args)
-                    if method != "next_state":
+                    if method in ("actions", "rebuild-actions"):
                         out = list(out)
                     infected()
                     graph.call(method, s, args, out, tracer and tracer.called)
@@ -129,14 +129,15 @@ class Recorder:
                         tracer.called = None
                 return out
 
+            # the rebuild of a counterexample reads only the steps the actions take;
+            # anyone else (a property) reads the answers themselves
             def recorded_actions(s):
-                # the rebuild of a counterexample reads only the steps the actions
-                # take; anyone else (a property) reads the list itself
                 rebuild = sys._getframe(1).f_code is REBUILD
-                return asked("steps" if rebuild else "actions", actions, s)
+                return asked("rebuild-actions" if rebuild else "actions", actions, s)
 
             def recorded_next_state(s, a):
-                return asked("next_state", next_state, s, a)
+                rebuild = sys._getframe(1).f_code is REBUILD
+                return asked("rebuild-next" if rebuild else "next_state", next_state, s, a)
 
             # a property's question (``enabled``) is asked afresh, and recorded
             model.actions, model.next_state = recorded_actions, recorded_next_state

@@ -41,6 +41,7 @@ import sys
 from typing import NamedTuple
 
 from kmc.model.encoding import fingerprint128
+from kmc.mutate import steps
 
 #: the most states a recorded graph holds; a larger run is not recorded (its replay
 #: would hold too much memory in every worker)
@@ -95,9 +96,10 @@ class Graph:
         if self.overflow:
             return
         i = self._at(s)
-        if method == "next_state" and out is not None:
+        state = method in ("next_state", "rebuild-next")
+        if state and out is not None:
             out = self._at(out)
-        self.calls.append((method, i, args, out if method == "next_state" else list(out),
+        self.calls.append((method, i, args, out if state else list(out),
                            self._intern(called)))
 
     def _intern(self, called):
@@ -215,38 +217,39 @@ def untouched(functions, called) -> bool:
     return functions is not None and called is not None and functions.isdisjoint(called)
 
 
-def same_graph(model, graph, functions=None, reloaded=()) -> bool:
-    """Does ``model`` give every recorded state exactly the recorded successors, and
-    every other recorded question the recorded answer? With ``functions`` (a set of
-    (file, first line): the code the mutant changes), only the states whose successors
-    called one of them are asked again: on the others the mutant runs exactly the
-    baseline's code. ``reloaded``: the modules the mutant's process loaded again
-    (``Rebuild``)."""
+def same_graph(model, graph, functions=None, reloaded=(), by_states=False) -> bool:
+    """Does ``model`` give every recorded state the recorded successors, and every other
+    recorded question the recorded answer? With ``functions`` (a set of (file, first
+    line): the code the mutant changes), only the states whose successors called one
+    of them are asked again: on the others the mutant runs exactly the baseline's code.
+    ``reloaded``: the modules the mutant's process loaded again (``Rebuild``).
+    ``by_states``: a run whose outcome reads only which states each state leads to
+    (``steps.by_states``): successors compare as sets of states, not as lists of
+    (action, state)."""
     states, expanded, recorded, calls, touched = graph
     succ = model.successors
     mine = Rebuild(reloaded) if reloaded else (lambda x: x)
+    same = steps.same_states if by_states else steps.same_steps
     expansions = None  # position -> recorded successors, once a rebuild's step needs it
     for i, want, called in zip(expanded, recorded, touched):
         if untouched(functions, called):
             continue
-        got = succ(mine(states[i]))
-        if len(got) != len(want):
+        if not same(model, succ(mine(states[i])), want, states):
             return False
-        for (a, t), (b, j) in zip(got, want):
-            if a != b or t != states[j]:
-                return False
     for method, i, args, want, called in calls:
         if untouched(functions, called):
             continue
         s = mine(states[i])
-        if method == "steps":
+        if method == "rebuild-next" and by_states:
+            continue  # the rebuild's actions, compared by their states, cover it
+        if method == "rebuild-actions":
             expansions = expansions if expansions is not None else _expansions(graph)
             if i in expansions:
-                if not _same_steps(model, s, expansions[i], states):
+                if not same(model, steps.effective(model, s), expansions[i], states):
                     return False
                 continue
-        got = getattr(model, "actions" if method == "steps" else method)(s, *mine(args))
-        if method != "next_state":
+        got = getattr(model, steps.METHODS[method])(s, *mine(args))
+        if method in ("actions", "rebuild-actions"):
             if list(got) != want:
                 return False
         elif (got is None) != (want is None) or (got is not None and got != states[want]):
@@ -257,23 +260,6 @@ def same_graph(model, graph, functions=None, reloaded=()) -> bool:
 def _expansions(graph) -> dict:
     _states, expanded, recorded, _calls, _touched = graph
     return dict(zip(expanded, recorded))
-
-
-def _same_steps(model, s, want, states) -> bool:
-    """Does the mutant take the recorded steps from ``s`` (an expanded state, ``want``
-    its recorded successors) when a counterexample is rebuilt: are its actions that
-    have an effect (``next_state`` not None), in its order, with their successors, the
-    recorded ones? The rebuild (``Trace.from_keys``) takes the first of them that leads
-    to the next state, so the mutant rebuilds the same states by the same actions. Only
-    an action's position in ``actions`` (the trace's ``action_indices``, which no
-    outcome reads) may differ, where the mutant lists a candidate that does nothing."""
-    got = []
-    for a in model.actions(s):
-        t = model.next_state(s, a)
-        if t is not None:
-            got.append((a, t))
-    return len(got) == len(want) and \
-        all(a == b and t == states[j] for (a, t), (b, j) in zip(got, want))
 
 
 def reusing(succ, graph, functions, reloaded=(), known=None):

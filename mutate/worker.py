@@ -142,6 +142,7 @@ def replays(entry, spec, where, functions, touch=None, stall=None) -> str:
     from kmc.mutate.replay import same_graph, set_up_matters
     from kmc.mutate.snapshot import setup_image
     from kmc.mutate.stall import Watch
+    from kmc.mutate.steps import by_states
 
     try:
         api, sc, info, model = _build(entry)
@@ -151,7 +152,7 @@ def replays(entry, spec, where, functions, touch=None, stall=None) -> str:
         watch = Watch(stall)
         with watch:
             same = same_graph(watch.wrap(model), spec.graph, touch or functions,
-                              spec.rebuild)
+                              spec.rebuild, by_states(entry.explorer, model))
         return SAME if same else REUSE
     except Exception:
         return FULL

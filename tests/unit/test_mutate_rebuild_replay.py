@@ -79,3 +79,78 @@ def test_a_property_reading_the_list_still_sees_the_candidate(tmp_path):
     row = _guard(fast)
     assert row["outcome"] == "property" and row["killed_by"] == ["OneListed"]
     assert row["replayed"] == 0
+
+
+#: a counter with two actions that take the same step (``inc`` and, while ``both_ways``,
+#: ``inc-again``); ``Small`` is violated. A mutant that drops ``inc-again`` changes the
+#: actions but no state any state leads to; ``Settles`` (a liveness property) makes
+#: the run read the actions
+TWICE = '''from kmc import Model, always, eventually
+
+
+def both_ways(x):
+    return x < 3
+
+
+class Twice(Model):
+    name = "twice"
+    weakly_fair = ("inc", "inc-again")
+
+    def init_states(self):
+        return [(0,)]
+
+    def actions(self, s):
+        out = []
+        if s[0] < 3:
+            out.append("inc")
+            if both_ways(s[0]):
+                out.append("inc-again")
+        return out
+
+    def next_state(self, s, a):
+        return (s[0] + 1,) if s[0] < 3 else None
+
+    def action_names(self):
+        return ["inc", "inc-again"]
+
+    def properties(self):
+        return [always("Small", lambda s: s[0] < 3)%s]
+
+
+def make():
+    return Twice()
+'''
+SETTLES = ',\n                eventually("Settles", lambda s: s[0] == 3)'
+
+
+def _dropped(report):
+    """The mutant that drops ``out.append("inc-again")``."""
+    rows = [r for r in report["mutants"] if r["operator"] == "drop-stmt"
+            and "inc-again" in r["description"]]
+    assert len(rows) == 1
+    return rows[0]
+
+
+def _entries(tmp_path, stem, text, explorer):
+    path = tmp_path / f"{stem}.py"
+    path.write_text(text)
+    plan = lambda: make_plan([Entry(id="toy", scenario=f"{path}:make",  # noqa: E731
+                                    explorer=explorer)])
+    return mutate(plan(), jobs=2), mutate(plan(), jobs=2, replay=False)
+
+
+def test_a_breadth_first_run_compares_successors_by_their_states(tmp_path):
+    fast, full = _entries(tmp_path, "mutate_twice_bfs", TWICE % "", "bfs")
+    assert [_key(r) for r in fast["mutants"]] == [_key(r) for r in full["mutants"]]
+    row = _dropped(fast)
+    assert row["outcome"] == "equivalent" and row["replayed"] == 1
+
+
+def test_runs_that_read_the_actions_compare_them_exactly(tmp_path):
+    """A depth-first run (its order) and a liveness check (fairness) read the
+    actions: the same mutant is explored there."""
+    for stem, text, explorer in (("mutate_twice_dfs", TWICE % "", "dfs"),
+                                 ("mutate_twice_live", TWICE % SETTLES, "bfs")):
+        fast, full = _entries(tmp_path, stem, text, explorer)
+        assert [_key(r) for r in fast["mutants"]] == [_key(r) for r in full["mutants"]]
+        assert _dropped(fast)["replayed"] == 0, explorer

@@ -1,0 +1,64 @@
+"""How a mutant's successors of a recorded state are compared with the recorded ones
+(``replay.same_graph``).
+
+Exactly (``same_steps``): the same (action, state) pairs in the same order. Every
+explorer then takes the same steps.
+
+By the states they reach (``same_states``): the same set of successor states, and the
+same answer to "are all of them faults" (``Model.is_fault``: the explorer's quiescence
+and deadlock checks read it). A breadth-first run reads nothing else of a state's
+successors: it keeps every level in order-key order, a state's parent is the one with
+the smallest key, each property's discovery is the smallest violating key of the
+shallowest level, and it stops only at level boundaries (``explorers.bfs``). Its
+states, counts, verdicts and counterexample states are therefore functions of which
+states each state leads to; only the actions a counterexample shows between them, and
+the coverage of actions, may differ, and no outcome reads those. A liveness check reads
+the actions (fairness), and a depth-first or random run their order: those compare
+exactly (``by_states``).
+
+A counterexample's rebuild (``Trace.from_keys``) takes, at each step, the first action
+in ``actions`` order whose successor is the path's next state. Its question is compared
+through the steps the actions take (``effective``): a mutant that lists one more
+candidate doing nothing takes the same steps.
+"""
+from __future__ import annotations
+
+from kmc.invariants.liveness import LIVENESS_KINDS
+
+#: a recorded question -> the model's method that answers it
+METHODS = {"actions": "actions", "rebuild-actions": "actions", "next_state": "next_state",
+           "rebuild-next": "next_state"}
+
+
+def by_states(explorer: str, model) -> bool:
+    """May a run of ``explorer`` on ``model`` compare successors by their states? A
+    breadth-first run (a Spark entry runs as one) that checks no liveness property."""
+    return explorer in ("bfs", "spark") and \
+        not any(p.kind in LIVENESS_KINDS for p in model.properties())
+
+
+def effective(model, s) -> list:
+    """The (action, successor) pairs of the actions that have an effect in ``s``, in
+    ``actions`` order: what a rebuild can take."""
+    out = []
+    for a in model.actions(s):
+        t = model.next_state(s, a)
+        if t is not None:
+            out.append((a, t))
+    return out
+
+
+def same_steps(model, got, want, states) -> bool:
+    """``got`` (the mutant's (action, state) pairs) is ``want`` (the recorded (action,
+    position in ``states``) pairs), pair by pair."""
+    return len(got) == len(want) and \
+        all(a == b and t == states[j] for (a, t), (b, j) in zip(got, want))
+
+
+def same_states(model, got, want, states) -> bool:
+    """``got`` and ``want`` lead to the same set of states, and either all of their
+    actions are faults or neither's are."""
+    if {t for _a, t in got} != {states[j] for _b, j in want}:
+        return False
+    fault = model.is_fault
+    return all(fault(a) for a, _t in got) == all(fault(b) for b, _j in want)
