@@ -242,14 +242,18 @@ view = FieldView((
 
 
 def busy(m, w) -> set:
-    """The clients that have a step changing something (not settled yet)."""
+    """The clients that have a step changing something (not settled yet), asked of the
+    model (``next_state``), as a property asks: ``kmc mutate`` then replays a mutant of
+    a client's step on these runs too, asking the model again."""
     out = set()
     bd = m.bounds
-    if bd.records and (datapath.producer_refresh(m, w) is not None or any(
-            datapath.produce(m, w, p) is not None for p in range(m.max_partitions))):
+    step = m.next_state
+    parts = range(m.max_partitions)
+    if bd.records and (step(w, ("producer-refresh",)) is not None or any(
+            step(w, ("produce", p)) is not None for p in parts)):
         out.add(("producer",))
-    if bd.consumer and (datapath.consumer_refresh(m, w) is not None or any(
-            datapath.consumer_fetch(m, w, p) is not None for p in range(m.max_partitions))):
+    if bd.consumer and (step(w, ("consumer-refresh",)) is not None or any(
+            step(w, ("consumer-fetch", p)) is not None for p in parts)):
         out.add(("consumer",))
     return out
 
