@@ -16,7 +16,9 @@ exactly the baseline's code), and repeats the few other questions the run asked
 steps the actions take count, and a property's own questions). When every answer
 equals the recorded one, the mutant's exploration would take exactly the baseline's
 steps (the explorers are deterministic and everything else runs unchanged code), so its
-run *is* the baseline's run: the same verdicts, counts, counterexamples and state set.
+run *is* the baseline's run: the same verdicts, counts, counterexample states and state
+set (``steps``: where the answers compare by the steps or states they lead to, a
+counterexample may show another action between the same two states).
 The first answer that differs stops the replay, and the worker explores the run, asking
 the mutant's model only for what the replay could not vouch for (``reusing``): the
 successors of the states whose expansion called the changed code, and of the states the
