@@ -46,10 +46,13 @@ def make():
 LISTED = ',\n                always("OneListed", lambda s: len(self.actions(s)) <= 1)'
 
 
-def _runs(tmp_path, stem: str, text: str):
+def _runs(tmp_path, stem: str, text: str, explorer: str = "bfs"):
+    """The model ``text``'s mutants on one entry of ``explorer``, with replay and
+    explored in full."""
     path = tmp_path / f"{stem}.py"
     path.write_text(text)
-    plan = lambda: make_plan([Entry(id="toy", scenario=f"{path}:make")])  # noqa: E731
+    plan = lambda: make_plan([Entry(id="toy", scenario=f"{path}:make",  # noqa: E731
+                                    explorer=explorer)])
     return mutate(plan(), jobs=2), mutate(plan(), jobs=2, replay=False)
 
 
@@ -131,16 +134,8 @@ def _dropped(report):
     return rows[0]
 
 
-def _entries(tmp_path, stem, text, explorer):
-    path = tmp_path / f"{stem}.py"
-    path.write_text(text)
-    plan = lambda: make_plan([Entry(id="toy", scenario=f"{path}:make",  # noqa: E731
-                                    explorer=explorer)])
-    return mutate(plan(), jobs=2), mutate(plan(), jobs=2, replay=False)
-
-
 def test_a_breadth_first_run_compares_successors_by_their_states(tmp_path):
-    fast, full = _entries(tmp_path, "mutate_twice_bfs", TWICE % "", "bfs")
+    fast, full = _runs(tmp_path, "mutate_twice_bfs", TWICE % "", "bfs")
     assert [_key(r) for r in fast["mutants"]] == [_key(r) for r in full["mutants"]]
     row = _dropped(fast)
     assert row["outcome"] == "equivalent" and row["replayed"] == 1
@@ -151,6 +146,6 @@ def test_runs_that_read_the_actions_compare_them_exactly(tmp_path):
     actions: the same mutant is explored there."""
     for stem, text, explorer in (("mutate_twice_dfs", TWICE % "", "dfs"),
                                  ("mutate_twice_live", TWICE % SETTLES, "bfs")):
-        fast, full = _entries(tmp_path, stem, text, explorer)
+        fast, full = _runs(tmp_path, stem, text, explorer)
         assert [_key(r) for r in fast["mutants"]] == [_key(r) for r in full["mutants"]]
         assert _dropped(fast)["replayed"] == 0, explorer
