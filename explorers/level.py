@@ -108,7 +108,7 @@ def _by_fields(core, coverage, cls, reprs, key):
     the property checks and back with the next frontier."""
     successors, rkey = core.successors, core.rkey
     check_settled, needs_settled = core.check_settled, core.needs_settled
-    of, memos = reprs.of, reprs.memos
+    of, of_child = reprs.of, reprs.of_child
 
     def expand(frontier, level_id, tick, pieces=None):
         index: dict = {}
@@ -132,7 +132,7 @@ def _by_fields(core, coverage, cls, reprs, key):
                     tp = of(t)
                     k = key(tp)
                 else:  # a field the successor shares with its parent is not looked up
-                    tp = [p if f is g else m[f] for f, g, p, m in zip(t, s, sp, memos)]
+                    tp = of_child(t, s, sp)
                     k = key(tp)
                 if k not in index:
                     index[k] = pi

@@ -21,6 +21,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+from itertools import compress
+from operator import concat, is_not
 
 try:  # xxhash is a declared dependency; blake2b keeps the fallback identical in meaning
     import xxhash
@@ -115,8 +117,7 @@ def fields_key(cls):
     labels = [f + "=" for f in cls._fields]
 
     def key(pieces):
-        return hash128((head + ", ".join([x + p for x, p in zip(labels, pieces)])
-                        + ")").encode())
+        return hash128((head + ", ".join(map(concat, labels, pieces)) + ")").encode())
     return key
 
 
@@ -140,6 +141,7 @@ class FieldReprs:
 
     def __init__(self, nfields: int):
         self.memos = [_Memo(_Memo()) for _ in range(nfields)]
+        self._positions = range(nfields)
 
     def of(self, state) -> list:
         """The reprs of ``state``'s fields."""
@@ -147,9 +149,15 @@ class FieldReprs:
 
     def of_child(self, child, parent, pieces) -> list:
         """The reprs of ``child``'s fields, given its parent's (``pieces``): a field the
-        child shares with the parent (the same object) is not looked up."""
-        return [p if f is g else m[f]
-                for f, g, p, m in zip(child, parent, pieces, self.memos)]
+        child shares with the parent (the same object) is not looked up. The positions
+        that differ are found in C (``compress`` over ``is_not``): a successor changes a
+        few of a record's fields, and a loop over all of them costs more than the
+        look-ups it saves."""
+        out = pieces.copy()
+        memos = self.memos
+        for i in compress(self._positions, map(is_not, child, parent)):
+            out[i] = memos[i][child[i]]
+        return out
 
 
 def key_of_fields(pieces: list) -> int:
