@@ -23,7 +23,7 @@ from kmc.model.kafka import broker as bk
 from kmc.model.kafka import lifecycle_properties as lp
 from kmc.model.kafka.lifecycle_properties import Live
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.kafka.zk.views import view
+from kmc.model.kafka.zk.views import messages, view
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True
@@ -51,19 +51,9 @@ ReplicaState = Rel("ReplicaState", 6,
 b, p, i, t, e, ld, d, k, x, y, c, n, o, v = variables("b p i t e ld d k x y c n o v")
 
 
-def _in_flight(net):
-    """The messages of either network shape: a bag holds messages, FIFO channels hold
-    (channel, messages) pairs."""
-    if net and not hasattr(net[0], "kind"):
-        for _ch, msgs in net:
-            yield from msgs
-    else:
-        yield from net
-
-
 def _traffic(w) -> dict:
     traffic, to_ctl, fetching, requests = set(), set(), set(), set()
-    for msg in _in_flight(w.net):
+    for msg in messages(w.net):
         src, dst = msg.src, msg.dst
         if src > 0:
             traffic.add((msg.kind, src, dst if dst > 0 else 0))

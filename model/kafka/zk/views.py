@@ -75,7 +75,7 @@ from kmc.model.kafka.zk import datapath
 PROPERTY_CODE = True
 
 
-def _messages(net):
+def messages(net):
     """Messages of either network shape (a view is a function of the state alone): a bag
     holds messages, FIFO channels hold (channel, messages) pairs."""
     if net and not hasattr(net[0], "kind"):
@@ -154,7 +154,7 @@ _MSG_IDS: dict = {}  # message -> the topic IDs it carries (a message recurs in 
 
 def _net(w) -> dict:
     ids = set()
-    for m in _messages(w.net):
+    for m in messages(w.net):
         got = _MSG_IDS.get(m)
         if got is None:
             if len(_MSG_IDS) >= 1 << 14:
@@ -282,7 +282,7 @@ def describe(w) -> str:
                         for r in br.replicas)
         dl = f" deleting={list(br.deleting)}" if br.deleting else ""
         parts.append(f"broker-{i + 1} {br.status} ce={br.ctl_epoch} {reps or '-'}{dl}")
-    n = sum(1 for _ in _messages(w.net))
+    n = sum(1 for _ in messages(w.net))
     parts.append(f"net={n} admin={w.admin.next_op}{list(w.admin.outcome)}")
     g = w.ghost
     if g.reads or g.wrote:
