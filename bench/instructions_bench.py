@@ -104,6 +104,12 @@ def main(argv=None) -> int:
     if a.states < 1:
         print("instructions_bench: --states must be at least 1", file=sys.stderr)
         return 2
+    if a.against and subprocess.run(
+            ["git", "-C", ROOT, "rev-parse", "--verify", "--quiet", a.against + "^{commit}"],
+            capture_output=True).returncode != 0:
+        print(f"instructions_bench: {a.against!r} is not a commit of this repository "
+              "(name a branch, tag or commit: --against HEAD~1)", file=sys.stderr)
+        return 2
     cases = a.case or ["lifecycle-large", "kraft-large"]
     measure("working tree", cases, a.states, None)
     if a.against:
