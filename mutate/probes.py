@@ -10,7 +10,7 @@ given on the same operand values; a mutant whose value differs goes into ``SINK`
 the Recorder empties at the start of each expansion and adds to the functions the
 expansion called (``recorder.Recorder``). A probed mutant's replay then asks again only
 the expansions it infected, not every expansion that called its function
-(``replay.untouched``). Probed:
+(``steps.untouched``). Probed:
 
 - a comparison with one ``<``, ``<=``, ``>`` or ``>=`` (``cmp``), or with an ``int`` or
   ``bool`` constant operand (``const``, ``bool``; ``in`` excepted): the flipped operator,

@@ -23,6 +23,11 @@ import numpy as np
 
 from kmc.model.trace import Trace
 
+#: a run whose first TRIES expansions all called every step's code in ``actions`` (its
+#: model computes the steps to tell which actions are enabled) records no expansion
+#: step by step: none could spare a step (``by_step``)
+TRIES = 100
+
 #: the code that rebuilds a counterexample from its states' keys, asking ``actions``
 #: only to take the first action that leads to the next state (``replay.same_graph``)
 REBUILD = Trace.from_keys.__func__.__code__
@@ -103,10 +108,52 @@ class Recorder:
                 self.slowest = max(self.slowest, time.perf_counter() - t0)
             infected()
             if graph is not None:
-                graph.add(s, out, tracer and tracer.called)
+                called = tracer and tracer.called
+                graph.add(s, out, called, by_step(s, out)
+                          if tracer is not None and graph.wants() and
+                          (kept[0] or kept[1] < TRIES) else None)
             if tracer is not None:
                 tracer.called = None
             return out
+
+        actions_of, next_state_of = model.actions, model.next_state
+        kept = [0, 0]  # expansions kept step by step, and tried
+
+        def by_step(s, out):
+            """What ``replay.Graph.add`` keeps of ``s``'s expansion step by step: the
+            functions ``actions(s)`` called, its actions, and per action the functions
+            its ``next_state`` called; None when they do not give ``out`` (the
+            contract's ``successors``, which a model's own may compute another way), or
+            when ``actions`` called every function its steps did (it computes the
+            steps to tell which are enabled: a replay would then compute them all
+            again). The lines this runs that the run did not are not kept."""
+            tracer.keep_lines()
+            expanding.append(s)  # the model's own questions are part of the steps
+            try:
+                start()
+                acts = list(inside(actions_of, s))
+                infected()
+                listed, per, got = tracer.called, [], []
+                for a in acts:
+                    start()
+                    t = inside(next_state_of, s, a)
+                    infected()
+                    per.append(tracer.called)
+                    if t is not None:
+                        got.append((a, t))
+            except Exception:  # the run's own answer stands; nothing kept by step
+                return None
+            finally:
+                expanding.pop()
+                tracer.drop_lines()
+            if len(got) != len(out) or any(a != b or t != u
+                                           for (a, t), (b, u) in zip(got, out)):
+                return None
+            kept[1] += 1
+            if listed is None or per and all(p is not None and p <= listed for p in per):
+                return None  # ``actions`` runs every step itself: nothing to spare
+            kept[0] += 1
+            return listed, acts, per
 
         model.init_states, model.successors = init_states, successors
         if graph is not None:  # a counterexample is rebuilt with actions and next_state

@@ -44,6 +44,7 @@ from typing import NamedTuple
 
 from kmc.model.encoding import fingerprint128
 from kmc.mutate import steps
+from kmc.mutate.steps import stepwise, untouched
 
 #: the most states a recorded graph holds; a larger run is not recorded (its replay
 #: would hold too much memory in every worker)
@@ -59,9 +60,14 @@ class Graph:
         self.expanded: list = []   # positions of the expanded states, in expansion order
         self.successors: list = []  # per expanded state: ((action, position), ...)
         #: per expanded state: the functions of the mutated files its successors called,
-        #: as (file, first line); one frozenset object per distinct set
+        #: as (file, first line); one tuple object per distinct set (``_intern``)
         self.touched: list = []
         self._sets: dict = {}
+        #: per expanded state, step by step (``Recorder``'s ``by_step``; None: not
+        #: known): the functions ``actions`` called, every action it listed, and per
+        #: action the functions its ``next_state`` called. Its successors are the
+        #: listed actions with a next state, in order (the contract's ``successors``)
+        self.steps: list = []
         #: other questions the run asked the model (a counterexample being rebuilt, a
         #: property asking ``actions``): (method, position of the state, other
         #: arguments, answer, the functions of the mutated files it called)
@@ -77,9 +83,15 @@ class Graph:
             self.states.append(s)
         return i
 
-    def add(self, s, out, called=None) -> None:
+    def wants(self) -> bool:
+        """Does ``add`` keep expansions still (the graph is not too large)?"""
+        return not self.overflow
+
+    def add(self, s, out, called=None, steps=None) -> None:
         """``s`` was expanded into ``out``, calling the functions ``called`` (None: not
-        known, every function counts as called)."""
+        known, every function counts as called); ``steps``: (the functions ``actions``
+        called, its actions, per action the functions ``next_state`` called), or
+        None."""
         if self.overflow:
             return
         i = self._at(s)
@@ -89,8 +101,23 @@ class Graph:
         self.expanded.append(i)
         self.successors.append(tuple((a, self._at(t)) for a, t in out))
         self.touched.append(self._intern(called))
+        self.steps.append(None if steps is None else self._steps(out, *steps))
         if len(self.states) > MAX_STATES:
             self.overflow = True
+
+    def _steps(self, out, listed, acts, per):
+        """``steps`` as kept: the sets interned, an action with a next state the very
+        object of the successor's (the rest are few: those without one)."""
+        enabled = iter(a for a, _t in out)
+        nxt = next(enabled, None)
+        kept = []
+        for a in acts:
+            if nxt is not None and a == nxt:
+                kept.append(nxt)
+                nxt = next(enabled, None)
+            else:
+                kept.append(a)
+        return (self._intern(listed), tuple(kept), tuple(map(self._intern, per)))
 
     def call(self, method: str, s, args: tuple, out, called=None) -> None:
         """The run asked ``method(s, *args)`` and got ``out`` (a state, a list of
@@ -105,26 +132,32 @@ class Graph:
                            self._intern(called)))
 
     def _intern(self, called):
-        """``called`` as a frozenset, one object per distinct set (None stays None)."""
+        """``called`` as a tuple, one object per distinct set (None stays None): a few
+        times less memory than a frozenset of the same functions (a graph holds one
+        per expansion and per step), and ``untouched`` only iterates it."""
         if called is None:
             return None
-        called = frozenset(called)
-        return self._sets.setdefault(called, called)
+        key = frozenset(called)
+        kept = self._sets.get(key)
+        if kept is None:
+            kept = self._sets[key] = tuple(key)
+        return kept
 
     def frozen(self):
         """What a worker keeps: None when the run was too large to record."""
         if self.overflow:
             return None
         return (self.states, tuple(self.expanded), tuple(self.successors),
-                tuple(self.calls), tuple(self.touched))
+                tuple(self.calls), tuple(self.touched), tuple(self.steps))
 
 
 def _objects(graph):
     """Every object inside the recorded states, actions and questions, once each."""
-    states, _expanded, successors, calls, _touched = graph
+    states, _expanded, successors, calls, _touched = graph[:5]
     seen = set()
     todo = list(states)
     todo.extend(a for succ in successors for a, _i in succ)
+    todo.extend(a for st in _by_step(graph) if st is not None for a in st[1])
     todo.extend(c[2] for c in calls)
     while todo:
         x = todo.pop()
@@ -213,12 +246,6 @@ def _class_named(t):
     return obj
 
 
-def untouched(functions, called) -> bool:
-    """Did a recorded expansion or question that called ``called`` (None: not known)
-    call none of ``functions`` (None: every function counts as changed)?"""
-    return functions is not None and called is not None and functions.isdisjoint(called)
-
-
 def same_graph(model, graph, functions=None, reloaded=(), by_states=False) -> bool:
     """Does ``model`` give every recorded state the recorded successors, and every other
     recorded question the recorded answer? With ``functions`` (a set of (file, first
@@ -228,15 +255,20 @@ def same_graph(model, graph, functions=None, reloaded=(), by_states=False) -> bo
     ``by_states``: a run whose outcome reads only which states each state leads to
     (``steps.by_states``): successors compare as sets of states, not as lists of
     (action, state)."""
-    states, expanded, recorded, calls, touched = graph
+    states, expanded, recorded, calls, touched = graph[:5]
     succ = model.successors
     mine = Rebuild(reloaded) if reloaded else (lambda x: x)
     same = steps.same_states if by_states else steps.same_steps
+    by_step = _by_step(graph) if functions is not None else None
     expansions = None  # position -> recorded successors, once a rebuild's step needs it
-    for i, want, called in zip(expanded, recorded, touched):
+    for n, (i, want, called) in enumerate(zip(expanded, recorded, touched)):
         if untouched(functions, called):
             continue
-        if not same(model, succ(mine(states[i])), want, states):
+        known = by_step[n] if by_step is not None else None
+        got = succ(mine(states[i])) if known is None else \
+            stepwise(model, mine(states[i]), known, want, functions, mine,
+                     states.__getitem__)
+        if not same(model, got, want, states):
             return False
     for method, i, args, want, called in calls:
         if untouched(functions, called):
@@ -260,32 +292,50 @@ def same_graph(model, graph, functions=None, reloaded=(), by_states=False) -> bo
 
 
 def _expansions(graph) -> dict:
-    _states, expanded, recorded, _calls, _touched = graph
+    _states, expanded, recorded, _calls, _touched = graph[:5]
     return dict(zip(expanded, recorded))
 
 
-def reusing(succ, graph, functions, reloaded=(), known=None):
+def _by_step(graph) -> tuple:
+    """The recorded expansions step by step (``Graph.steps``; all None in a graph
+    recorded without them)."""
+    return graph[5] if len(graph) > 5 else (None,) * len(graph[1])
+
+
+def reusing(succ, graph, functions, reloaded=(), known=None, model=None):
     """``succ`` (a mutant's successor function) that gives a recorded state whose
     successors did not call ``functions`` its recorded successors instead of computing
     them: on such a state the mutant runs exactly the baseline's code (the argument of
     ``same_graph``, state by state), so the answer is the one the mutant would compute.
     A run the replay could not decide is explored with it: only the states whose
     successors called the changed code, and the states the baseline never expanded, are
-    computed. ``known`` (``answers.Known``) notes every recorded state handed out."""
-    states, expanded, recorded, _calls, touched = graph
+    computed; with the mutant's ``model``, a recorded state's successors are computed
+    ``steps.stepwise`` (only its steps that called the changed code). ``known``
+    (``answers.Known``) notes every recorded state handed out."""
+    states, expanded, recorded, _calls, touched = graph[:5]
     mine = Rebuild(reloaded) if reloaded else (lambda x: x)
-    table = {states[i]: want for i, want, called in zip(expanded, recorded, touched)
-             if untouched(functions, called)}
+    by_step = _by_step(graph) if model is not None and functions is not None else None
+    table = {}
+    for n, (i, want, called) in enumerate(zip(expanded, recorded, touched)):
+        if untouched(functions, called):
+            table[states[i]] = (want, None)
+        elif by_step is not None and by_step[n] is not None:
+            table[states[i]] = (want, by_step[n])
+
+    def hand(j):
+        t = mine(states[j])
+        if known is not None:
+            known.note(j, t)
+        return t
 
     def successors(s):
-        want = table.get(s)
-        if want is None:
+        got = table.get(s)
+        if got is None:
             return succ(s)
-        out = [(mine(a), mine(states[j])) for a, j in want]
-        if known is not None:
-            for (_a, t), (_b, j) in zip(out, want):
-                known.note(j, t)
-        return out
+        want, step = got
+        if step is not None:
+            return stepwise(model, s, step, want, functions, mine, hand)
+        return [(mine(a), hand(j)) for a, j in want]
     return successors
 
 

@@ -1,5 +1,5 @@
-"""How a mutant's successors of a recorded state are compared with the recorded ones
-(``replay.same_graph``).
+"""How a mutant's successors of a recorded state are computed (``stepwise``: only what
+its code can change) and compared with the recorded ones (``replay.same_graph``).
 
 Exactly (``same_steps``): the same (action, state) pairs in the same order. Every
 explorer then takes the same steps.
@@ -60,3 +60,47 @@ def same_states(model, got, want, states) -> bool:
         return False
     fault = model.is_fault
     return all(fault(a) for a, _t in got) == all(fault(b) for b, _j in want)
+
+
+def untouched(functions, called) -> bool:
+    """Did a recorded expansion or question that called ``called`` (None: not known)
+    call none of ``functions`` (None: every function counts as changed)?"""
+    return functions is not None and called is not None and functions.isdisjoint(called)
+
+
+def stepwise(model, s, known, want, functions, mine, hand) -> list:
+    """``model``'s successors of the recorded state ``s`` (as the mutant's process
+    holds it), computing only what the mutant may have changed. ``known``: the
+    recorded expansion step by step (``replay.Graph.steps``), ``want`` its successors
+    (action, position). The contract's ``successors`` is ``next_state`` of each of the
+    ``actions`` that has one, in order; a step that called none of ``functions`` runs
+    exactly the baseline's code, so its recorded next state is the mutant's
+    (``hand(position)`` gives it), and so are the actions when ``actions`` called none of
+    them. Only the other steps, and the actions the baseline did not list, are asked of
+    the model."""
+    listed, acts, per = known
+    results, k = [], 0
+    for a in acts:  # an action with a next state holds the successor's very object
+        if k < len(want) and want[k][0] is a:
+            results.append(want[k][1])
+            k += 1
+        else:
+            results.append(None)
+    if untouched(functions, listed):
+        todo = zip(map(mine, acts), results, per)
+    else:
+        at = {a: n for n, a in enumerate(acts)}
+        todo = []
+        for a in model.actions(s):
+            n = at.get(a)
+            todo.append((a, None, None) if n is None else (a, results[n], per[n]))
+    out = []
+    for a, j, called in todo:
+        if untouched(functions, called):
+            if j is not None:
+                out.append((a, hand(j)))
+            continue
+        t = model.next_state(s, a)
+        if t is not None:
+            out.append((a, t))
+    return out

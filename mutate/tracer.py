@@ -64,6 +64,7 @@ class Tracer:
         self.on = False
         self._cached_depth = 0
         self._live: dict[str, set] = {f: set() for f in files}  # what the hooks add to
+        self._kept: dict[str, set] = {f: set() for f in files}  # ``keep_lines``
 
     def configuration(self, path: str):
         """What ``transform`` does to the module at ``path``: equal for two tracers
@@ -118,8 +119,24 @@ class Tracer:
         if self.on and self._cached_depth:
             self._cached_depth -= 1
 
+    def keep_lines(self) -> None:
+        """The lines marked executed so far are the run's (``drop_lines``)."""
+        for f, v in self._live.items():
+            if len(v) != len(self._kept[f]):
+                self._kept[f] = set(v)
+
+    def drop_lines(self) -> None:
+        """Forget the lines marked since ``keep_lines``: code the recorder runs to learn
+        more about an expansion (``recorder.Recorder``'s steps of one state), which
+        the run itself did not run."""
+        for f, v in self._live.items():
+            if len(v) != len(self._kept[f]):
+                v.intersection_update(self._kept[f])
+
     def __enter__(self):
         for v in self._live.values():
+            v.clear()
+        for v in self._kept.values():
             v.clear()
         self.on = True
         return self

@@ -39,7 +39,8 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
     max_states``); ``tracer`` and ``graph`` go to the ``Recorder``. With a ``tracer``
     (a baseline's run) it also gives what the set-up built (``image``:
     ``snapshot.setup_image``). ``reuse``: a function that takes the model's successor
-    function and gives the one to explore with (``replay.reusing``). ``stall``: the
+    function and the model and gives the successor function to explore with
+    (``replay.reusing``). ``stall``: the
     most seconds one expansion may take (``stall.Watch``); past it the run ends as out
     of time. A baseline's run gives its slowest expansion (``slowest_expansion_s``)."""
     from kmc.mutate.stall import Stalled, Watch
@@ -56,7 +57,7 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
                 api, sc, info, model = _build(entry)
                 image = _image(info, sc, model)
         if reuse is not None:
-            model.successors = reuse(model.successors)
+            model.successors = reuse(model.successors, model)
         explorer = "bfs" if entry.explorer == "spark" else entry.explorer
         recorder = None if getattr(model, "packed", None) else \
             Recorder(model, tracer, graph, None if stall is None else watch,
@@ -136,7 +137,7 @@ def replays(entry, spec, where, functions, touch=None, stall=None) -> str:
     ``functions``: the code, as (file, first line), through which the mutant can change
     the run (``replay.affected``); ``where``: the first line of the function whose body
     holds the mutant, None outside any function's body; ``touch``: what marks a recorded
-    expansion as one the mutant may change (``replay.untouched``; default
+    expansion as one the mutant may change (``steps.untouched``; default
     ``functions``). ``stall``: the most seconds the model may take to answer one
     recorded state (``stall.Watch``); past it ``stall.Stalled`` is raised."""
     from kmc.mutate.replay import same_graph, set_up_matters
@@ -277,8 +278,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
         if decided == REUSE:
             known = Known(spec.answers) if spec.answers is not None else None
 
-            def reuse(succ, spec=spec, known=known):
-                return reusing(succ, spec.graph, touch, spec.rebuild, known)
+            def reuse(succ, model, spec=spec, known=known):
+                return reusing(succ, spec.graph, touch, spec.rebuild, known, model)
         with known.installed() if known is not None else nullcontext():
             runs[e.id] = run_entry(e, (limits or {}).get(e.id), reuse=reuse,
                                    stall=(stalls or {}).get(e.id))

@@ -84,18 +84,35 @@ def line_of(text: str, source: str = SOURCE) -> int:
     return hits[0]
 
 
-def record_graph(model):
+def record_graph(model, listed=None, per=None):
     """The whole state graph of ``model`` as a baseline records it (``replay.Graph``; no
-    tracer: every state counts as touching every function)."""
+    tracer: every state counts as touching every function). With ``listed(s)`` and
+    ``per(s, a)``, the functions ``actions(s)`` and ``next_state(s, a)`` called: each
+    expansion is also recorded step by step, having called all of them."""
     from kmc.mutate.replay import Graph
 
-    g, todo, seen = Graph(), list(model.init_states()), set()
+    g = Graph()
+
+    def record(s):
+        out = model.successors(s)
+        if listed is None:
+            g.add(s, out)
+            return out
+        acts = model.actions(s)
+        steps = [per(s, a) for a in acts]
+        g.add(s, out, set(listed(s)).union(*steps), (listed(s), acts, steps))
+        return out
+    reach(record, model.init_states())
+    return g.frozen()
+
+
+def reach(successors, init) -> dict:
+    """Every state reachable from ``init`` -> what ``successors`` gave it."""
+    got, todo = {}, list(init)
     while todo:
         s = todo.pop()
-        if s in seen:
+        if s in got:
             continue
-        seen.add(s)
-        out = model.successors(s)
-        g.add(s, out)
-        todo.extend(t for _a, t in out)
-    return g.frozen()
+        got[s] = successors(s)
+        todo.extend(t for _a, t in got[s])
+    return got

@@ -11,7 +11,7 @@ from kmc.cli import main
 from kmc.mutate.replay import same_graph
 from kmc.mutate.runner import make_plan, mutate
 from kmc.reports.regress.suite import Entry
-from mutate_toy import record_graph, toy_file
+from mutate_toy import reach, record_graph, toy_file
 
 #: a counter (its state a plain tuple: no class a mutant could reload) whose step goes
 #: through a cached helper; ``x > 100`` never holds, so the mutants of both guards
@@ -254,7 +254,7 @@ def test_same_graph_tells_a_changed_successor_apart(toy):
 
 def test_only_the_states_that_called_the_function_are_asked_again(toy):
     mod = _toy_module(toy)
-    states, expanded, successors, calls, _touched = record_graph(mod.make(3))
+    states, expanded, successors, calls, _touched = record_graph(mod.make(3))[:5]
     # no state called the function: nothing is asked, so even another model agrees
     untouched = (states, expanded, successors, calls, (frozenset(),) * len(expanded))
     assert same_graph(mod.make(4), untouched, {(toy, 1)})
@@ -271,8 +271,7 @@ def test_a_run_explored_after_a_replay_reuses_the_untouched_successors(toy):
     from kmc.mutate.replay import reusing
 
     mod = _toy_module(toy)
-    graph = record_graph(mod.make(3))
-    states, expanded, successors, calls, _touched = graph
+    states, expanded, successors, calls, _touched = record_graph(mod.make(3))[:5]
     asked = []
     mutant = mod.make(4)  # x may now reach 4
 
@@ -284,14 +283,8 @@ def test_a_run_explored_after_a_replay_reuses_the_untouched_successors(toy):
     touched = tuple(frozenset({(toy, 1)}) if states[i][0] >= 2 else frozenset()
                     for i in expanded)
     reuse = reusing(succ, (states, expanded, successors, calls, touched), {(toy, 1)})
-    got, todo, seen = {}, list(mutant.init_states()), set()
-    while todo:
-        s = todo.pop()
-        if s in seen:
-            continue
-        seen.add(s)
-        got[s] = reuse(s)
-        todo.extend(t for _a, t in got[s])
+    got = reach(reuse, mutant.init_states())
+    seen = set(got)
     assert got == {s: mutant.successors(s) for s in seen}
     assert any(s[0] == 4 for s in seen)  # the mutant's own new states
     assert asked and all(s[0] >= 2 for s in asked)  # only touched or new states asked
@@ -303,7 +296,7 @@ def test_only_the_questions_that_called_the_function_are_asked_again(toy):
     it called the changed code: ``actions`` of the state x=3, y=1 is ``inc`` with the
     toy's bound 4 and nothing with bound 3."""
     mod = _toy_module(toy)
-    states, expanded, successors, _calls, _touched = record_graph(mod.make(4))
+    states, expanded, successors, _calls, _touched = record_graph(mod.make(4))[:5]
     at = states.index(mod.S(3, 1))
     none = (frozenset(),) * len(expanded)
 
@@ -370,3 +363,14 @@ def test_code_a_property_reaches_through_actions_is_still_replayed(tmp_path_fact
              and r["operator"] == "cmp"]
     assert bound and bound[0]["outcome"] == "property" and \
         bound[0]["killed_by"] == ["DoneOrBusy"]
+
+
+def test_a_graph_larger_than_its_limit_is_not_kept(toy, monkeypatch):
+    """A run with more states than ``replay.MAX_STATES`` records no graph (every
+    worker would hold it): its mutants explore it."""
+    from kmc.mutate import replay
+
+    mod = _toy_module(toy)
+    assert record_graph(mod.make(3)) is not None
+    monkeypatch.setattr(replay, "MAX_STATES", 3)
+    assert record_graph(mod.make(3)) is None

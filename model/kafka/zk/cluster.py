@@ -128,7 +128,9 @@ class Cluster(Model):
                 if t is not None:
                     out.append((a, t))
         for a in failover.candidates(self, w):
-            out.append((a, failover.failover(self, w, a[1])))
+            t = failover.failover(self, w, a[1])
+            if t is not None:
+                out.append((a, t))
         return out
 
     def properties(self):

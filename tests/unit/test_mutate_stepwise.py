@@ -1,0 +1,173 @@
+"""A replay asks a recorded state again step by step: only the steps (and the action
+list) that ran the mutant's code are computed; every other step's recorded next state is
+taken as it is. The successors are the contract's: ``next_state`` of each listed action
+that has one, in order."""
+from kmc.mutate.pool import run_one
+from kmc.mutate.replay import reusing, same_graph
+from kmc.mutate.runner import make_plan
+from kmc.mutate.worker import baseline_task
+from kmc.reports.regress.suite import Entry
+from mutate_toy import line_of, reach, record_graph, toy_file
+
+from test_mutate_replay import _load
+
+KEY = ("toy.py", 1)  # the changed code, as the tracer names a function
+
+
+def _counting(cls):
+    class Counting(cls):
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.asked = []
+
+        def actions(self, s):
+            self.asked.append(("actions", s))
+            return super().actions(s)
+
+        def next_state(self, s, a):
+            self.asked.append((a, s))
+            return super().next_state(s, a)
+    return Counting
+
+
+def test_only_the_steps_that_ran_the_changed_code_are_computed(tmp_path_factory):
+    mod = _load(toy_file(tmp_path_factory))
+    inc_only = record_graph(mod.make(3), lambda s: frozenset(),
+                      lambda s, a: frozenset({KEY}) if a == "inc" else frozenset())
+
+    class MarksTwo(_counting(mod.Toy)):  # its "mark" step differs from the baseline's
+        def next_state(self, s, a):
+            t = super().next_state(s, a)
+            return t._replace(y=2) if a == "mark" else t
+
+    m = MarksTwo(3)
+    # "mark" never ran the changed code: its recorded next state is taken, and the
+    # model is asked only for the "inc" steps (never for the action list)
+    assert same_graph(m, inc_only, {KEY})
+    assert m.asked and all(a == "inc" for a, _s in m.asked)
+    mark_too = record_graph(mod.make(3), lambda s: frozenset(), lambda s, a: frozenset({KEY}))
+    assert not same_graph(MarksTwo(3), mark_too, {KEY})
+
+
+def test_a_changed_action_list_computes_only_the_actions_it_adds(tmp_path_factory):
+    mod = _load(toy_file(tmp_path_factory))
+    graph = record_graph(mod.make(3), lambda s: frozenset({KEY}), lambda s, a: frozenset())
+
+    class ListsNever(_counting(mod.Toy)):  # one more action, doing nothing
+        def actions(self, s):
+            return super().actions(s) + ["never"]
+
+    m = ListsNever(3)
+    assert same_graph(m, graph, {KEY}, by_states=False)
+    steps = [a for a, _s in m.asked if a != "actions"]
+    assert steps and set(steps) == {"never"}  # the listed steps were all taken as recorded
+    assert not same_graph(mod.make(4), graph, {KEY})  # x may now reach 4
+
+
+def test_a_reusing_run_step_by_step_gives_the_mutants_own_successors(tmp_path_factory):
+    mod = _load(toy_file(tmp_path_factory))
+    graph = record_graph(mod.make(3), lambda s: frozenset({KEY}), lambda s, a: frozenset())
+    mutant = _counting(mod.Toy)(4)  # its action list differs: x may reach 4
+    got = reach(reusing(mutant.successors, graph, {KEY}, model=mutant),
+                mutant.init_states())
+    seen = set(got)
+    asked = [(a, s) for a, s in mutant.asked if a != "actions"]
+    mutant.asked.clear()
+    assert got == {s: mutant.successors(s) for s in seen}
+    assert any(s.x == 4 for s in seen)
+    # recorded states computed only the step the mutant added (inc at x == 3); the
+    # states the baseline never reached, every step
+    assert all(s.x >= 3 for _a, s in asked)
+    assert len(asked) < sum(1 for a, _s in mutant.asked if a != "actions")
+
+
+def test_the_baseline_records_each_expansion_step_by_step(tmp_path_factory):
+    """The toy's ``actions`` and ``next_state`` are told apart: the action list's
+    guard runs in ``actions``, the ``_replace`` of "mark" in its own step only."""
+    toy = toy_file(tmp_path_factory)
+    plan = make_plan([Entry(id="toy", scenario=f"{toy}:make")])
+    served = {plan.mutants[0].module: (toy, plan.sources[toy])}
+    out = run_one(baseline_task, (plan.entries[0], plan.files, served, None, None))
+    graph = out["graph"]
+    acts_key = (toy, line_of("def actions(self, s):"))
+    step_key = (toy, line_of("def next_state(self, s, a):"))
+    steps = [s for s in graph[5]]
+    assert steps and all(s is not None for s in steps)
+    for (listed, acts, per), want in zip(steps, graph[2]):
+        assert acts_key in listed and step_key not in listed
+        assert all(step_key in p and acts_key not in p for p in per)
+        assert [a for a, _j in want] == [a for a in acts if a in dict(want)]
+
+
+#: a model with its own successors (a fast path, as kmc's Kafka models have): its
+#: ``actions`` and ``next_state`` run only when the recorder asks them step by step
+FAST = '''from kmc import Model, always
+
+
+class Fast(Model):
+    name = "fast"
+
+    def init_states(self):
+        return [(0,)]
+
+    def successors(self, s):
+        return [("inc", (s[0] + 1,))] if s[0] < 3 else []
+
+    def actions(self, s):
+        out = []
+        if s[0] < 3:
+            out.append("inc")
+        return out
+
+    def next_state(self, s, a):
+        return (s[0] + 1,)
+
+    def properties(self):
+        return [always("Small", lambda s: s[0] <= 3)]
+
+
+def make():
+    return Fast()
+'''
+
+
+def test_the_steps_recorded_run_no_line_the_run_did_not(tmp_path):
+    """The run executes the fast path only: the lines of ``actions`` and
+    ``next_state``, which only the recording of steps runs, are not the run's (a
+    mutant there still reaches no run), and every expansion still has its steps."""
+    path = tmp_path / "mutate_fast_model.py"
+    path.write_text(FAST)
+    plan = make_plan([Entry(id="fast", scenario=f"{path}:make")])
+    served = {plan.mutants[0].module: (str(path), plan.sources[str(path)])}
+    out = run_one(baseline_task, (plan.entries[0], plan.files, served, None, None))
+    lines = out["lines"][str(path)]
+    assert line_of("return [(\"inc\"", FAST) in lines
+    assert line_of("out.append(\"inc\")", FAST) not in lines
+    assert line_of("return (s[0] + 1,)", FAST) not in lines
+    assert all(s is not None for s in out["graph"][5])
+
+
+#: a model whose ``actions`` computes each candidate's step to tell whether it is
+#: enabled (as KIP-253's procedure does): asking a step again could spare nothing
+PROBING = FAST.replace('''    def actions(self, s):
+        out = []
+        if s[0] < 3:
+            out.append("inc")
+        return out
+''', '''    def actions(self, s):
+        return [a for a in ("inc", "dec") if self.next_state(s, a) is not None]
+''').replace('''        return (s[0] + 1,)''', '''        if a == "inc" and s[0] < 3:
+            return (s[0] + 1,)
+        return None''')
+
+
+def test_no_steps_are_kept_where_actions_runs_every_step(tmp_path):
+    path = tmp_path / "mutate_probing_model.py"
+    path.write_text(PROBING)
+    plan = make_plan([Entry(id="probing", scenario=f"{path}:make")])
+    served = {plan.mutants[0].module: (str(path), plan.sources[str(path)])}
+    out = run_one(baseline_task, (plan.entries[0], plan.files, served, None, None))
+    graph = out["graph"]
+    steps = {tuple(graph[0][i]): st for i, st in zip(graph[1], graph[5])}
+    assert set(steps) == {(0,), (1,), (2,), (3,)}
+    assert all(steps[(x,)] is None for x in range(3))  # each one's steps run in actions
