@@ -38,6 +38,10 @@ import operator
 #: the numbers of the mutants infected since the Recorder last emptied it (at the start
 #: of each expansion)
 SINK: set = set()
+#: the numbers of every mutant infected in this process, wherever (set-up, expansions,
+#: properties, cached functions): a probed mutant not among them after a run gives every
+#: value the original gave, so that run is the baseline's (``worker.baseline_task``)
+EVER: set = set()
 #: site number -> what its probe computes (filled while the instrumented files compile)
 SPECS: list = []
 #: per ``and``/``or`` site: the operands its last evaluation evaluated, as a chain of
@@ -53,6 +57,11 @@ _OPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
 #: the flips a probe compares; a flipped ``==`` or ``is`` differs whenever it runs
 _FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
 _UNKNOWN = object()
+
+
+def _infected(k) -> None:
+    SINK.add(k)
+    EVER.add(k)
 
 
 def _same(a, b) -> bool:
@@ -78,9 +87,9 @@ def cmp(sid, a, b):
     for k, alt_op, x, y in alts:
         try:
             if not _same(r, alt_op(a if x is _UNKNOWN else x, b if y is _UNKNOWN else y)):
-                SINK.add(k)
+                _infected(k)
         except Exception:
-            SINK.add(k)
+            _infected(k)
     return r
 
 
@@ -98,12 +107,12 @@ def bend(sid, result):
         last = len(order) - 1
         for pos, i in enumerate(order):
             if i >= n_seen:  # an operand the original never evaluated
-                SINK.add(k)
+                _infected(k)
                 break
             v = seen[i]
             if pos == last or (not v if is_and else v):
                 if not (_same_truth(v, result) if truth else _same(v, result)):
-                    SINK.add(k)
+                    _infected(k)
                 break
     return result
 
@@ -112,9 +121,9 @@ def replace(sid, obj, **kw):
     for k, name in SPECS[sid]:
         try:
             if not _same(getattr(obj, name), kw[name]):
-                SINK.add(k)
+                _infected(k)
         except Exception:
-            SINK.add(k)
+            _infected(k)
     return obj._replace(**kw)
 
 

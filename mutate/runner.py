@@ -136,6 +136,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     states that a replay cannot rebuild, and of its NamedTuples
     (``replay.class_modules``), "probe_numbers": path -> each mutant's number by site
     (``probes.numbers``), "probed": the numbers of the mutants the probes watch,
+    "ever": entry id -> the numbers of those its run infected anywhere,
     "stmt_lines" and "def_lines": per file, where each node's statement and function
     start}."""
     wanted = {e.id for es in plan.relevant.values() for e in es}
@@ -154,7 +155,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     tasks.append((namespace_task, (served,), None))
     runs, lines, entry_lines = {}, {f: set() for f in plan.files}, {}
     outside, at_setup, images, graphs, fixed, rebuilt = {}, {}, {}, {}, {}, {}
-    answers = {}
+    answers, ever = {}, {}
     namespaces = None
     for i, out in run_tasks(tasks, jobs):
         if i == len(entries):
@@ -171,6 +172,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         outside[eid] = frozenset(map(tuple, out["outside"]))
         at_setup[eid] = frozenset(map(tuple, out["at_setup"]))
         images[eid] = out["image"]
+        ever[eid] = frozenset(out["ever"])
         if out["graph"] is not None:
             graphs[eid] = out["graph"]
             fixed[eid], rebuilt[eid] = map(set, out["classes"])
@@ -179,7 +181,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
             lines[f].update(v)
     return {"runs": runs, "lines": {f: sorted(v) for f, v in lines.items()},
             "entry_lines": entry_lines, "outside": outside, "at_setup": at_setup,
-            "images": images, "graphs": graphs, "answers": answers,
+            "images": images, "graphs": graphs, "answers": answers, "ever": ever,
             "namespaces": namespaces,
             "tracked": tracked(plan.files, [p for p, _text in served.values()]),
             "fixed_classes": fixed, "rebuilt_classes": rebuilt,
@@ -315,8 +317,12 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
         number = numbers.get(m.path, {}).get((m.line, m.col, m.operator, m.n))
         reach = (where, base["namespaces"], base["tracked"],
                  number if number in probed else None)
+        quiet = {e.id: base["runs"][e.id] for e in entries
+                 if number in probed and number not in base["ever"][e.id]} \
+            if replay else None
         tasks.append((mutant_task, (m, plan.sources[m.path], plan.snapshots[m.module],
-                                    entries, stop_at, limits, specs, reach, stalls),
+                                    entries, stop_at, limits, specs, reach, stalls,
+                                    quiet),
                       limit))
     # the workers are forked from this process and share the recorded graphs with it:
     # frozen, the graphs are not visited by a worker's garbage collector, which would

@@ -183,16 +183,19 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
     ``decorated``: file -> ``tracer.decorated_lines``. ``probed``: path -> its mutants'
     numbers by site: those files run with probes (``probes``), and each recorded
     expansion holds, besides the functions it called, the numbers of the mutants it
-    infected."""
+    infected; ``ever``: those the run infected anywhere (``probes.EVER``)."""
     from kmc.mutate.isolation import install_unmutated
+    from kmc.mutate.probes import EVER
     from kmc.mutate.replay import Graph, class_modules
     from kmc.mutate.tracer import Tracer
 
     tracer = Tracer(files, [p for p, _text in served.values()], decorated)
     install_unmutated(served, probed, tracer)
     graph = Graph()
+    EVER.clear()
     with tracer:
         run = run_entry(entry, tracer=tracer, graph=graph)
+    ever = sorted(EVER)
     image = run.pop("image", None)
     frozen = graph.frozen() if graph.expanded else None
     answers = None
@@ -207,7 +210,7 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
         return sorted((f, n) for f, v in calls.items() for n in v)
     return {"run": run, "lines": {f: sorted(v) for f, v in tracer.lines.items()},
             "outside": pairs(tracer.outside), "at_setup": pairs(tracer.at_setup),
-            "image": image, "graph": frozen, "answers": answers,
+            "image": image, "graph": frozen, "answers": answers, "ever": ever,
             "classes": [sorted(x) for x in class_modules(frozen)] if frozen else [[], []]}
 
 
@@ -224,7 +227,7 @@ def namespace_task(served) -> dict:
 
 
 def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
-                specs=None, reach=None, stalls=None) -> dict:
+                specs=None, reach=None, stalls=None, quiet=None) -> dict:
     """``entries`` on ``mutant`` of ``source`` (``snapshot``: the modules that import
     it, name -> (path, text)); loaded in this process for good. Given the ``baseline``
     runs, it stops after the first run that kills the mutant (``classify.decisive``).
@@ -234,7 +237,9 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     whose body holds the mutant, or None; what ``replay.affected`` needs besides; the
     mutant's number in the baseline's probes, or None when its site had none).
     ``stalls``: entry id -> the most seconds one expansion of its run may take
-    (``stall.Watch``)."""
+    (``stall.Watch``). ``quiet``: entry id -> the baseline's run, for the entries in
+    whose baseline run the mutant's probe never saw it give another value: each such
+    run is the baseline's, wherever the mutant's code runs (``probes.EVER``)."""
     from kmc.mutate.answers import Known
     from kmc.mutate.classify import decisive
     from kmc.mutate.isolation import install
@@ -258,6 +263,9 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
         and number is not None else functions
     runs = {}
     for e in entries:
+        if quiet and e.id in quiet:
+            runs[e.id] = {**quiet[e.id], "replayed": True}
+            continue
         spec = (specs or {}).get(e.id)
         decided = FULL
         if spec is not None and functions is not None and \
