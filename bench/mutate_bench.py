@@ -3,12 +3,15 @@
     python bench/mutate_bench.py                 # every 8th mutant of the smoke tier
     python bench/mutate_bench.py --every 4 --files model/kafka/zk/brokers.py
     python bench/mutate_bench.py --json out.json # also the rows and the baseline's runs
+    python bench/mutate_bench.py --by-id         # 1 in K by a hash of each id: the same
+                                                 # mutants after an edit elsewhere (A/B)
 
 It plans the run exactly as ``kmc mutate --tier smoke`` does (the same files, mutants
 and entries), runs the baseline on every entry and then every Kth mutant on ``--jobs``
 workers, and prints: the baseline's wall time, the mutant phase's wall time, each
 outcome's and each file's worker seconds, and the whole run's time extrapolated from the
-sample (the mutant phase's wall time times K, plus the baseline), and what the
+sample (the mutant phase's wall time times the mutants per sampled one, plus the
+baseline), and what the
 mutants cost outside their own time (the parent forks every worker). The
 slowest mutants come last, with how many of their runs a replay decided. Figures, never
 assertions: the sample's mutants are spread over every file in plan order, so the
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import hashlib
 import json
 import os
 import sys
@@ -31,6 +35,10 @@ def main(argv=None) -> int:
     ap.add_argument("--files", nargs="*", default=None)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("--by-id", action="store_true",
+                    help="take the mutants whose id hashes to 0 modulo K, not every Kth "
+                         "in plan order: an edit that adds or removes mutants in one "
+                         "file leaves the sample of every other file as it was")
     args = ap.parse_args(argv)
     if args.every < 1:
         ap.error("--every takes a positive number")
@@ -41,9 +49,15 @@ def main(argv=None) -> int:
     suite = read_suite(builtin_suite())
     plan = make_plan(suite.select(args.tier), args.files)
     total = len(plan.mutants)
-    plan.mutants = plan.mutants[::args.every]
-    print(f"{total:,} mutants of {len(plan.files)} files; running every "
-          f"{args.every}th: {len(plan.mutants):,}, {args.jobs} workers", flush=True)
+    if args.by_id:
+        plan.mutants = [m for m in plan.mutants if _hashed(m.id) % args.every == 0]
+    else:
+        plan.mutants = plan.mutants[::args.every]
+    if not plan.mutants:
+        raise SystemExit("mutate_bench: the sample is empty: give a smaller --every")
+    how = f"1 in {args.every} by id" if args.by_id else f"every {args.every}th"
+    print(f"{total:,} mutants of {len(plan.files)} files; running {how}: "
+          f"{len(plan.mutants):,}, {args.jobs} workers", flush=True)
     t0 = time.perf_counter()
     base = run_baseline(plan, args.jobs)
     t_base = time.perf_counter() - t0
@@ -51,7 +65,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     rows, _not_run = run_mutants(plan, base, args.jobs)
     t_mut = time.perf_counter() - t0
-    _report(rows, args.every, args.jobs, t_base, t_mut)
+    _report(rows, total / len(plan.mutants), args.jobs, t_base, t_mut)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"every": args.every, "baseline_s": t_base, "mutants_s": t_mut,
@@ -59,6 +73,11 @@ def main(argv=None) -> int:
                        "runs": {k: {"states": v.get("states"), "elapsed": v.get("elapsed")}
                                 for k, v in base["runs"].items()}}, f)
     return 0
+
+
+def _hashed(mutant_id: str) -> int:
+    """A number of ``mutant_id`` alone, the same in every process and run."""
+    return int.from_bytes(hashlib.sha256(mutant_id.encode()).digest()[:8], "big")
 
 
 def _rss_gib() -> float:
@@ -80,7 +99,7 @@ def _report(rows, every, jobs, t_base, t_mut) -> None:
           f"worker s per mutant; this process holds {_rss_gib():.2f} GiB")
     whole = t_mut * every + t_base
     print(f"whole run, extrapolated: {whole / 60:.1f} min on {jobs} workers "
-          f"(the mutant phase's wall time times {every}, plus the baseline)")
+          f"(the mutant phase's wall time times {every:.4g}, plus the baseline)")
     print("\nworker seconds by outcome:")
     for k, v in sorted(by_outcome.items(), key=lambda kv: -sum(kv[1])):
         print(f"  {k:12s} {len(v):5d} mutants {sum(v):8.1f} s "
