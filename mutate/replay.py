@@ -64,9 +64,10 @@ class Graph:
         self.touched: list = []
         self._sets: dict = {}
         #: per expanded state, step by step (``Recorder``'s ``by_step``; None: not
-        #: known): the functions ``actions`` called, every action it listed, and per
-        #: action the functions its ``next_state`` called. Its successors are the
-        #: listed actions with a next state, in order (the contract's ``successors``)
+        #: known): the functions ``actions`` called, every action it listed, per
+        #: action the functions its ``next_state`` called and the position of its next
+        #: state (None: none). Its successors are the listed actions with a next
+        #: state, in order (the contract's ``successors``)
         self.steps: list = []
         #: other questions the run asked the model (a counterexample being rebuilt, a
         #: property asking ``actions``): (method, position of the state, other
@@ -101,23 +102,27 @@ class Graph:
         self.expanded.append(i)
         self.successors.append(tuple((a, self._at(t)) for a, t in out))
         self.touched.append(self._intern(called))
-        self.steps.append(None if steps is None else self._steps(out, *steps))
+        self.steps.append(None if steps is None else
+                          self._steps(self.successors[-1], *steps))
         if len(self.states) > MAX_STATES:
             self.overflow = True
 
-    def _steps(self, out, listed, acts, per):
-        """``steps`` as kept: the sets interned, an action with a next state the very
-        object of the successor's (the rest are few: those without one)."""
-        enabled = iter(a for a, _t in out)
-        nxt = next(enabled, None)
-        kept = []
+    def _steps(self, want, listed, acts, per):
+        """``steps`` as kept, with ``want`` (the expansion's recorded (action, position)
+        pairs, a subsequence of ``acts`` in order): the sets interned, each listed
+        action the very object of its successor's where it has one, and per action the
+        position of its next state (None: it has none)."""
+        kept, results, k = [], [], 0
         for a in acts:
-            if nxt is not None and a == nxt:
-                kept.append(nxt)
-                nxt = next(enabled, None)
+            if k < len(want) and a == want[k][0]:
+                kept.append(want[k][0])
+                results.append(want[k][1])
+                k += 1
             else:
                 kept.append(a)
-        return (self._intern(listed), tuple(kept), tuple(map(self._intern, per)))
+                results.append(None)
+        return (self._intern(listed), tuple(kept), tuple(map(self._intern, per)),
+                tuple(results))
 
     def call(self, method: str, s, args: tuple, out, called=None) -> None:
         """The run asked ``method(s, *args)`` and got ``out`` (a state, a list of
@@ -266,8 +271,7 @@ def same_graph(model, graph, functions=None, reloaded=(), by_states=False) -> bo
             continue
         known = by_step[n] if by_step is not None else None
         got = succ(mine(states[i])) if known is None else \
-            stepwise(model, mine(states[i]), known, want, functions, mine,
-                     states.__getitem__)
+            stepwise(model, mine(states[i]), known, functions, mine, states.__getitem__)
         if not same(model, got, want, states):
             return False
     for method, i, args, want, called in calls:
@@ -320,7 +324,7 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None):
         if untouched(functions, called):
             table[states[i]] = (want, None)
         elif by_step is not None and by_step[n] is not None:
-            table[states[i]] = (want, by_step[n])
+            table[states[i]] = (None, by_step[n])
 
     def hand(j):
         t = mine(states[j])
@@ -334,7 +338,7 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None):
             return succ(s)
         want, step = got
         if step is not None:
-            return stepwise(model, s, step, want, functions, mine, hand)
+            return stepwise(model, s, step, functions, mine, hand)
         return [(mine(a), hand(j)) for a, j in want]
     return successors
 

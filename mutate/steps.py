@@ -68,24 +68,16 @@ def untouched(functions, called) -> bool:
     return functions is not None and called is not None and functions.isdisjoint(called)
 
 
-def stepwise(model, s, known, want, functions, mine, hand) -> list:
+def stepwise(model, s, known, functions, mine, hand) -> list:
     """``model``'s successors of the recorded state ``s`` (as the mutant's process
     holds it), computing only what the mutant may have changed. ``known``: the
-    recorded expansion step by step (``replay.Graph.steps``), ``want`` its successors
-    (action, position). The contract's ``successors`` is ``next_state`` of each of the
-    ``actions`` that has one, in order; a step that called none of ``functions`` runs
-    exactly the baseline's code, so its recorded next state is the mutant's
-    (``hand(position)`` gives it), and so are the actions when ``actions`` called none of
-    them. Only the other steps, and the actions the baseline did not list, are asked of
-    the model."""
-    listed, acts, per = known
-    results, k = [], 0
-    for a in acts:  # an action with a next state holds the successor's very object
-        if k < len(want) and want[k][0] is a:
-            results.append(want[k][1])
-            k += 1
-        else:
-            results.append(None)
+    recorded expansion step by step (``replay.Graph.steps``). The contract's
+    ``successors`` is ``next_state`` of each of the ``actions`` that has one, in order;
+    a step that called none of ``functions`` runs exactly the baseline's code, so its
+    recorded next state is the mutant's (``hand(position)`` gives it), and so are the
+    actions when ``actions`` called none of them. Only the other steps, and the actions
+    the baseline did not list, are asked of the model."""
+    listed, acts, per, results = known
     if untouched(functions, listed):
         todo = zip(map(mine, acts), results, per)
     else:

@@ -93,7 +93,7 @@ def test_the_baseline_records_each_expansion_step_by_step(tmp_path_factory):
     step_key = (toy, line_of("def next_state(self, s, a):"))
     steps = [s for s in graph[5]]
     assert steps and all(s is not None for s in steps)
-    for (listed, acts, per), want in zip(steps, graph[2]):
+    for (listed, acts, per, _results), want in zip(steps, graph[2]):
         assert acts_key in listed and step_key not in listed
         assert all(step_key in p and acts_key not in p for p in per)
         assert [a for a, _j in want] == [a for a in acts if a in dict(want)]
