@@ -81,7 +81,8 @@ def _collect(active, done) -> None:
         i, proc, _d = active.pop(reader)
         try:
             done[i] = reader.recv()
-        except (EOFError, OSError):
+        except (EOFError, OSError):  # it ended without answering: its exit code
+            proc.join(5)
             done[i] = {"status": DIED, "exitcode": proc.exitcode}
         reader.close()
         proc.join(5)

@@ -118,20 +118,28 @@ class Recorder:
 
         actions_of, next_state_of = model.actions, model.next_state
         kept = [0, 0]  # expansions kept step by step, and tried
+        #: while ``actions`` is asked step by step: the steps it computes itself
+        #: through ``next_state`` on the state it lists (``probe``), else None
+        probing = [None]
 
         def by_step(s, out):
             """What ``replay.Graph.add`` keeps of ``s``'s expansion step by step: the
             functions ``actions(s)`` called, its actions, and per action the functions
-            its ``next_state`` called; None when they do not give ``out`` (the
-            contract's ``successors``, which a model's own may compute another way), or
-            when ``actions`` called every function its steps did (it computes the
-            steps to tell which are enabled: a replay would then compute them all
-            again). The lines this runs that the run did not are not kept."""
+            its ``next_state`` called, and the steps ``actions`` computed itself
+            (``probe``); None when they do not give ``out`` (the contract's
+            ``successors``, which a model's own may compute another way), or when
+            ``actions`` called every function its steps did (a replay would then
+            compute them all again). The lines this runs that the run did not are not
+            kept."""
             tracer.keep_lines()
             expanding.append(s)  # the model's own questions are part of the steps
             try:
                 start()
-                acts = list(inside(actions_of, s))
+                probing[0] = probes = []
+                try:
+                    acts = list(inside(actions_of, s))
+                finally:
+                    probing[0] = None
                 infected()
                 listed, per, got = tracer.called, [], []
                 for a in acts:
@@ -153,17 +161,47 @@ class Recorder:
             if listed is None or per and all(p is not None and p <= listed for p in per):
                 return None  # ``actions`` runs every step itself: nothing to spare
             kept[0] += 1
-            return listed, acts, per
+            return listed, acts, per, probes
+
+        def probe(fn, s, a):
+            """A step ``actions`` computes itself, on the state it lists, to tell
+            whether ``a`` is enabled (``next_state(s, a)``, as KIP-253's procedure and
+            the KRaft plane do): recorded as its own question, with the functions it
+            called, apart from the action list's. A replay asks it again only where
+            it called the changed code, and the action list stands when every such
+            step gives its recorded next state (``steps.stepwise``)."""
+            outer, infections = tracer.called, set(sink)
+            probes, probing[0] = probing[0], None  # what the step asks is its own
+            start()
+            try:
+                t = inside(fn, s, a)
+                infected()
+                probes.append((a, t, tracer.called))
+                return t
+            finally:
+                probing[0] = probes
+                tracer.called = outer
+                sink.clear()
+                sink.update(infections)
 
         model.init_states, model.successors = init_states, successors
         if graph is not None:  # a counterexample is rebuilt with actions and next_state
             actions, next_state = model.actions, model.next_state
 
+            asking = []  # non-empty while a question is asked: what it asks is its own
+
             def asked(method, fn, s, *args):
                 """A question outside an expansion, recorded with the functions it
-                called; successors may ask it too, as part of their expansion."""
+                called; successors may ask it too, as part of their expansion, and a
+                question (``actions`` asking ``next_state``), as part of itself."""
                 if expanding:
+                    if probing[0] is not None and method == "next_state" and \
+                            s is expanding[-1]:
+                        return probe(fn, s, *args)
                     return inside(fn, s, *args)
+                if asking:
+                    return inside(fn, s, *args)
+                asking.append(method)
                 start()
                 try:
                     out = inside(fn, s, *args)
@@ -172,6 +210,7 @@ class Recorder:
                     infected()
                     graph.call(method, s, args, out, tracer and tracer.called)
                 finally:
+                    asking.pop()
                     if tracer is not None:
                         tracer.called = None
                 return out

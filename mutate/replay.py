@@ -39,12 +39,13 @@ full.
 from __future__ import annotations
 
 import os
-import sys
 from typing import NamedTuple
 
 from kmc.model.encoding import fingerprint128
 from kmc.mutate import steps
-from kmc.mutate.steps import stepwise, untouched
+from kmc.mutate.rebuild import Rebuild
+from kmc.mutate.steps import by_step as _by_step
+from kmc.mutate.steps import SELF, stepwise, untouched
 
 #: the most states a recorded graph holds; a larger run is not recorded (its replay
 #: would hold too much memory in every worker)
@@ -66,8 +67,9 @@ class Graph:
         #: per expanded state, step by step (``Recorder``'s ``by_step``; None: not
         #: known): the functions ``actions`` called, every action it listed, per
         #: action the functions its ``next_state`` called and the position of its next
-        #: state (None: none). Its successors are the listed actions with a next
-        #: state, in order (the contract's ``successors``)
+        #: state (None: none), and the steps ``actions`` computed itself to tell
+        #: which actions are enabled (``_probed``). Its successors are the listed
+        #: actions with a next state, in order (the contract's ``successors``)
         self.steps: list = []
         #: other questions the run asked the model (a counterexample being rebuilt, a
         #: property asking ``actions``): (method, position of the state, other
@@ -103,15 +105,21 @@ class Graph:
         self.successors.append(tuple((a, self._at(t)) for a, t in out))
         self.touched.append(self._intern(called))
         self.steps.append(None if steps is None else
-                          self._steps(self.successors[-1], *steps))
+                          self._steps(self.successors[-1], i, s, out, *steps))
         if len(self.states) > MAX_STATES:
             self.overflow = True
 
-    def _steps(self, want, listed, acts, per):
+    def _steps(self, want, i, s, out, listed, acts, per, probes=()):
         """``steps`` as kept, with ``want`` (the expansion's recorded (action, position)
-        pairs, a subsequence of ``acts`` in order): the sets interned, each listed
-        action the very object of its successor's where it has one, and per action the
-        position of its next state (None: it has none)."""
+        pairs, a subsequence of ``acts`` in order; ``out`` the same pairs with their
+        states; ``i`` the position of ``s``): the sets interned, each listed action the
+        very object of its successor's where it has one, per action the position of its
+        next state (None: it has none), and the steps ``actions`` computed itself as
+        three tuples (their actions, next states' positions, functions called). None
+        when such a step led to a state the run never saw."""
+        probed = self._probed(want, i, s, out, probes)
+        if probed is None:
+            return None
         kept, results, k = [], [], 0
         for a in acts:
             if k < len(want) and a == want[k][0]:
@@ -122,7 +130,33 @@ class Graph:
                 kept.append(a)
                 results.append(None)
         return (self._intern(listed), tuple(kept), tuple(map(self._intern, per)),
-                tuple(results))
+                tuple(results), probed)
+
+    def _probed(self, want, i, s, out, probes):
+        """``probes`` ((action, next state, functions called) of the steps ``actions``
+        computed) as kept: three tuples, next states as positions (``SELF``: the very
+        object expanded, which a model may tell from an equal copy); None when one is
+        a state the run never saw."""
+        if not probes:
+            return (), (), ()
+        listed = {a: (t, b, j) for (a, t), (b, j) in zip(out, want)}
+        actions, positions = [], []
+        for a, t, _called in probes:
+            hit = listed.get(a)  # an enabled action: its successor, computed apart
+            actions.append(a if hit is None else hit[1])  # one object per action
+            if t is None or t is s:
+                positions.append(None if t is None else SELF)
+            elif hit is not None and (hit[0] is t or hit[0] == t):
+                positions.append(hit[2])
+            elif t == s:
+                positions.append(i)
+            else:
+                j = self.index.get(fingerprint128(t))
+                if j is None:
+                    return None
+                positions.append(j)
+        return (tuple(actions), tuple(positions),
+                tuple(self._intern(c) for _a, _t, c in probes))
 
     def call(self, method: str, s, args: tuple, out, called=None) -> None:
         """The run asked ``method(s, *args)`` and got ``out`` (a state, a list of
@@ -156,107 +190,12 @@ class Graph:
                 tuple(self.calls), tuple(self.touched), tuple(self.steps))
 
 
-def _objects(graph):
-    """Every object inside the recorded states, actions and questions, once each."""
-    states, _expanded, successors, calls, _touched = graph[:5]
-    seen = set()
-    todo = list(states)
-    todo.extend(a for succ in successors for a, _i in succ)
-    todo.extend(a for st in _by_step(graph) if st is not None for a in st[1])
-    todo.extend(c[2] for c in calls)
-    while todo:
-        x = todo.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        yield x
-        if isinstance(x, (tuple, list, frozenset, set)):
-            todo.extend(x)
-        elif isinstance(x, dict):
-            todo.extend(x.keys())
-            todo.extend(x.values())
-
-
-def rebuildable(cls) -> bool:
-    """Can a replay rebuild an object of ``cls`` as the class of the same name in a
-    module loaded again (``Rebuild``)? A NamedTuple can: its fields are its value."""
-    return issubclass(cls, tuple) and hasattr(cls, "_make") and hasattr(cls, "_fields")
-
-
-def class_modules(graph) -> tuple[set, set]:
-    """Modules that define a class of some object inside the recorded states or actions
-    (builtins left out): those of classes a replay cannot rebuild as a reloaded
-    module's class (a mutant that reloads one of them explores the run in full), and
-    those of NamedTuples (a mutant that reloads one of them has the replay rebuild its
-    objects)."""
-    fixed, rebuilt = set(), set()
-    for x in _objects(graph):
-        t = type(x)
-        if t.__module__ != "builtins":
-            (rebuilt if rebuildable(t) else fixed).add(t.__module__)
-    return fixed, rebuilt
-
-
-class CannotRebuild(Exception):
-    """A recorded object's class was loaded again and cannot be rebuilt."""
-
-
-class Rebuild:
-    """Recorded objects as the mutant's process would have built them: every NamedTuple
-    whose class comes from one of ``modules`` (loaded again by the mutant) is rebuilt as
-    the class of the same name in the module now loaded, recursively; everything else is
-    kept (shared parts stay shared). Raises ``CannotRebuild`` for an object of a
-    reloaded class that is not a NamedTuple."""
-
-    def __init__(self, modules):
-        self.modules = frozenset(modules)
-        self._memo: dict = {}  # id -> (original, rebuilt): the original keeps its id
-
-    def __call__(self, x):
-        t = type(x)
-        if t in _ATOMS:
-            return x
-        hit = self._memo.get(id(x))
-        if hit is not None:
-            return hit[1]
-        out = self._rebuild(x, t)
-        self._memo[id(x)] = (x, out)
-        return out
-
-    def _rebuild(self, x, t):
-        if t.__module__ in self.modules:
-            if not rebuildable(t):
-                raise CannotRebuild(f"{t.__module__}.{t.__qualname__}")
-            return _class_named(t)._make([self(v) for v in x])
-        if isinstance(x, (tuple, list, frozenset, set)):
-            items = [self(v) for v in x]
-            if all(a is b for a, b in zip(items, x)):
-                return x
-            return t._make(items) if rebuildable(t) else t(items)
-        if isinstance(x, dict):
-            return {self(k): self(v) for k, v in x.items()}
-        return x
-
-
-_ATOMS = frozenset({int, str, bool, float, bytes, type(None)})
-
-
-def _class_named(t):
-    """The class named like ``t`` in the module of that name loaded now."""
-    obj = sys.modules.get(t.__module__)
-    for part in t.__qualname__.split("."):
-        obj = getattr(obj, part, None)
-    if not isinstance(obj, type) or not rebuildable(obj):
-        raise CannotRebuild(f"{t.__module__}.{t.__qualname__}")
-    return obj
-
-
 def same_graph(model, graph, functions=None, reloaded=(), by_states=False) -> bool:
     """Does ``model`` give every recorded state the recorded successors, and every other
     recorded question the recorded answer? With ``functions`` (a set of (file, first
     line): the code the mutant changes), only the states whose successors called one
     of them are asked again: on the others the mutant runs exactly the baseline's code.
-    ``reloaded``: the modules the mutant's process loaded again (``Rebuild``).
+    ``reloaded``: the modules the mutant's process loaded again (``rebuild.Rebuild``).
     ``by_states``: a run whose outcome reads only which states each state leads to
     (``steps.by_states``): successors compare as sets of states, not as lists of
     (action, state)."""
@@ -300,12 +239,6 @@ def _expansions(graph) -> dict:
     return dict(zip(expanded, recorded))
 
 
-def _by_step(graph) -> tuple:
-    """The recorded expansions step by step (``Graph.steps``; all None in a graph
-    recorded without them)."""
-    return graph[5] if len(graph) > 5 else (None,) * len(graph[1])
-
-
 def reusing(succ, graph, functions, reloaded=(), known=None, model=None):
     """``succ`` (a mutant's successor function) that gives a recorded state whose
     successors did not call ``functions`` its recorded successors instead of computing
@@ -338,7 +271,7 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None):
             return succ(s)
         want, step = got
         if step is not None:
-            return stepwise(model, s, step, functions, mine, hand)
+            return stepwise(model, s, step, functions, mine, hand, states.__getitem__)
         return [(mine(a), hand(j)) for a, j in want]
     return successors
 

@@ -134,7 +134,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     could not be read), "tracked": real path -> file name as the tracer gives it,
     "fixed_classes" and "rebuilt_classes": entry id -> modules of the classes in its
     states that a replay cannot rebuild, and of its NamedTuples
-    (``replay.class_modules``), "probe_numbers": path -> each mutant's number by site
+    (``rebuild.class_modules``), "probe_numbers": path -> each mutant's number by site
     (``probes.numbers``), "probed": the numbers of the mutants the probes watch,
     "ever": entry id -> the numbers of those its run infected anywhere,
     "stmt_lines" and "def_lines": per file, where each node's statement and function
@@ -260,7 +260,7 @@ def replay_spec(plan: Plan, base: dict, m: Mutant, e, where):
     """What ``m``'s worker needs to replay the baseline's run of ``e`` (``replay.Spec``),
     or None when it may not: the run did not record its graph, an object of its states
     has a class the mutant reloads that a replay cannot rebuild
-    (``replay.Rebuild``), or the function holding ``m`` was called outside the model's
+    (``rebuild.Rebuild``), or the function holding ``m`` was called outside the model's
     successors and set-up (by a property, the symmetry reduction or a cached
     function; ``where``: its first line, None outside any function's body). The worker
     decides the rest (``replay.affected``)."""

@@ -26,6 +26,10 @@ from __future__ import annotations
 from kmc.invariants.liveness import LIVENESS_KINDS
 from kmc.model.contract import Model
 
+#: a recorded step's next state that was the very state it was given (``probes``: a
+#: model may tell it from an equal copy, as ``t is not w`` does)
+SELF = -1
+
 #: a recorded question -> the model's method that answers it
 METHODS = {"actions": "actions", "rebuild-actions": "actions", "next_state": "next_state",
            "rebuild-next": "next_state"}
@@ -68,17 +72,22 @@ def untouched(functions, called) -> bool:
     return functions is not None and called is not None and functions.isdisjoint(called)
 
 
-def stepwise(model, s, known, functions, mine, hand) -> list:
+def stepwise(model, s, known, functions, mine, hand, raw=None) -> list:
     """``model``'s successors of the recorded state ``s`` (as the mutant's process
     holds it), computing only what the mutant may have changed. ``known``: the
     recorded expansion step by step (``replay.Graph.steps``). The contract's
     ``successors`` is ``next_state`` of each of the ``actions`` that has one, in order;
     a step that called none of ``functions`` runs exactly the baseline's code, so its
     recorded next state is the mutant's (``hand(position)`` gives it), and so are the
-    actions when ``actions`` called none of them. Only the other steps, and the actions
+    actions when ``actions`` called none of them and each step it computed itself
+    (``probes``) gives its recorded next state again (``raw(position)``: the recorded
+    state to compare with; default ``hand``). Only the other steps, and the actions
     the baseline did not list, are asked of the model."""
-    listed, acts, per, results = known
-    if untouched(functions, listed):
+    listed, acts, per, results = known[:4]
+    fresh: dict = {}  # action -> the mutant's next state, computed once
+    if untouched(functions, listed) and \
+            probes(model, s, known[4] if len(known) > 4 else None, functions, mine,
+                   raw or hand, fresh):
         todo = zip(map(mine, acts), results, per)
     else:
         at = {a: n for n, a in enumerate(acts)}
@@ -92,7 +101,34 @@ def stepwise(model, s, known, functions, mine, hand) -> list:
             if j is not None:
                 out.append((a, hand(j)))
             continue
-        t = model.next_state(s, a)
+        t = fresh[a] if a in fresh else model.next_state(s, a)
         if t is not None:
             out.append((a, t))
     return out
+
+
+def probes(model, s, probed, functions, mine, raw, fresh) -> bool:
+    """Does every step that ``actions`` computed itself in ``s`` (``probed``: their
+    actions, next states' positions, functions called; None: not recorded) and that
+    called one of ``functions`` give the recorded next state in the mutant? Each one
+    computed goes to ``fresh``. With the same answers, ``actions``, whose own code is
+    the baseline's, lists what it listed."""
+    if probed is None:
+        return True
+    for a, j, called in zip(*probed):
+        if untouched(functions, called):
+            continue
+        a = mine(a)
+        t = fresh[a] = model.next_state(s, a)
+        if j == SELF:  # the step returned the state it was given, the very object
+            if t is not s:
+                return False
+        elif (t is None) != (j is None) or t is s or (t is not None and t != raw(j)):
+            return False
+    return True
+
+
+def by_step(graph) -> tuple:
+    """The recorded expansions step by step (``Graph.steps``; all None in a graph
+    recorded without them)."""
+    return graph[5] if len(graph) > 5 else (None,) * len(graph[1])

@@ -178,7 +178,7 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
     as the baseline did: its runs skip that entry. Also where the functions of
     ``served`` were called from (``tracer``: set-up, outside), what the set-up built
     (``snapshot.setup_image``), the run's state graph (``replay``; None when too large)
-    and the modules of the classes in its states (``replay.class_modules``), and the
+    and the modules of the classes in its states (``rebuild.class_modules``), and the
     invariants' answers on the graph's states (``answers.record``).
     ``decorated``: file -> ``tracer.decorated_lines``. ``probed``: path -> its mutants'
     numbers by site: those files run with probes (``probes``), and each recorded
@@ -186,7 +186,8 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
     infected; ``ever``: those the run infected anywhere (``probes.EVER``)."""
     from kmc.mutate.isolation import install_unmutated
     from kmc.mutate.probes import EVER
-    from kmc.mutate.replay import Graph, class_modules
+    from kmc.mutate.rebuild import class_modules
+    from kmc.mutate.replay import Graph
     from kmc.mutate.tracer import Tracer
 
     tracer = Tracer(files, [p for p, _text in served.values()], decorated)

@@ -147,7 +147,7 @@ def test_settled_clients_read_all_and_finish_as_recorded(monkeypatch):
     (w,) = model.init_states()
     reads, finishes = (_quiescent(model, n) for n in ("ConsumerReadsAll", "ProducerFinishes"))
     assert reads.check(w) and finishes.check(w)  # both can still refresh
-    monkeypatch.setattr(clients, "consumer_fetch", lambda _m, w: w)
+    monkeypatch.setitem(model._steps, "consumer-fetch", lambda _m, w: w)
     assert api.check(model).verdict("ConsumerReadsAll") == "violated"
     monkeypatch.undo()
     monkeypatch.setattr(clients, "can_produce", lambda _m, _w: False)

@@ -221,7 +221,7 @@ def test_a_reloaded_state_class_is_rebuilt_for_the_replay(classy):
 
 
 def test_rebuild_makes_the_reloaded_class_and_keeps_the_rest(tmp_path, monkeypatch):
-    from kmc.mutate.replay import CannotRebuild, Rebuild
+    from kmc.mutate.rebuild import CannotRebuild, Rebuild
 
     path = tmp_path / "mutate_rebuild_probe.py"
     path.write_text(CLASSY)

@@ -2,6 +2,9 @@
 list) that ran the mutant's code are computed; every other step's recorded next state is
 taken as it is. The successors are the contract's: ``next_state`` of each listed action
 that has one, in order."""
+import pytest
+
+from kmc import Model
 from kmc.mutate.pool import run_one
 from kmc.mutate.replay import reusing, same_graph
 from kmc.mutate.runner import make_plan
@@ -93,7 +96,7 @@ def test_the_baseline_records_each_expansion_step_by_step(tmp_path_factory):
     step_key = (toy, line_of("def next_state(self, s, a):"))
     steps = [s for s in graph[5]]
     assert steps and all(s is not None for s in steps)
-    for (listed, acts, per, _results), want in zip(steps, graph[2]):
+    for (listed, acts, per, _results, _probed), want in zip(steps, graph[2]):
         assert acts_key in listed and step_key not in listed
         assert all(step_key in p and acts_key not in p for p in per)
         assert [a for a, _j in want] == [a for a in acts if a in dict(want)]
@@ -148,8 +151,12 @@ def test_the_steps_recorded_run_no_line_the_run_did_not(tmp_path):
 
 
 #: a model whose ``actions`` computes each candidate's step to tell whether it is
-#: enabled (as KIP-253's procedure does): asking a step again could spare nothing
-PROBING = FAST.replace('''    def actions(self, s):
+#: enabled (as KIP-253's procedure and the KRaft plane do), with no successors of its
+#: own (the contract's: ``actions``, then ``next_state`` of each)
+PROBING = FAST.replace('''    def successors(self, s):
+        return [("inc", (s[0] + 1,))] if s[0] < 3 else []
+
+''', "").replace('''    def actions(self, s):
         out = []
         if s[0] < 3:
             out.append("inc")
@@ -161,13 +168,76 @@ PROBING = FAST.replace('''    def actions(self, s):
         return None''')
 
 
-def test_no_steps_are_kept_where_actions_runs_every_step(tmp_path):
-    path = tmp_path / "mutate_probing_model.py"
+@pytest.fixture(scope="module")
+def probing(tmp_path_factory):
+    """The PROBING model's module, the baseline's graph of its run and the keys of its
+    ``actions`` and ``next_state``."""
+    path = tmp_path_factory.mktemp("probing") / "mutate_probing_model.py"
     path.write_text(PROBING)
     plan = make_plan([Entry(id="probing", scenario=f"{path}:make")])
     served = {plan.mutants[0].module: (str(path), plan.sources[str(path)])}
     out = run_one(baseline_task, (plan.entries[0], plan.files, served, None, None))
-    graph = out["graph"]
+    keys = ((str(path), line_of("def actions(self, s):", PROBING)),
+            (str(path), line_of("def next_state(self, s, a):", PROBING)))
+    return _load(str(path), "mutate_probing_replayed"), out["graph"], keys
+
+
+def test_a_step_that_actions_computes_is_recorded_as_its_own(probing):
+    _mod, graph, (acts_key, step_key) = probing
     steps = {tuple(graph[0][i]): st for i, st in zip(graph[1], graph[5])}
     assert set(steps) == {(0,), (1,), (2,), (3,)}
-    assert all(steps[(x,)] is None for x in range(3))  # each one's steps run in actions
+    for x, (listed, acts, _per, _results, (probed, positions, called)) in \
+            ((s[0], st) for s, st in steps.items()):
+        assert acts_key in listed and step_key not in listed  # the list's own code
+        assert probed == ("inc", "dec") and all(step_key in c for c in called)
+        assert acts == (("inc",) if x < 3 else ())
+        want = [(x + 1,) if x < 3 else None, None]  # inc's next state; dec has none
+        assert [None if j is None else tuple(graph[0][j]) for j in positions] == want
+
+
+def test_a_replay_asks_only_the_steps_actions_computed_not_the_list(probing):
+    mod, graph, (_acts_key, step_key) = probing
+    m = _counting(mod.Fast)()
+    assert same_graph(m, graph, {step_key})
+    assert m.asked and all(a in ("inc", "dec") for a, _s in m.asked)
+    # each candidate once per state: the list's answer and the steps come from them
+    assert len(m.asked) == 2 * 4
+
+
+def test_a_step_that_enables_another_action_makes_the_list_be_asked_again(probing):
+    mod, graph, (_acts_key, step_key) = probing
+
+    class DecAtTwo(_counting(mod.Fast)):  # "dec" at x == 2 now leads to (5,)
+        def next_state(self, s, a):
+            return (5,) if a == "dec" and s == (2,) else super().next_state(s, a)
+
+    assert not same_graph(DecAtTwo(), graph, {step_key})
+    mutant = DecAtTwo()
+    got = reach(reusing(mutant.successors, graph, {step_key}, model=mutant),
+                mutant.init_states())
+    assert got == {s: Model.successors(mutant, s) for s in got}
+    assert (5,) in got and ("dec", (5,)) in got[(2,)]
+
+
+def test_a_step_that_gave_back_its_state_itself_must_do_so_again():
+    """A model may tell the very state it was given from an equal copy (KRaft's group
+    refresh is enabled when ``t is not w``): a recorded step that returned its state
+    itself stands only if the mutant's does too, and one that returned an equal copy
+    only if the mutant's is not the state itself."""
+    from kmc.mutate.steps import SELF, probes
+
+    class Steps:
+        def __init__(self, step):
+            self.next_state = lambda s, a: step(s)
+
+    s, key, same = (7,), ("m.py", 1), (lambda x: x)
+    states = [s]
+
+    def stands(recorded, step):
+        return probes(Steps(step), s, (("a",), (recorded,), ((key,),)), {key}, same,
+                      states.__getitem__, {})
+    assert stands(SELF, lambda w: w)
+    assert not stands(SELF, lambda w: tuple(list(w)))  # equal, another object
+    assert stands(0, lambda w: tuple(list(w)))
+    assert not stands(0, lambda w: w)
+    assert not stands(None, lambda w: w) and stands(None, lambda w: None)

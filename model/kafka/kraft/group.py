@@ -222,7 +222,7 @@ def actions(model, w) -> list:
     for m in range(len(g.members)):
         for b, br in enumerate(w.brokers, 1):
             if br.status == RUNNING:
-                t = refresh(model, w, m, b)
+                t = model.next_state(w, ("member-refresh", m, b))
                 if t is not w:
                     out.append(("member-refresh", m, b))
                     model.keep(out[-1], t)
@@ -230,7 +230,7 @@ def actions(model, w) -> list:
         out.append(("group-rebalance",))
     for m, mem in enumerate(g.members):
         for p, _pos, _l, _e in mem.pos:
-            model.probe(out, ("member-fetch", m, p), w, fetch(model, w, m, p))
+            model.probe(out, ("member-fetch", m, p), w)
     return out
 
 

@@ -142,22 +142,20 @@ class KRaftModel(Model):
                 out.extend(("flush-metadata", b, x.partition) for x in br.logs
                            if publisher.can_flush(br, x.partition))
         for b, p in clients.fetch_candidates(w):
-            self.probe(out, ("replica-fetch", b, p), w, clients.replica_fetch(self, w, b, p))
+            self.probe(out, ("replica-fetch", b, p), w)
         out.extend(admin.actions(self, w))
         if self.features:
             out.extend(partitions.actions(self, w))
         if self.bounds.consumer:
             for b, br in zip(self.broker_ids, w.brokers):
                 if br.status == RUNNING:
-                    self.probe(out, ("consumer-refresh", b), w,
-                               clients.consumer_refresh(self, w, b))
+                    self.probe(out, ("consumer-refresh", b), w)
             if clients.may_consumer_fetch(w):
-                self.probe(out, ("consumer-fetch",), w, clients.consumer_fetch(self, w))
+                self.probe(out, ("consumer-fetch",), w)
         if self.bounds.records:
             for b, br in zip(self.broker_ids, w.brokers):
                 if br.status == RUNNING:
-                    self.probe(out, ("producer-refresh", b), w,
-                               clients.producer_refresh(self, w, b))
+                    self.probe(out, ("producer-refresh", b), w)
             if clients.can_produce(self, w):
                 out.append(("produce",))
         if self.bounds.members:
@@ -187,10 +185,12 @@ class KRaftModel(Model):
     def next_state(self, w, action):
         return self._steps[action[0]](self, w, *action[1:])
 
-    def probe(self, out: list, action, w, t) -> None:
-        """``action`` is enabled when its step ``t`` (``next_state(w, action)``, computed
-        to tell) changes ``w``; ``successors`` then takes ``t`` instead of computing it
-        again."""
+    def probe(self, out: list, action, w) -> None:
+        """``action`` is enabled when its step ``t = next_state(w, action)``, computed to
+        tell, changes ``w``; ``successors`` then takes ``t`` instead of computing it
+        again. The step is asked through ``next_state``, so that ``kmc mutate`` sees it
+        as a step of its own (``mutate.recorder``'s ``probe``)."""
+        t = self.next_state(w, action)
         if t != w:
             out.append(action)
             self.keep(action, t)
