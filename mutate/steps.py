@@ -83,11 +83,10 @@ def stepwise(model, s, known, functions, mine, hand, raw=None) -> list:
     (``probes``) gives its recorded next state again (``raw(position)``: the recorded
     state to compare with; default ``hand``). Only the other steps, and the actions
     the baseline did not list, are asked of the model."""
-    listed, acts, per, results = known[:4]
+    listed, acts, per, results, probed = known
     fresh: dict = {}  # action -> the mutant's next state, computed once
     if untouched(functions, listed) and \
-            probes(model, s, known[4] if len(known) > 4 else None, functions, mine,
-                   raw or hand, fresh):
+            probes(model, s, probed, functions, mine, raw or hand, fresh):
         todo = zip(map(mine, acts), results, per)
     else:
         at = {a: n for n, a in enumerate(acts)}
@@ -109,12 +108,10 @@ def stepwise(model, s, known, functions, mine, hand, raw=None) -> list:
 
 def probes(model, s, probed, functions, mine, raw, fresh) -> bool:
     """Does every step that ``actions`` computed itself in ``s`` (``probed``: their
-    actions, next states' positions, functions called; None: not recorded) and that
-    called one of ``functions`` give the recorded next state in the mutant? Each one
-    computed goes to ``fresh``. With the same answers, ``actions``, whose own code is
-    the baseline's, lists what it listed."""
-    if probed is None:
-        return True
+    actions, next states' positions, functions called) and that called one of
+    ``functions`` give the recorded next state in the mutant? Each one computed goes
+    to ``fresh``. With the same answers, ``actions``, whose own code is the baseline's,
+    lists what it listed."""
     for a, j, called in zip(*probed):
         if untouched(functions, called):
             continue

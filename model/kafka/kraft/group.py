@@ -222,10 +222,11 @@ def actions(model, w) -> list:
     for m in range(len(g.members)):
         for b, br in enumerate(w.brokers, 1):
             if br.status == RUNNING:
-                t = model.next_state(w, ("member-refresh", m, b))
+                a = ("member-refresh", m, b)
+                t = model.next_state(w, a)
                 if t is not w:
-                    out.append(("member-refresh", m, b))
-                    model.keep(out[-1], t)
+                    out.append(a)
+                    model.keep(a, t)
     if needs_rebalance(g):
         out.append(("group-rebalance",))
     for m, mem in enumerate(g.members):
