@@ -63,13 +63,26 @@ def main(argv=None) -> int:
     t_base = time.perf_counter() - t0
     print(f"baseline: {len(base['runs'])} entries in {t_base:.1f} s", flush=True)
     t0 = time.perf_counter()
-    rows, _not_run = run_mutants(plan, base, args.jobs)
+    hows = collections.defaultdict(lambda: [0, 0.0])  # how a run was decided -> n, s
+    per_mutant = {}
+
+    def on_result(m, result):
+        for eid, (how, took) in (result.get("how") or {}).items():
+            hows[how][0] += 1
+            hows[how][1] += took
+        per_mutant[m.id] = result.get("how") or {}
+
+    rows, _not_run = run_mutants(plan, base, args.jobs, on_result=on_result)
     t_mut = time.perf_counter() - t0
     _report(rows, total / len(plan.mutants), args.jobs, t_base, t_mut)
+    spent = sum(s for _, s in hows.values()) or 1e-9
+    print("\nworker seconds by how a run was decided:")
+    for how, (n, s) in sorted(hows.items(), key=lambda kv: -kv[1][1]):
+        print(f"  {how:36s} {n:6d} runs {s:8.1f} s ({100 * s / spent:4.1f}%)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"every": args.every, "baseline_s": t_base, "mutants_s": t_mut,
-                       "rows": rows,
+                       "rows": rows, "how": per_mutant,
                        "runs": {k: {"states": v.get("states"), "elapsed": v.get("elapsed")}
                                 for k, v in base["runs"].items()}}, f)
     return 0

@@ -287,7 +287,7 @@ def reloads(plan: Plan, m: Mutant) -> set:
 
 def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
                 on_row=None, every_run: bool = False,
-                replay: bool = True) -> tuple[list, list]:
+                replay: bool = True, on_result=None) -> tuple[list, list]:
     """Every mutant of ``plan`` on ``jobs`` workers; returns (rows, ids not run). A
     mutant stops at its first run that kills it (``classify.decisive``), unless
     ``every_run``. With ``replay``, a run the
@@ -341,6 +341,8 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
             rows.append(row)
             if on_row is not None:
                 on_row(row)
+            if on_result is not None:
+                on_result(m, result)
     finally:
         gc.unfreeze()
     order = {m.id: k for k, m in enumerate(plan.mutants)}

@@ -240,7 +240,9 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     ``stalls``: entry id -> the most seconds one expansion of its run may take
     (``stall.Watch``). ``quiet``: entry id -> the baseline's run, for the entries in
     whose baseline run the mutant's probe never saw it give another value: each such
-    run is the baseline's, wherever the mutant's code runs (``probes.EVER``)."""
+    run is the baseline's, wherever the mutant's code runs (``probes.EVER``).
+    The answer's ``"how"``: entry id -> (how its run was decided, seconds it took), for
+    measuring where a mutation run's time goes."""
     from kmc.mutate.answers import Known
     from kmc.mutate.classify import decisive
     from kmc.mutate.isolation import install
@@ -262,26 +264,30 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     number = reach[3] if reach else None
     touch = {number} if functions is not None and where is not None \
         and number is not None else functions
-    runs = {}
+    runs, hows = {}, {}
     for e in entries:
+        t_run = time.perf_counter()
         if quiet and e.id in quiet:
             runs[e.id] = {**quiet[e.id], "replayed": True}
+            hows[e.id] = ("quiet", time.perf_counter() - t_run)
             continue
         spec = (specs or {}).get(e.id)
-        decided = FULL
-        if spec is not None and functions is not None and \
-                functions.isdisjoint(spec.outside):
+        decided, how = FULL, _why_full(spec, functions)
+        if how is None:
             t = time.perf_counter()
             try:
                 decided = replays(e, spec, where, functions, touch,
                                   (stalls or {}).get(e.id))
             except Stalled as x:  # a kill, as a crash is
                 runs[e.id] = _stalled(x, t)
+                hows[e.id] = ("stalled", time.perf_counter() - t_run)
                 if baseline is not None:
                     break
                 continue
+            how = {SAME: "same", REUSE: "reuse"}.get(decided, "full: set-up differs or raised")
         if decided == SAME:
             runs[e.id] = {**spec.run, "replayed": True}
+            hows[e.id] = (how, time.perf_counter() - t_run)
             continue
         reuse, known = None, None
         if decided == REUSE:
@@ -292,9 +298,22 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
         with known.installed() if known is not None else nullcontext():
             runs[e.id] = run_entry(e, (limits or {}).get(e.id), reuse=reuse,
                                    stall=(stalls or {}).get(e.id))
+        hows[e.id] = (how, time.perf_counter() - t_run)
         if baseline is not None and decisive(baseline[e.id], runs[e.id]):
             break
-    return {"runs": runs, "elapsed_s": time.perf_counter() - t0}
+    return {"runs": runs, "elapsed_s": time.perf_counter() - t0, "how": hows}
+
+
+def _why_full(spec, functions):
+    """Why a run must be explored rather than replayed, before its set-up is built; None
+    when a replay may decide it."""
+    if spec is None:
+        return "full: no recorded graph"
+    if functions is None:
+        return "full: changed code not told"
+    if not functions.isdisjoint(spec.outside):
+        return "full: called outside successors"
+    return None
 
 
 def _limit_address_space(extra: int) -> None:
