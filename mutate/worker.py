@@ -307,8 +307,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
 def _why_full(spec, functions):
     """Why a run must be explored rather than replayed, before its set-up is built; None
     when a replay may decide it."""
-    if spec is None:
-        return "full: no recorded graph"
+    if spec is None:  # runner.replay_spec: which of its reasons is not told here
+        return "full: no replay (graph, class or code called outside)"
     if functions is None:
         return "full: changed code not told"
     if not functions.isdisjoint(spec.outside):

@@ -241,3 +241,30 @@ def test_a_step_that_gave_back_its_state_itself_must_do_so_again():
     assert stands(0, lambda w: tuple(list(w)))
     assert not stands(0, lambda w: w)
     assert not stands(None, lambda w: w) and stands(None, lambda w: None)
+
+
+class _Faults:
+    def is_fault(self, a):
+        return a.startswith("crash")
+
+
+def test_successors_compare_as_sets_of_states_by_identity_or_by_value():
+    from kmc.mutate.steps import same_states
+
+    states = [(0, "a"), (1, "b"), (2, "c")]  # a graph's states: one object per value
+    want = [("x", 1), ("y", 2)]
+    model = _Faults()
+    # the recorded objects themselves, in another order, one reached twice
+    assert same_states(model, [("y", states[2]), ("x", states[1]), ("z", states[1])],
+                       want, states)
+    # copies equal in value count as the same states
+    assert same_states(model, [("x", (1, "b")), ("y", (2, "c"))], want, states)
+    # one recorded state missing, or one the graph never recorded
+    assert not same_states(model, [("x", states[1])], want, states)
+    assert not same_states(model, [("x", states[1]), ("y", states[0])], want, states)
+    assert not same_states(model, [("x", states[1]), ("y", (3, "d"))], want, states)
+    assert not same_states(model, [("x", states[1]), ("y", states[2]), ("w", (3, "d"))],
+                           want, states)
+    # the same states, but now every step to them is a fault and before one was not
+    assert not same_states(model, [("crash-1", states[1]), ("crash-2", states[2])],
+                           want, states)
