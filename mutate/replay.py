@@ -252,12 +252,20 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None):
     states, expanded, recorded, _calls, touched = graph[:5]
     mine = Rebuild(reloaded) if reloaded else (lambda x: x)
     by_step = _by_step(graph) if model is not None and functions is not None else None
-    table = {}
+    table, handed = {}, {}
     for n, (i, want, called) in enumerate(zip(expanded, recorded, touched)):
         if untouched(functions, called):
-            table[states[i]] = (want, None)
+            got = (want, None)
         elif by_step is not None and by_step[n] is not None:
-            table[states[i]] = (None, by_step[n])
+            got = (None, by_step[n])
+        else:
+            continue
+        table[states[i]] = handed[id(states[i])] = got
+    # the explorer mostly expands the very objects ``hand`` gave it: those are found
+    # by identity (each stays alive in ``states``, so no other object has its id),
+    # without hashing a state; a state the mutant computed anew, by value
+    if reloaded:
+        handed = {}
 
     def hand(j):
         t = mine(states[j])
@@ -266,7 +274,9 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None):
         return t
 
     def successors(s):
-        got = table.get(s)
+        got = handed.get(id(s))
+        if got is None:
+            got = table.get(s)
         if got is None:
             return succ(s)
         want, step = got
