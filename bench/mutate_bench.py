@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     spent = sum(s for _, s in hows.values()) or 1e-9
     print("\nworker seconds by how a run was decided:")
     for how, (n, s) in sorted(hows.items(), key=lambda kv: -kv[1][1]):
-        print(f"  {how:36s} {n:6d} runs {s:8.1f} s ({100 * s / spent:4.1f}%)")
+        print(f"  {how:54s} {n:6d} runs {s:8.1f} s ({100 * s / spent:4.1f}%)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"every": args.every, "baseline_s": t_base, "mutants_s": t_mut,

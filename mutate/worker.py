@@ -284,7 +284,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
                 if baseline is not None:
                     break
                 continue
-            how = {SAME: "same", REUSE: "reuse"}.get(decided, "full: set-up differs or raised")
+            how = {SAME: "same", REUSE: "reuse"}.get(
+                decided, "full: set-up differs or raised")
         if decided == SAME:
             runs[e.id] = {**spec.run, "replayed": True}
             hows[e.id] = (how, time.perf_counter() - t_run)

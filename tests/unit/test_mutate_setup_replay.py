@@ -224,3 +224,24 @@ def test_readers_tell_a_module_attribute_from_a_field(tmp_path, monkeypatch):
     # a's quorum: an attribute of anything else may be it, and so may a string
     assert found({("mutate_readers_a", "quorum")}) == {line["field"], line["by_name"]}
     assert sn.readers([b], {("mutate_readers_b", "EMPTY")}, set(), {}) is None
+
+
+def test_each_run_says_how_it_was_decided(tmp_path):
+    """The worker's answer tells, per run, how it was decided and what it took
+    (``bench/mutate_bench.py`` sums it): replayed, explored reusing the recorded
+    successors, or explored in full and why."""
+    from kmc.mutate.runner import run_baseline, run_mutants
+
+    path = tmp_path / "mutate_setup_how.py"
+    path.write_text(SETUP)
+    plan = make_plan([Entry(id="setup", scenario=f"{path}:make")])
+    (unused,), (step,) = _lines("UNUSED = 7"), _lines("STEP = 1")
+    plan.mutants = [m for m in plan.mutants if m.line in (unused, step)]
+    hows = {}
+    run_mutants(plan, run_baseline(plan, 1), 1,
+                on_result=lambda m, result: hows.update({m.description + f"@{m.line}":
+                                                         result["how"]["setup"]}))
+    assert {k: how for k, (how, took) in hows.items()} == {
+        f"7 -> 8@{unused}": "same", f"7 -> 6@{unused}": "same",
+        f"1 -> 2@{step}": "same", f"1 -> 0@{step}": "reuse"}
+    assert all(took >= 0 for _how, took in hows.values())
