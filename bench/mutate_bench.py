@@ -13,7 +13,9 @@ outcome's and each file's worker seconds, and the whole run's time extrapolated 
 sample (the mutant phase's wall time times the mutants per sampled one, plus the
 baseline), and what the
 mutants cost outside their own time (the parent forks every worker). The
-slowest mutants come last, with how many of their runs a replay decided. Figures, never
+slowest mutants follow, with how many of their runs a replay decided, and last the
+worker seconds by how each run was decided (replayed, explored reusing the recorded
+successors, explored in full and why; ``--json`` keeps it per mutant). Figures, never
 assertions: the sample's mutants are spread over every file in plan order, so the
 extrapolation holds as far as the sample is typical.
 """
