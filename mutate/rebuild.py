@@ -19,7 +19,7 @@ def objects(graph):
     todo = list(states)
     todo.extend(a for succ in successors for a, _i in succ)
     todo.extend(a for st in by_step(graph) if st is not None
-                for a in st[1] + (st[4][0] if len(st) > 4 else ()))
+                for a in st[1] + st[4][0])  # listed actions, probed ones
     todo.extend(c[2] for c in calls)
     while todo:
         x = todo.pop()

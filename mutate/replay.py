@@ -263,9 +263,7 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None):
         table[states[i]] = handed[id(states[i])] = got
     # the explorer mostly expands the very objects ``hand`` gave it: those are found
     # by identity (each stays alive in ``states``, so no other object has its id),
-    # without hashing a state; a state the mutant computed anew, by value
-    if reloaded:
-        handed = {}
+    # without hashing a state; a state the mutant computed or rebuilt anew, by value
 
     def hand(j):
         t = mine(states[j])
