@@ -3,7 +3,7 @@
     3  rm1  RMRcvCommitMsg(r=1)                               <- TCConsistent violated
          rmState[1]: "working" -> "committed"
 
-Nested values are diffed down to their leaves (``brokers[1].replicas[0].epoch: 2 -> 3``);
+Nested values are diffed down to their leaves (``brokers[1].hosted[0].leader_epoch: 2 -> 3``);
 collections that grow or shrink show the elements added (+) and removed (-).
 """
 from __future__ import annotations

@@ -17,7 +17,9 @@ canonical (``model.encoding``) and successors rebuild only what changes.
 - ``store``: metadata-store (ZooKeeper znode) record types and pure update helpers:
   topic znodes with topic IDs, partition state (replicas, leader, leader epoch, ISR), the
   legacy ``/admin/delete_topics`` markers, leader election.
-- ``broker``: broker liveness (up / down / restarting) and helpers over a broker tuple.
+- ``broker``: what a broker keeps on both planes, its logs on disk (``Log``: LogManager)
+  and the partitions it hosts (``Hosted``: ReplicaManager); the ZooKeeper-era broker
+  record; broker liveness (up / down / restarting) and helpers over a broker tuple.
 - ``scenarios``: the lifecycle scenarios' shared parts (``-p`` parameters from bounds,
   the replication-factor check).
 - ``symmetry``: canonical representative of a state under renaming of identities

@@ -1,51 +1,82 @@
-"""Brokers: the ZooKeeper-era broker's records, broker liveness, and helpers over a tuple
-of per-broker records (index = broker id - 1).
+"""Brokers: the records both control planes keep on a broker, broker liveness, and
+helpers over a tuple of per-broker records (index = broker id - 1).
 
-A broker is ``UP``, ``DOWN`` (crashed: its in-memory state is gone, connections broken) or
-``RESTARTING`` (back, logs reloaded from disk, registered with the controller, but not yet
-told its roles by the controller's first LeaderAndIsr). The helpers over a tuple of
-brokers only need a ``status`` field on its records.
+A broker holds two kinds of partition state, as Kafka's broker does:
 
-The ZooKeeper-era broker's records, ``Broker`` and its ``Replica``s, are shared by the
-features that run on that control plane: the topic lifecycle (``model.kafka.zk``) and
-KIP-253's partition procedure (``model.kafka.kip253``). A field that only one feature
-reads has a value that means "absent" elsewhere, as the message catalogue's do
-(``model.kafka.messages``). The KRaft plane's broker holds a metadata image instead
-(``model.kafka.kraft.state``).
+- ``Log``: LogManager's view, a partition's directory on disk with its
+  partition.metadata file (the topic ID and whether the file is flushed). It survives a
+  crash.
+- ``Hosted``: ReplicaManager's view, a partition it hosts online
+  (``HostedPartition.Online``) with the leader and leader epoch it was last told and
+  its follower fetcher's last error. It lives in memory: a restarted broker hosts
+  nothing until it is told its roles (the ZooKeeper plane's first LeaderAndIsr, the
+  KRaft plane's first metadata publish).
+
+Both planes use these two records (``model.kafka.zk``, ``model.kafka.kip253`` and
+``model.kafka.kraft``); their broker records differ in what feeds them: the
+ZooKeeper-era ``Broker`` below takes controller requests (its controller epoch, the
+KIP-253 partition count and metadata cache), the KRaft broker a metadata image
+(``model.kafka.kraft.state.Broker``). A field that only one plane or feature reads has
+a value that means "absent" elsewhere, as the message catalogue's do
+(``model.kafka.messages``).
+
+A ZooKeeper-era broker is ``UP``, ``DOWN`` (crashed: connections broken) or
+``RESTARTING`` (back, logs reloaded from disk, registered with the controller, hosting
+nothing until the controller's first LeaderAndIsr). A down broker's record keeps what
+it hosted until it restarts: nothing acts on it meanwhile, and the restart clears it.
+The helpers over a tuple of brokers only need a ``status`` field on its records.
 """
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from kmc.model.kafka.canon import replace_at
+from kmc.model.kafka.canon import keyed_put, replace_at
 from kmc.model.kafka.store import NO_COUNT
 from kmc.model.records import fast_replace_all
 
 UP = "up"
 DOWN = "down"
 RESTARTING = "restarting"
-NO_ROLE = -1  # Replica.leader before the first LeaderAndIsr after a restart
+NO_ROLE = -1  # the leader of a partition a broker does not host (``leader_of``)
 
 
-class Replica(NamedTuple):
-    """A broker's log of one partition (LogManager's log with its partition.metadata,
-    ReplicaManager's partition state)."""
+class Log(NamedTuple):
+    """A partition's directory on disk (LogManager's log) with the topic ID of its
+    partition.metadata file (0: none on disk) and whether that file is flushed
+    (UnifiedLog records the ID when the log is created and flushes the file
+    asynchronously or, at the latest, before the first append,
+    ``maybeFlushMetadataFile``: a crash before the flush leaves a directory without a
+    topic ID)."""
     partition: int
-    topic_id: int      # ZERO_ID: unknown (legacy, or partition.metadata never flushed)
-    inc: int           # ghost: the incarnation this replica serves
-    leader: int        # leader as last told by LeaderAndIsr; NO_ROLE after a restart
-    leader_epoch: int  # -1 after a restart until the first LeaderAndIsr
-    log: tuple         # records: the ghost incarnation each was produced into (topic
-                       # lifecycle), or (key class, producer, seq, leader epoch) (KIP-253)
-    durable: bool      # partition.metadata flushed (before the first append)
-    fetch_error: str   # error of the last fetch response ("" none): no busy re-fetching
-    start: int = 0     # log start offset (deleteRecords moves it: KIP-253 §3)
+    topic_id: int
+    records: tuple      # the ghost incarnation each record was produced into (topic
+                        # lifecycle), or (key class, producer, seq, leader epoch) (KIP-253)
+    flushed: bool = True
+    start: int = 0      # log start offset (deleteRecords moves it: KIP-253 §3)
+    inc: int = 0        # ghost: the incarnation whose log this is (ZooKeeper plane, where
+                        # a legacy topic has no ID to tell; 0 on the KRaft plane, whose
+                        # topic IDs tell incarnations apart)
+    __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+class Hosted(NamedTuple):
+    """A partition the broker's ReplicaManager hosts online (HostedPartition.Online):
+    the leader and leader epoch it was last told, and the error of its follower
+    fetcher's last response ("" none: a follower does not re-fetch into the same error)."""
+    partition: int
+    topic_id: int
+    leader: int
+    leader_epoch: int
+    fetch_error: str = ""
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 
 class Broker(NamedTuple):
+    """A ZooKeeper-era broker: what it holds on disk and online, and what its
+    controller told it."""
     status: str          # UP / DOWN / RESTARTING
-    replicas: tuple      # Replica sorted by partition (the one topic name)
+    logs: tuple          # Log sorted by partition (the one topic name): on disk
+    hosted: tuple        # Hosted sorted by partition: in memory
     deleting: tuple      # staged in log.dir/deleting/: sorted (partition, topic_id, inc)
     ctl_epoch: int       # highest controller epoch applied
     applied_epoch: int   # ghost: controller epoch of the last applied request
@@ -56,24 +87,31 @@ class Broker(NamedTuple):
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 
-def replica(br, p: int):
-    """``br``'s replica of partition ``p``, or None."""
-    for r in br.replicas:
-        if r.partition == p:
-            return r
+def log_of(br, p: int):
+    """``br``'s log of partition ``p`` on disk, or None."""
+    for x in br.logs:
+        if x.partition == p:
+            return x
     return None
 
 
-def with_replica(br, r):
-    """``br`` hosting ``r`` in place of its replica of the same partition, if any."""
-    reps = [x for x in br.replicas if x.partition != r.partition]
-    reps.append(r)
-    reps.sort(key=_partition)
-    return br._replace(replicas=tuple(reps))
+def hosted_of(br, p: int):
+    """``br``'s online partition ``p``, or None."""
+    for x in br.hosted:
+        if x.partition == p:
+            return x
+    return None
 
 
-def _partition(r) -> int:
-    return r.partition
+def leader_of(br, p: int) -> int:
+    """The leader of partition ``p`` as ``br`` hosts it; ``NO_ROLE`` when it does not."""
+    h = hosted_of(br, p)
+    return NO_ROLE if h is None else h.leader
+
+
+def with_log(br, log):
+    """``br`` with ``log`` in place of its log of the same partition, if any."""
+    return br._replace(logs=keyed_put(br.logs, log))
 
 
 def broker_ids(n: int) -> range:
@@ -97,18 +135,14 @@ def lane(b: int) -> str:
 
 
 def format_brokers(brokers: list, topic: str) -> dict:
-    """A state's brokers as JSON (``Model.state_to_json``), named as Kafka names them:
-    ``broker-N``, their replicas ``TOPIC-P`` (a second replica of one partition gets a
-    prime), so diffs read ``broker-2.replicas.A-0.log``."""
+    """A state's ZooKeeper-era brokers as JSON (``Model.state_to_json``), named as Kafka
+    names them: ``broker-N``, their logs and hosted partitions ``TOPIC-P``, so diffs read
+    ``broker-2.logs.A-0.records``."""
     out = {}
     for i, br in enumerate(brokers):
-        named: dict = {}
-        for r in br["replicas"]:
-            key = f"{topic}-{r['partition']}"
-            while key in named:
-                key += "'"
-            named[key] = r
-        out[lane(i + 1)] = {**br, "replicas": named}
+        named = {k: {f"{topic}-{x['partition']}": x for x in br[k]}
+                 for k in ("logs", "hosted")}
+        out[lane(i + 1)] = {**br, **named}
     return out
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from kmc.explorers.bfs import bfs
 from kmc.api import check
-from kmc.model.kafka.kip253.broker import hosted, the_broker
+from kmc.model.kafka.kip253.broker import log_at, the_broker
 from kmc.model.kafka.kip253.config import Config
 from kmc.model.kafka.kip253.procedure import partition_procedure
 from kmc.model.kafka.kip253.variants import NAMES, flags_for
@@ -78,7 +78,7 @@ def test_modulo_counterexample_is_the_kips_motivation(results):
     acts = _actions(d.trace)
     assert acts[-1] == "member-deliver" and "unblock" not in acts
     last = d.trace.last
-    assert [rec[2] for rec in hosted(last, 0).log] == [0]
+    assert [rec[2] for rec in log_at(last, 0).records] == [0]
 
 
 def test_linear_no_fencing_counterexample_is_a_stale_count_produce(results):

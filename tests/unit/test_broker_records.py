@@ -22,7 +22,7 @@ def test_leader_and_isr_records_the_kip253_count_and_a_request_without_one_keeps
     br = m.init_states()[0].brokers[0]
     assert br.count == NO_COUNT and br.meta == ()
     same = leader_and_isr_applied(m, br, _request(NO_COUNT))
-    assert same.count == NO_COUNT and bk.replica(same, 0).leader_epoch == 3
+    assert same.count == NO_COUNT and bk.hosted_of(same, 0).leader_epoch == 3
     counted = leader_and_isr_applied(m, br, _request(3))
     assert counted.count == 3
     assert leader_and_isr_applied(m, counted, _request(NO_COUNT)).count == 3
@@ -30,12 +30,15 @@ def test_leader_and_isr_records_the_kip253_count_and_a_request_without_one_keeps
     assert leader_and_isr_applied(m, fenced, _request(2)) is None
 
 
-def test_replica_helpers_keep_the_replicas_sorted_by_partition():
-    r = [bk.Replica(p, ZERO_ID, 1, 1, 0, (), True, "") for p in range(3)]
-    br = bk.Broker(bk.UP, (r[0], r[2]), (), 1, 1)
-    assert bk.with_replica(br, r[1]).replicas == tuple(r)
-    assert bk.with_replica(br, r[2]._replace(start=1)).replicas == (r[0], r[2]._replace(start=1))
-    assert bk.replica(br, 1) is None and bk.replica(br, 2) is r[2]
+def test_log_helpers_keep_the_logs_sorted_by_partition():
+    r = [bk.Log(p, ZERO_ID, (), True, 0, 1) for p in range(3)]
+    h = bk.Hosted(2, ZERO_ID, 1, 0)
+    br = bk.Broker(bk.UP, (r[0], r[2]), (h,), (), 1, 1)
+    assert bk.with_log(br, r[1]).logs == tuple(r)
+    assert bk.with_log(br, r[2]._replace(start=1)).logs == (r[0], r[2]._replace(start=1))
+    assert bk.log_of(br, 1) is None and bk.log_of(br, 2) is r[2]
+    assert bk.hosted_of(br, 0) is None and bk.hosted_of(br, 2) is h
+    assert bk.leader_of(br, 0) == bk.NO_ROLE and bk.leader_of(br, 2) == 1
 
 
 def _walk(m, until):

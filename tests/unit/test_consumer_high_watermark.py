@@ -9,7 +9,7 @@ RF2 = {"rf": 2}
 
 
 def _replica_logs(w, p=0):
-    return [len(r.log) for br in w.brokers for r in br.replicas if r.partition == p]
+    return [len(x.records) for br in w.brokers for x in br.logs if x.partition == p]
 
 
 def test_the_log_end_mutant_reads_a_record_only_the_leader_holds():

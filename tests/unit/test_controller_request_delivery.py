@@ -44,7 +44,8 @@ def test_a_stop_replica_is_answered_only_where_the_controller_reads_the_answer(p
     w = m.init_states()[0]
     w = w._replace(group=w.group._replace(committed=(2,) + w.group.committed[1:]))
     t = _deliver(m, w, _stop(w, 0))
-    assert bk.replica(t.brokers[0], 0) is None  # the replica is deleted
+    assert bk.log_of(t.brokers[0], 0) is None  # the replica is deleted
+    assert bk.hosted_of(t.brokers[0], 0) is None
     assert t.group.committed[0] == 0  # and the group's committed offset with it
     assert STOP_RESP not in _kinds(m, t)  # KIP-253's controller never reads an answer
     answering = copy.copy(m)
@@ -59,7 +60,7 @@ def test_the_coordinator_keeps_offsets_in_the_variant_that_keeps_them():
     w = m.init_states()[0]
     w = w._replace(group=w.group._replace(committed=(2,) + w.group.committed[1:]))
     t = _deliver(m, w, _stop(w, 0))
-    assert bk.replica(t.brokers[0], 0) is None and t.group.committed[0] == 2
+    assert bk.log_of(t.brokers[0], 0) is None and t.group.committed[0] == 2
 
 
 @pytest.mark.parametrize("variant,fenced", [("kip253", True),
@@ -79,8 +80,9 @@ def test_a_count_change_fences_the_parked_fetch_where_the_variant_says(variant, 
 def test_a_leader_and_isr_is_answered_when_its_controller_waits(lifecycle):
     m = lifecycle
     w = m.init_states()[0]
-    r = w.brokers[0].replicas[0]
-    ps = [PartitionState(r.partition, r.topic_id, r.inc, 1, r.leader_epoch + 1)]
+    r = w.brokers[0].logs[0]
+    h = bk.hosted_of(w.brokers[0], r.partition)
+    ps = [PartitionState(r.partition, r.topic_id, r.inc, 1, h.leader_epoch + 1)]
     src = -w.ctl.active
     waited = _deliver(m, w, lair(src, 1, w.ctl.epoch, "INCREMENTAL", ps, ack=True))
     assert _kinds(m, waited) == [LAIR_RESP]
@@ -88,7 +90,7 @@ def test_a_leader_and_isr_is_answered_when_its_controller_waits(lifecycle):
     unwaited = _deliver(m, w, lair(src, 1, w.ctl.epoch, "INCREMENTAL", ps))
     assert _kinds(m, unwaited) == []
     assert waited._replace(net=()) == unwaited
-    assert bk.replica(unwaited.brokers[0], r.partition).leader_epoch == r.leader_epoch + 1
+    assert bk.hosted_of(unwaited.brokers[0], r.partition).leader_epoch == h.leader_epoch + 1
 
 
 def test_a_request_of_an_older_controller_epoch_changes_only_the_network(procedure):
@@ -111,7 +113,7 @@ def test_offsets_go_with_the_update_metadata_that_stops_advertising_the_partitio
     w = w._replace(group=w.group._replace(committed=(1, 1, 2) + w.group.committed[3:],
                                           reported=(0, 0, 2) + w.group.reported[3:]))
     stopped = _deliver(m, w, _stop(w, 2))
-    assert bk.replica(stopped.brokers[0], 2) is None and stopped.group == w.group
+    assert bk.log_of(stopped.brokers[0], 2) is None and stopped.group == w.group
     src, ep = -w.ctl.active, w.ctl.epoch
     counted = _deliver(m, stopped, update_metadata(src, 1, ep, 2, 3))  # 2 is only marked
     assert counted.group == w.group

@@ -60,7 +60,8 @@ def test_states_name_components(legacy):
     last = legacy.discoveries["NoStaleRead"].trace.last
     js = model.state_to_json(last)
     assert set(js["brokers"]) == {"broker-1", "broker-2"}
-    assert "A-0" in js["brokers"]["broker-1"]["replicas"]
+    b1 = js["brokers"]["broker-1"]
+    assert "A-0" in b1["logs"] and "A-0" in b1["hosted"]
     assert "broker-1 up" in model.format_state(last)
     # the network's channels are named by their endpoints, in both directions
     channels = {ch for s in legacy.discoveries["NoStaleRead"].trace.states

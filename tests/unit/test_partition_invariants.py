@@ -8,7 +8,9 @@ import pytest
 from kmc.api import build
 from kmc.model.kafka.kip253 import znodes
 from kmc.model.kafka.kip253 import bookkeeping_properties as B
-from kmc.model.kafka.kip253.broker import hosted, put, put_log, the_broker
+from kmc.model.kafka.broker import Hosted, Log, hosted_of
+from kmc.model.kafka.canon import keyed_put
+from kmc.model.kafka.kip253.broker import log_at, put, put_log, the_broker
 from kmc.model.kafka.kip253.state import Part
 from kmc.model.kafka.kip253.variants import MUTANTS, VARIANTS
 
@@ -24,8 +26,14 @@ def with_broker(w, **fields):
 
 
 def with_log(w, p, **fields):
-    """``w`` with the broker's log of partition ``p`` changed in ``fields``."""
-    return put_log(w, hosted(w, p)._replace(**fields))
+    """``w`` with the broker's partition ``p`` changed in ``fields``: of its log
+    (``records``, ``start``) and of the partition hosted on it (``leader_epoch``)."""
+    assert set(fields) <= set(Log._fields) | set(Hosted._fields)
+    w = put_log(w, log_at(w, p)._replace(
+        **{k: v for k, v in fields.items() if k in Log._fields}))
+    br = the_broker(w)
+    h = hosted_of(br, p)._replace(**{k: v for k, v in fields.items() if k in Hosted._fields})
+    return put(w, br._replace(hosted=keyed_put(br.hosted, h)))
 
 
 def props(m):
@@ -69,7 +77,7 @@ def test_replicas_match_store(shrink):
     behind = with_log(w, 0, leader_epoch=0)
     assert not p.check(behind)
     b = the_broker(w)
-    unhosted = put(w, b._replace(replicas=b.replicas[:2]))
+    unhosted = put(w, b._replace(logs=b.logs[:2], hosted=b.hosted[:2]))
     assert not p.check(unhosted)
 
 
@@ -78,7 +86,7 @@ def test_position_within_log(shrink):
     w = shrink.init_states()[0]
     g = w.group
     assert not p.check(w._replace(group=g._replace(committed=(1, 0, 0))))  # empty log
-    read = with_log(w, 0, log=((2, 0, 0, 1),))._replace(group=g._replace(committed=(1, 0, 0)))
+    read = with_log(w, 0, records=((2, 0, 0, 1),))._replace(group=g._replace(committed=(1, 0, 0)))
     assert p.check(read)
     assert not p.check(read._replace(group=read.group._replace(reported=(1, 1, 0))))
     trimmed = with_log(read, 0, start=1)._replace(group=g)
@@ -149,7 +157,7 @@ def test_blocked_only_before_start(shrink):
     waiting = waiting._replace(group=waiting.group._replace(members=(
         waiting.group.members[0], (Part(2, ((0, 0),), (), False),))))
     assert p.check(waiting)  # position 0 = the earliest offset
-    read = with_log(waiting, 2, log=((2, 0, 0, 0),))._replace(
+    read = with_log(waiting, 2, records=((2, 0, 0, 0),))._replace(
         group=waiting.group._replace(committed=(0, 0, 1)))
     assert not p.check(read)  # the group already read partition 2
     old = waiting._replace(group=waiting.group._replace(members=(
@@ -186,5 +194,5 @@ def test_a_failover_can_strand_a_removed_partitions_replica(shrink):
         w = shrink.next_state(w, a)
     assert shrink.actions(w) == []  # settled
     assert znodes.total(w.store) == 2 and znodes.znode(w.store, 2) is None
-    assert hosted(w, 2) is not None  # the replica of the removed partition stays
+    assert log_at(w, 2) is not None  # the replica of the removed partition stays
     assert props(shrink)["ReplicasMatchStore"].check(w)  # which it does not forbid

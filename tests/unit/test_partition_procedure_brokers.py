@@ -74,7 +74,7 @@ def test_the_drained_check_reads_the_leader_and_stops_every_replica():
     w = w._replace(mem=w.mem._replace(phase="idle"),
                    store=znodes.written(w.store, parts=zn))
     follower, leader = w.brokers
-    data = bk.with_replica(leader, bk.replica(leader, 2)._replace(log=((2, 0, 0, 0),)))
+    data = bk.with_log(leader, bk.log_of(leader, 2)._replace(records=((2, 0, 0, 0),)))
     assert ctrl.check_drained(m, w._replace(brokers=(follower, data))) is None
     stopped = ctrl.check_drained(m, w._replace(brokers=(data, leader)))
     assert stopped is not None  # the follower's copy is not what ListOffsets reads

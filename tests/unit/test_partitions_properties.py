@@ -6,7 +6,7 @@ from kmc.invariants.properties import Property
 from kmc.api import build
 from kmc.model.kafka.kip253 import znodes
 from kmc.model.kafka.kip253 import properties as P
-from kmc.model.kafka.kip253.broker import hosted, put_log
+from kmc.model.kafka.kip253.broker import log_at, put_log
 from kmc.model.kafka.kip253.state import Part
 
 
@@ -76,7 +76,7 @@ def test_no_consumer_stuck(expand):
     w = expand.init_states()[0]
     blocked = _with_part(w, 1, Part(1, ((0, 1),), (), False))
     assert p.check(blocked)  # blocked, but partition 1 holds nothing
-    data = put_log(blocked, hosted(blocked, 1)._replace(log=((2, 0, 0, 0),)))
+    data = put_log(blocked, log_at(blocked, 1)._replace(records=((2, 0, 0, 0),)))
     assert not p.check(data)
     assert p.explain(data) == {"c": 1, "p": 1}
 
@@ -86,8 +86,8 @@ def test_split_witnesses_need_a_moved_key():
     ps = props(m)
     w = m.init_states()[0]  # partition 2 is an old split of partition 0
     assert ("KeyMovedOnSplit" in ps) and ("ChildDeliveredAfterParent" in ps)
-    moved = put_log(w, hosted(w, 0)._replace(log=((2, 0, 0, 0),)))
-    moved = put_log(moved, hosted(moved, 2)._replace(log=((2, 0, 1, 0),)))
+    moved = put_log(w, log_at(w, 0)._replace(records=((2, 0, 0, 0),)))
+    moved = put_log(moved, log_at(moved, 2)._replace(records=((2, 0, 1, 0),)))
     assert not ps["KeyMovedOnSplit"].check(w)
     assert ps["KeyMovedOnSplit"].check(moved)
     assert ps["ChildDeliveredAfterParent"].check(with_history(w, 2, [(0, 0), (1, 2)]))

@@ -7,13 +7,13 @@ from hypothesis import strategies as st
 
 from kmc.api import build
 from kmc.model.encoding import check_canonical, fingerprint
-from kmc.model.kafka.kip253.broker import hosted
+from kmc.model.kafka.kip253.broker import log_at
 from kmc.model.kafka.kip253.channels import BROKER
 from kmc.model.kafka.messages import (
     LeaderAndIsr, LeaderAndIsrResponse, StopReplica, UpdateMetadata,
 )
 from kmc.model.kafka.kip253 import znodes as zn
-from kmc.model.kafka.broker import Broker, Replica
+from kmc.model.kafka.broker import Broker, Hosted, Log
 from kmc.model.kafka.store import PartitionRecord
 
 CASES = [("split-merge-spark", "kip253"), ("split-merge-spark", "linear-no-fencing"),
@@ -43,13 +43,15 @@ def check_structure(m, w):
             assert [q for q, _e in z.after] == list(range(len(z.after)))
     # broker
     assert isinstance(b, Broker) and b.count >= cfg.N
-    assert [r.partition for r in b.replicas] == sorted({r.partition for r in b.replicas})
-    for log in b.replicas:
-        assert isinstance(log, Replica) and 0 <= log.partition < pmax
-        assert 0 <= log.start <= len(log.log) and log.leader == BROKER
-        for key, prod, seq, epoch in log.log:
+    assert [x.partition for x in b.logs] == sorted({x.partition for x in b.logs})
+    # it hosts every partition it has a log of, as their leader
+    assert [h.partition for h in b.hosted] == [x.partition for x in b.logs]
+    for log, h in zip(b.logs, b.hosted):
+        assert isinstance(log, Log) and isinstance(h, Hosted) and 0 <= log.partition < pmax
+        assert 0 <= log.start <= len(log.records) and h.leader == BROKER
+        for key, prod, seq, epoch in log.records:
             assert key in cfg.keys and 0 <= prod < len(cfg.scripts)
-            assert 0 <= seq < w.producers[prod].sent and 0 <= epoch <= log.leader_epoch
+            assert 0 <= seq < w.producers[prod].sent and 0 <= epoch <= h.leader_epoch
     # network: only controller <-> broker traffic of the four kinds
     for (src, dst), msgs in w.net:
         for msg in msgs:
@@ -69,9 +71,9 @@ def check_structure(m, w):
     assert all(p < g.basis[1] for p in owned)
     for p in range(pmax):
         assert 0 <= g.reported[p] <= g.committed[p]
-        log = hosted(w, p)
+        log = log_at(w, p)
         if log is not None:
-            assert log.start <= g.committed[p] <= len(log.log)
+            assert log.start <= g.committed[p] <= len(log.records)
     # ghost: each acknowledged message delivered at most once
     for prod, per_key in enumerate(w.ghost.delivered):
         seqs = [seq for key_log in per_key for seq, _p in key_log]

@@ -9,6 +9,7 @@ import pytest
 
 from kmc import api
 from kmc.invariants.z3mode import z3_properties
+from kmc.model.kafka.broker import Hosted, Log
 from kmc.model.kafka.canon import replace_at
 from kmc.model.kafka.zk.cluster import Cluster
 from kmc.model.kafka.zk.lifecycle import Lifecycle
@@ -34,10 +35,21 @@ def start():
     return m, m.init_states()[0]
 
 
-def with_replica(w, **fields):
+def with_partition(w, **fields):
+    """``w`` with broker-1's partition changed: ``fields`` of its log (``records``,
+    ``flushed``) and of the partition it hosts on it (``leader``, ``leader_epoch``)."""
+    assert set(fields) <= set(Log._fields) | set(Hosted._fields)
     br = w.brokers[0]
-    r = br.replicas[0]._replace(**fields)
-    return w._replace(brokers=replace_at(w.brokers, 0, br._replace(replicas=(r,))))
+    log = br.logs[0]._replace(**{k: v for k, v in fields.items() if k in Log._fields})
+    h = br.hosted[0]._replace(**{k: v for k, v in fields.items() if k in Hosted._fields})
+    return w._replace(brokers=replace_at(w.brokers, 0, br._replace(logs=(log,), hosted=(h,))))
+
+
+def unhosted(w):
+    """``w`` with broker-1 holding its log but hosting no partition on it (after a
+    restart, before the first LeaderAndIsr)."""
+    br = w.brokers[0]
+    return w._replace(brokers=replace_at(w.brokers, 0, br._replace(hosted=())))
 
 
 @pytest.mark.parametrize("scenario", ["offline-delete", "recreate-race"])
@@ -53,18 +65,18 @@ def test_replica_leader_named_sees_an_epoch_the_controller_never_wrote():
     m, w = start()
     p = props(m)["ReplicaLeaderNamed"]
     assert p.check(w)
-    bad = with_replica(w, leader_epoch=w.brokers[0].replicas[0].leader_epoch + 1)
+    bad = with_partition(w, leader_epoch=w.brokers[0].hosted[0].leader_epoch + 1)
     assert not p.check(bad)
     assert "which the controller never named" in p.explain_sentence(p.explain(bad))
     # a replica that knows no leader yet (after a restart) is not a claim
-    assert p.check(with_replica(w, leader=-1, leader_epoch=-1))
+    assert p.check(unhosted(w))
 
 
 def test_metadata_flushed_first_sees_records_under_an_unflushed_topic_id():
     m, w = start()
     p = props(m)["MetadataFlushedFirst"]
-    assert p.check(w) and p.check(with_replica(w, durable=False, log=()))
-    bad = with_replica(w, durable=False)
+    assert p.check(w) and p.check(with_partition(w, flushed=False, records=()))
+    bad = with_partition(w, flushed=False)
     assert not p.check(bad)
     assert "never flushed" in p.explain_sentence(p.explain(bad))
 
@@ -115,7 +127,7 @@ def test_z3_mode_decides_them_as_the_evaluator_does(variant):
 
 def test_z3_decides_the_built_states():
     m, w = start()
-    bad = with_replica(w, durable=False, leader_epoch=7)
+    bad = with_partition(w, flushed=False, leader_epoch=7)
     for p in z3_properties([props(m)[n] for n in NEW[:2]]):
         assert p.check(w) and not p.check(bad)
 

@@ -3,6 +3,7 @@ read and unfenced write of the topic znode, the controller's reaction to the zno
 change (KAFKA-6612's restore included), and the stale write that lands on a re-created
 topic and surfaces at the next controller failover."""
 from kmc import api
+from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
 from kmc.model.kafka.zk import control, expansion
 from kmc.model.kafka.zk.state import TOPIC
@@ -59,9 +60,9 @@ def test_the_controller_brings_new_partitions_online_after_the_znode_write():
     new = rec.partitions[1]
     assert (new.leader, new.leader_epoch, new.isr) == (new.replicas[0], 0, new.replicas)
     w = _settle(model, w)
-    hosts = {b for b, br in enumerate(w.brokers, 1)
-             if any(r.partition == 1 for r in br.replicas)}
-    assert hosts == set(new.replicas)
+    hosts = {b for b, br in enumerate(w.brokers, 1) if bk.log_of(br, 1) is not None}
+    online = {b for b, br in enumerate(w.brokers, 1) if bk.hosted_of(br, 1) is not None}
+    assert hosts == online == set(new.replicas)
 
 
 def test_a_write_to_a_topic_queued_for_deletion_is_restored():

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from kmc import api
 from kmc.model.encoding import check_canonical
 from kmc.model.kafka import broker as bk
-from kmc.model.kafka.broker import Broker, Replica
+from kmc.model.kafka.broker import Broker, Hosted, Log
 from kmc.model.kafka.store import FIRST_ID, NO_LEADER, ZERO_ID
 from kmc.model.kafka.zk.state import (
     Admin, Budget, Client, Ghost, Memory, Meta, World,
@@ -51,17 +51,21 @@ def assert_well_typed(m, w):
     assert len(w.brokers) == bd.brokers
     for b, br in zip(m.broker_ids, w.brokers):
         assert type(br) is Broker and br.status in (bk.UP, bk.DOWN, bk.RESTARTING)
-        parts = [r.partition for r in br.replicas]
+        parts = [x.partition for x in br.logs]
         assert parts == sorted(set(parts)) and all(0 <= p < bd.partitions for p in parts)
+        hosted = [h.partition for h in br.hosted]  # online on a log it holds
+        assert hosted == sorted(set(hosted)) and set(hosted) <= set(parts)
         assert 0 <= br.ctl_epoch <= w.ctl.epoch and br.applied_epoch <= w.ctl.epoch
         assert is_sorted_set(br.deleting) and (bd.purge_delay or not br.deleting)
-        for r in br.replicas:
-            assert type(r) is Replica and 1 <= r.inc <= w.store.incarnations
-            assert r.leader in set(m.broker_ids) | {-1}
-            assert all(1 <= g <= w.store.incarnations for g in r.log)
-            assert f.topic_ids or (r.topic_id == ZERO_ID and r.durable)
+        for r in br.logs:
+            assert type(r) is Log and 1 <= r.inc <= w.store.incarnations
+            assert all(1 <= g <= w.store.incarnations for g in r.records)
+            assert f.topic_ids or (r.topic_id == ZERO_ID and r.flushed)
             if f.incremental_id_check:  # partition.metadata is flushed before an append
-                assert not r.log or r.durable
+                assert not r.records or r.flushed
+        for h in br.hosted:
+            assert type(h) is Hosted and h.leader in set(m.broker_ids) | {-1}
+            assert f.topic_ids or h.topic_id == ZERO_ID
     assert is_sorted_set(w.mem.pending)
     for x in m.net.messages(w.net):  # nothing is in flight to or from a down broker
         for end in (x.src, x.dst):

@@ -4,7 +4,7 @@ the two settings side by side)."""
 from kmc import api, catalog
 from kmc.model.kafka.messages import PartitionState, lair, stop_replica
 from kmc.model.kafka.store import ZERO_ID
-from kmc.model.kafka.broker import NO_ROLE
+from kmc.model.kafka.broker import NO_ROLE, leader_of
 from kmc.model.kafka.zk.variants import RELEASE_LINES, VARIANT_NAMES, VARIANTS
 
 OLD, NEW = 2, 3  # topic IDs of incarnations 1 and 2
@@ -26,9 +26,21 @@ def _lair_to(b, topic_id, inc=2, leader=1, epoch=1):
     return lair(-1, b, 1, "", [PartitionState(0, topic_id, inc, leader, epoch)])
 
 
-def _replica(w, b):
-    (r,) = w.brokers[b - 1].replicas or (None,)
-    return r
+def _log(w, b):
+    """Broker ``b``'s log of the one partition, or None."""
+    (x,) = w.brokers[b - 1].logs or (None,)
+    return x
+
+
+def _hosted(w, b):
+    """The partition broker ``b`` hosts online, or None."""
+    (x,) = w.brokers[b - 1].hosted or (None,)
+    return x
+
+
+def _leader(w, b):
+    """The leader broker ``b`` hosts partition 0 with (NO_ROLE: not hosted)."""
+    return leader_of(w.brokers[b - 1], 0)
 
 
 def test_release_lines_are_listed_and_differ_in_their_flags_only():
@@ -62,10 +74,11 @@ def test_id_mismatch_stages_replaces_or_refuses_the_partition():
     def after(stages):
         m = _model("stale-read", id_mismatch_stages=stages)
         (w,) = m.init_states()
-        return _replica(_deliver(m, w, _lair_to(1, NEW)), 1)
-    staged, refused = after(True), after(False)
-    assert (staged.topic_id, staged.inc, staged.log) == (NEW, 2, ())
-    assert (refused.topic_id, refused.inc, refused.log, refused.leader_epoch) == \
+        t = _deliver(m, w, _lair_to(1, NEW))
+        return _log(t, 1), _hosted(t, 1)
+    (staged, _), (refused, refused_at) = after(True), after(False)
+    assert (staged.topic_id, staged.inc, staged.records) == (NEW, 2, ())
+    assert (refused.topic_id, refused.inc, refused.records, refused_at.leader_epoch) == \
         (OLD, 1, (1,), 0)
 
 
@@ -73,11 +86,15 @@ def test_id_at_creation_gives_a_new_log_the_request_topic_id():
     def created(at_creation):
         m = _model("offline-delete", "zk-2.8", id_at_creation=at_creation)
         (w,) = m.init_states()
-        assert _replica(w, 2) is None
-        return _replica(_deliver(m, w, _lair_to(2, OLD, inc=1, epoch=0)), 2)
-    assert created(True).topic_id == OLD
-    assert created(False).topic_id == ZERO_ID
-    assert created(True)[2:] == created(False)[2:]  # nothing else differs
+        assert _log(w, 2) is None and _hosted(w, 2) is None
+        t = _deliver(m, w, _lair_to(2, OLD, inc=1, epoch=0))
+        return _log(t, 2), _hosted(t, 2)
+
+    def without_id(made):
+        return tuple(x._replace(topic_id=ZERO_ID) for x in made)
+    assert created(True)[0].topic_id == OLD
+    assert created(False)[0].topic_id == ZERO_ID
+    assert without_id(created(True)) == without_id(created(False))  # nothing else differs
 
 
 def test_id_check_on_disk_sees_a_log_loaded_at_restart():
@@ -85,12 +102,14 @@ def test_id_check_on_disk_sees_a_log_loaded_at_restart():
         m = _model("stale-read", "zk-3.0", id_check_on_disk=on_disk)
         (w,) = m.init_states()
         w = m.next_state(m.next_state(w, ("crash", 1)), ("restart", 1))
-        assert _replica(w, 1).leader == NO_ROLE  # loaded from disk, not attached yet
-        return _replica(_deliver(m, w._replace(net=()), _lair_to(1, NEW)), 1)
-    checked, attached = after(True), after(False)
-    assert (checked.inc, checked.leader) == (1, NO_ROLE)  # INCONSISTENT_TOPIC_ID
+        # loaded from disk, not attached yet
+        assert _log(w, 1) is not None and _leader(w, 1) == NO_ROLE
+        t = _deliver(m, w._replace(net=()), _lair_to(1, NEW))
+        return _log(t, 1), _leader(t, 1)
+    (checked, checked_leader), (attached, attached_leader) = after(True), after(False)
+    assert (checked.inc, checked_leader) == (1, NO_ROLE)  # INCONSISTENT_TOPIC_ID
     # attached unchecked: serves the new incarnation with the old log and ID
-    assert (attached.inc, attached.topic_id, attached.log, attached.leader) == \
+    assert (attached.inc, attached.topic_id, attached.records, attached_leader) == \
         (2, OLD, (1,), 1)
 
 
@@ -98,9 +117,11 @@ def test_id_check_on_disk_off_assigns_an_attached_log_its_id_whatever_the_epoch(
     def after(on_disk):
         m = _model("stale-read", "zk-2.8", id_check_on_disk=on_disk)
         (w,) = m.init_states()
-        r = _replica(w, 1)._replace(topic_id=ZERO_ID, leader_epoch=5)
-        w = w._replace(brokers=(w.brokers[0]._replace(replicas=(r,)),) + w.brokers[1:])
-        return _replica(_deliver(m, w, _lair_to(1, OLD, inc=1, epoch=1)), 1)
+        log = _log(w, 1)._replace(topic_id=ZERO_ID)
+        h = _hosted(w, 1)._replace(topic_id=ZERO_ID, leader_epoch=5)
+        br = w.brokers[0]._replace(logs=(log,), hosted=(h,))
+        w = w._replace(brokers=(br,) + w.brokers[1:])
+        return _log(_deliver(m, w, _lair_to(1, OLD, inc=1, epoch=1)), 1)
     assert after(False).topic_id == OLD  # Partition.checkOrSetTopicId, before the epoch
     assert after(True).topic_id == ZERO_ID  # an older leader epoch changes nothing
 
@@ -116,7 +137,7 @@ def test_stop_replica_ids_decides_what_a_deletion_names_and_deletes():
     for ids, kept in ((True, True), (False, False)):  # another incarnation's replica
         m, w, _ = deletion(ids)
         w = _deliver(m, w._replace(net=()), stop_replica(-1, 1, 1, 0, NEW, 2))
-        assert (_replica(w, 1) is not None) is kept
+        assert (_log(w, 1) is not None) is kept
 
 
 def test_produce_topic_id_refuses_a_record_for_another_topic_id():
@@ -128,7 +149,7 @@ def test_produce_topic_id_refuses_a_record_for_another_topic_id():
                             ("produce", 0))
     assert produced(True) is None  # UNKNOWN_TOPIC_ID
     w = produced(False)
-    assert _replica(w, 1).log == (1,) and w.ghost.wrote == ((2, 1),)
+    assert _log(w, 1).records == (1,) and w.ghost.wrote == ((2, 1),)
 
 
 def test_fetch_topic_id_separates_3_0_from_3_9_on_the_consumer():

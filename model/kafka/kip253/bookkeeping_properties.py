@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from kmc.invariants.declare import declare
 from kmc.invariants.logic import And, Rel, exists, forall, implies, variables
-from kmc.model.kafka.kip253.broker import hosted, the_broker
+from kmc.model.kafka.kip253.broker import log_at, the_broker
 from kmc.model.kafka.kip253.controller import IDLE, marked
 from kmc.model.kafka.kip253.channels import NET
 from kmc.model.kafka.messages import LAIR_RESP, controller_endpoint
@@ -165,14 +165,14 @@ def _meta(cfg, w):
 
 def _epochs(cfg, w):
     zn = znodes(w.store)
-    return {(log.partition, zn[log.partition].leader_epoch, log.leader_epoch)
-            for log in the_broker(w).replicas if log.partition < len(zn)}
+    return {(h.partition, zn[h.partition].leader_epoch, h.leader_epoch)
+            for h in the_broker(w).hosted if h.partition < len(zn)}
 
 
 def _position(cfg, w):
     g = w.group
     return {(log.partition, log.start, g.committed[log.partition],
-             g.reported[log.partition], len(log.log)) for log in the_broker(w).replicas}
+             g.reported[log.partition], len(log.records)) for log in the_broker(w).logs}
 
 
 def _owns(cfg, w):
@@ -188,7 +188,7 @@ def _load(cfg, w):
 def _fresh(cfg, w):
     g = w.group
     return {(p,) for p in range(cfg.N, cfg.pmax)
-            if g.committed[p] == _start(hosted(w, p))}
+            if g.committed[p] == _start(log_at(w, p))}
 
 
 def _start(log) -> int:
@@ -244,7 +244,7 @@ RELATIONS = {
     "Phase": lambda cfg, w: {(w.mem.phase,)},
     "Assigned": lambda cfg, w: {(p,) for p in range(total(w.store))},
     "HasZnode": lambda cfg, w: {(p,) for p in range(len(znodes(w.store)))},
-    "Hosted": lambda cfg, w: {(log.partition,) for log in the_broker(w).replicas},
+    "Hosted": lambda cfg, w: {(h.partition,) for h in the_broker(w).hosted},
     "Marked": lambda cfg, w: {(p,) for p in marked(w.store)},
     "Epochs": _epochs,
     "Position": _position,

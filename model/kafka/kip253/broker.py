@@ -5,8 +5,9 @@ with the new leader epochs, and rejects a Produce (and, §8.6, a Fetch) that car
 count with InvalidPartitionMetadataException.
 
 The broker is the cluster's ZooKeeper-era broker record (``model.kafka.broker``): its
-``count`` and ``meta`` fields are KIP-253's, each partition's log a ``Replica`` that the
-one broker leads, whose records are (key class, producer, seq, leader epoch).
+``count`` and ``meta`` fields are KIP-253's; it hosts each partition as its leader
+(``Hosted``, with the leader epoch) on a ``Log`` whose records are (key class, producer,
+seq, leader epoch).
 """
 from __future__ import annotations
 
@@ -31,23 +32,30 @@ def put(w, br):
 
 def put_log(w, log):
     """``w`` with the one broker's log ``log`` in place of its partition's."""
-    return put(w, bk.with_replica(w.brokers[BROKER - 1], log))
+    return put(w, bk.with_log(w.brokers[BROKER - 1], log))
 
 
-def hosted(w, p: int):
-    """The broker's replica of partition ``p`` (its log), or None."""
-    return bk.replica(w.brokers[BROKER - 1], p)
+def log_at(w, p: int):
+    """The broker's log of partition ``p``, or None (the partition is not hosted: the
+    one broker hosts every partition it has a log of)."""
+    return bk.log_of(w.brokers[BROKER - 1], p)
 
 
-def new_log(p: int, epoch: int):
-    """An empty log of partition ``p`` at leader ``epoch``, led by the one broker
-    (KIP-253 predates topic IDs: ``ZERO_ID``)."""
-    return bk.Replica(p, ZERO_ID, INCARNATION, BROKER, epoch, (), True, "")
+def epoch_at(w, p: int) -> int:
+    """The leader epoch the broker hosts partition ``p`` at."""
+    return bk.hosted_of(w.brokers[BROKER - 1], p).leader_epoch
+
+
+def new_partition(p: int, epoch: int) -> tuple:
+    """An empty log of partition ``p`` and the partition hosted on it at leader
+    ``epoch``, led by the one broker (KIP-253 predates topic IDs: ``ZERO_ID``)."""
+    return (bk.Log(p, ZERO_ID, (), True, 0, INCARNATION),
+            bk.Hosted(p, ZERO_ID, BROKER, epoch))
 
 
 def produce_error(cfg, w, p: int, count: int):
     """The error a Produce to partition ``p`` carrying ``count`` gets, or None (§4 bullet 2)."""
-    if hosted(w, p) is None:
+    if log_at(w, p) is None:
         return UNKNOWN_PARTITION
     if cfg.flags.produce_fencing and count != the_broker(w).count:
         return INVALID_PARTITION_METADATA

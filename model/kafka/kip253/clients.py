@@ -12,7 +12,7 @@ znode or answered with an error code; plus deleteRecords on marked partitions.
 """
 from __future__ import annotations
 
-from kmc.model.kafka.kip253.broker import hosted, produce_error, put_log, the_broker
+from kmc.model.kafka.kip253.broker import epoch_at, log_at, produce_error, put_log, the_broker
 from kmc.model.kafka.kip253.controller import expansion_pending
 from kmc.model.kafka.kip253.znodes import total, undeleted, written, znode, znodes
 from kmc.model.kafka.canon import replace_at
@@ -39,8 +39,8 @@ def produce(m, w, i: int):
     p = cfg.keyspace.partition(key, pr.count)
     if produce_error(cfg, w, p, pr.count) is not None:
         return w._replace(producers=replace_at(w.producers, i, pr._replace(stale=True)))
-    log = hosted(w, p)
-    log = log._replace(log=log.log + ((key, i, pr.sent, log.leader_epoch),))
+    log = log_at(w, p)
+    log = log._replace(records=log.records + ((key, i, pr.sent, epoch_at(w, p)),))
     return put_log(w, log)._replace(
         producers=replace_at(w.producers, i, pr._replace(sent=pr.sent + 1)))
 
@@ -107,10 +107,10 @@ def delete_records(m, w, p: int):
     if p >= total(st) or p < undeleted(st):
         return None
     z = znode(st, p)
-    log = hosted(w, p)
+    log = log_at(w, p)
     if z is None or not z.before or log is None:
         return None
-    end = len(log.log)
+    end = len(log.records)
     if log.start == end or w.group.committed[p] != end:
         return None
     return put_log(w, log._replace(start=end))

@@ -260,7 +260,7 @@ def check_drained(m, w):
     if p < undeleted(st) or p not in marked(st):
         return None
     z = znode(st, p)
-    log = bk.replica(bk.get(w.brokers, z.leader), p)  # ListOffsets goes to the leader
+    log = bk.log_of(bk.get(w.brokers, z.leader), p)  # ListOffsets goes to the leader
     if log is not None and log.start < log_end(log):
         return None
     return w._replace(net=_send(m, w, *stop_replica_requests(w.ctl, p, z.replicas)),

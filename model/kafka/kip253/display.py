@@ -6,10 +6,11 @@ follow the shared helpers (``controller-c``, ``broker-1``).
 """
 from __future__ import annotations
 
+from kmc.model.kafka import broker as bk
 from kmc.model.kafka.broker import lane as broker_lane
 from kmc.model.kafka.controller import lane as controller_lane
 from kmc.model.kafka.kip253 import clients, controller
-from kmc.model.kafka.kip253.broker import hosted, produce_error, the_broker
+from kmc.model.kafka.kip253.broker import log_at, produce_error, the_broker
 from kmc.model.kafka.kip253.channels import BROKER
 from kmc.model.kafka.kip253.znodes import total, undeleted, znode, znodes
 from kmc.model.kafka.messages import delivery_text, endpoint_lane
@@ -119,7 +120,7 @@ def _group_message(a, w):
                 f"ConsumerGroupPositionResponse({seen}) [onPartitionKeyAssigned(p{p})]")
     if kind == "member-deliver":
         off = g.committed[p]
-        key, prod, seq, epoch = hosted(w, p).log[off]
+        key, prod, seq, epoch = log_at(w, p).records[off]
         return (BROKER_LANE, f"consumer{c}",
                 f"Fetch(p{p}, offset={off}, undeleted_partition_count={g.basis[0]}) -> "
                 f"key={key} producer{prod} seq={seq} leader_epoch={epoch}")
@@ -174,8 +175,8 @@ def format_state(w) -> str:
     zn = " ".join(f"p{p}:e{z.leader_epoch}" + (f" after={_epochs(z.after)}" if z.after else "")
                   + (f" before={_epochs(z.before)}" if z.before else "")
                   for p, z in enumerate(znodes(st)))
-    logs = " ".join(f"p{log.partition}:e{log.leader_epoch}[{log.start}:{len(log.log)}]"
-                    for log in b.replicas)
+    logs = " ".join(f"p{log.partition}:e{bk.hosted_of(b, log.partition).leader_epoch}"
+                    f"[{log.start}:{len(log.records)}]" for log in b.logs)
     members = "; ".join(
         f"consumer{c}: " + ", ".join(
             f"p{x.p}" + ("" if x.started else " waiting" if x.waits is None

@@ -14,7 +14,7 @@ a delivery commits its offset, so the group position is the committed offset.
 """
 from __future__ import annotations
 
-from kmc.model.kafka.kip253.broker import fetch_allowed, hosted, the_broker
+from kmc.model.kafka.kip253.broker import epoch_at, fetch_allowed, log_at, the_broker
 from kmc.model.kafka.canon import replace_at
 from kmc.model.kafka.kip253.state import Part, end_offset, log_end
 from kmc.model.kafka.kip253.znodes import znode
@@ -38,7 +38,7 @@ def blocking(cfg, w, p: int, u: int, t: int) -> Part:
         return Part(p, (), (), True)
     st, ks = w.store, cfg.keyspace
     waits, started = (), True
-    log = hosted(w, p)
+    log = log_at(w, p)
     earliest = 0 if log is None else log.start
     # step 4: startPosition not available or at the earliest offset, p >= initial count
     if p >= cfg.N and w.group.committed[p] == earliest:
@@ -50,7 +50,7 @@ def blocking(cfg, w, p: int, u: int, t: int) -> Part:
         for q in ks.feeders(p, u, t):
             zq = znode(st, q)
             before = dict(zq.before) if zq is not None else {}
-            fs.append((q, _threshold(log, before[p]) if p in before else 0))
+            fs.append((q, _threshold(w, p, before[p]) if p in before else 0))
         feeders = tuple(fs)
     return Part(p, waits, feeders, started)
 
@@ -64,13 +64,15 @@ def parent_thresholds(cfg, w, p: int):
     if z is None:
         return None
     after = dict(z.after)
-    return tuple((q, _threshold(hosted(w, q), after[q]))
+    return tuple((q, _threshold(w, q, after[q]))
                  for q in cfg.keyspace.parents(p, len(after), p + 1) if q in after)
 
 
-def _threshold(log, epoch: int) -> int:
-    """OffsetsForLeaderEpoch: the offset after the last message of ``epoch`` (§8 4.3, 5.2)."""
-    return 0 if log is None else end_offset(log, epoch)
+def _threshold(w, p: int, epoch: int) -> int:
+    """OffsetsForLeaderEpoch on partition ``p``: the offset after the last message of
+    ``epoch`` (§8 4.3, 5.2)."""
+    log = log_at(w, p)
+    return 0 if log is None else end_offset(log, epoch_at(w, p), epoch)
 
 
 def rebalance(m, w):
@@ -164,7 +166,7 @@ def deletion_blocked(w, part: Part, offset: int) -> bool:
     g = w.group
     for q, thr in part.feeders:
         if offset >= thr:
-            log = hosted(w, q)
+            log = log_at(w, q)
             if log is not None and g.reported[q] < log_end(log):
                 return True
     return False
@@ -179,13 +181,13 @@ def deliver(m, w, c: int, p: int):
     if part is None or not part.started or g.rejoin \
             or not fetch_allowed(cfg, w, g.basis[0]):
         return None
-    log = hosted(w, p)
+    log = log_at(w, p)
     if log is None:
         return None
     off = g.committed[p]
-    if off >= len(log.log) or deletion_blocked(w, part, off):
+    if off >= len(log.records) or deletion_blocked(w, part, off):
         return None
-    key, prod, seq, _epoch = log.log[off]
+    key, prod, seq, _epoch = log.records[off]
     k = cfg.key_index[key]
     per_prod = w.ghost.delivered[prod]
     per_prod = replace_at(per_prod, k, per_prod[k] + ((seq, p),))

@@ -116,7 +116,8 @@ class Procedure:
         znodes = tuple(zn.new_znode(1 if split else 0) if p < cfg.N else
                        zn.new_znode(0, tuple((q, 0) for q in range(cfg.N)))
                        for p in range(n))
-        logs = tuple(broker.new_log(p, z.leader_epoch) for p, z in enumerate(znodes))
+        parts = [broker.new_partition(p, z.leader_epoch) for p, z in enumerate(znodes)]
+        logs, hosted = tuple(x[0] for x in parts), tuple(x[1] for x in parts)
         members = tuple(tuple(Part(p, (), (), True) for p in ps)
                         for ps in group.range_assign(list(range(n)), cfg.members))
         zeros = (0,) * cfg.pmax
@@ -124,8 +125,8 @@ class Procedure:
             store=zn.initial(n, znodes),
             ctl=election.initial(CANDIDATES),
             mem=election.Memory(phase=IDLE, count=n),
-            brokers=(Broker(bk.UP, logs, (), election.FIRST_EPOCH, election.FIRST_EPOCH,
-                            n, (n, n)),),
+            brokers=(Broker(bk.UP, logs, hosted, (), election.FIRST_EPOCH,
+                            election.FIRST_EPOCH, n, (n, n)),),
             net=(),
             admin=_ADMIN,
             producer=_NO_CLIENT,
@@ -168,8 +169,8 @@ class Procedure:
                     yield ("unblock", c, p) if part.waits is not None \
                         else ("lookup-epochs", c, p)
                 elif not g.rejoin:
-                    log = bk.replica(br, p)
-                    if log is not None and committed[p] < len(log.log):
+                    log = bk.log_of(br, p)
+                    if log is not None and committed[p] < len(log.records):
                         yield ("member-deliver", c, p)
                 if p in interest and reported[p] != committed[p]:
                     yield ("report-position", c, p)

@@ -174,8 +174,8 @@ def _delivered(cfg, w):
 
 
 def _produced_to(cfg, w):
-    return {(key, prod, seq, log.partition) for log in the_broker(w).replicas
-            for key, prod, seq, _e in log.log}
+    return {(key, prod, seq, log.partition) for log in the_broker(w).logs
+            for key, prod, seq, _e in log.records}
 
 
 def _waits_on(cfg, w):
@@ -196,7 +196,7 @@ def _blocked(cfg, w):
 
 def _undelivered(cfg, w):
     committed = w.group.committed
-    return {(log.partition,) for log in the_broker(w).replicas
+    return {(log.partition,) for log in the_broker(w).logs
             if committed[log.partition] < log_end(log)}
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from kmc.model.kafka.broker import Replica
+from kmc.model.kafka.broker import Log
 from kmc.model.kafka.zk.state import Admin, Ghost, World
 from kmc.model.records import fast_replace_all
 
@@ -51,19 +51,20 @@ class Group(NamedTuple):
     __repr__ = tuple.__repr__  # C speed: fingerprints encode repr
 
 
-def log_end(r: Optional[Replica]) -> int:
-    return 0 if r is None else len(r.log)
+def log_end(r: Optional[Log]) -> int:
+    return 0 if r is None else len(r.records)
 
 
-def end_offset(r: Replica, epoch: int) -> int:
-    """OffsetsForLeaderEpoch(epoch): the first offset after the messages of leader epochs
-    <= ``epoch``; the log end offset when ``epoch`` is still the leader's current epoch."""
-    if r.leader_epoch <= epoch:
-        return len(r.log)
-    for off, rec in enumerate(r.log):
+def end_offset(r: Log, leader_epoch: int, epoch: int) -> int:
+    """OffsetsForLeaderEpoch(epoch) on log ``r`` hosted at ``leader_epoch``: the first
+    offset after the messages of leader epochs <= ``epoch``; the log end offset when
+    ``epoch`` is still the leader's current epoch."""
+    if leader_epoch <= epoch:
+        return len(r.records)
+    for off, rec in enumerate(r.records):
         if rec[3] > epoch:
             return off
-    return len(r.log)
+    return len(r.records)
 
 
 fast_replace_all(globals())  # generated _replace: cheaper successor construction

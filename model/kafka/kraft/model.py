@@ -326,11 +326,17 @@ class KRaftModel(Model):
 
     def state_to_json(self, w):
         """The generic view, with a broker's ``deleting`` shown only when it holds a
-        ``-delete`` directory (as its encoding: ``state.Broker.__repr__``)."""
+        ``-delete`` directory (as its encoding: ``state.Broker.__repr__``), and without
+        the fields of the shared broker records that only the ZooKeeper plane sets (a
+        log's ``start`` and ``inc``, a hosted partition's ``fetch_error``)."""
         js = super().state_to_json(w)
         for br in js["brokers"]:
             if not br["deleting"]:
                 del br["deleting"]
+            for log in br["logs"]:
+                del log["start"], log["inc"]
+            for h in br["hosted"]:
+                del h["fetch_error"]
         return js
 
     def action_actor(self, action) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kmc.model.kafka.broker import Hosted, Log  # noqa: F401 (the planes' shared records)
 from kmc.model.records import fast_replace_all
 
 TOPIC = "A"
@@ -34,31 +35,12 @@ def id_of(inc: int) -> int:
     return inc + 1
 
 
-class Log(NamedTuple):
-    """A partition directory on disk with its partition.metadata topic ID (0: no
-    partition.metadata file on disk) and whether that file is flushed (UnifiedLog
-    records the ID at creation and flushes the file asynchronously or before the first
-    append: a crash before the flush leaves a directory without a topic ID)."""
-    partition: int
-    topic_id: int
-    records: tuple  # incarnation of each record
-    flushed: bool = True
-
-
-class Hosted(NamedTuple):
-    """A partition the ReplicaManager hosts online (HostedPartition.Online)."""
-    partition: int
-    topic_id: int
-    leader: int
-    leader_epoch: int
-
-
 class Broker(NamedTuple):
     status: str
     fetched: tuple   # epochs of the metadata batches in its local copy of the log (disk)
     image: object    # Image once published, None before the first publish
-    logs: tuple      # Log, sorted (on disk: survives a crash)
-    hosted: tuple    # Hosted, sorted (in memory)
+    logs: tuple      # model.kafka.broker.Log, sorted (on disk: survives a crash)
+    hosted: tuple    # model.kafka.broker.Hosted, sorted (in memory)
     #: ``(partition, topic_id)`` of the ``<topic>-<partition>.<uniqueId>-delete``
     #: directories on disk, sorted: renamed by LogManager.asyncDelete, not yet removed
     #: by the kafka-delete-logs task (on disk: survives a crash; never served, never

@@ -17,9 +17,9 @@ release line (``m.flags``), whether deleting/ is purged by a later step
 from __future__ import annotations
 
 from kmc.model.kafka import broker as bk
-from kmc.model.kafka.broker import NO_ROLE, Replica
-from kmc.model.kafka.canon import replace_at, set_add
-from kmc.model.kafka.store import ZERO_ID
+from kmc.model.kafka.broker import Hosted, Log
+from kmc.model.kafka.canon import keyed_del, replace_at, set_add
+from kmc.model.kafka.store import NO_LEADER, ZERO_ID
 from kmc.model.kafka.zk import control, coordinator
 from kmc.model.kafka.zk.datapath import acknowledge
 from kmc.model.kafka.messages import FULL, LAIR, NO_COUNT, STOP, UM, lair_response
@@ -46,12 +46,13 @@ def _stage(m, deleting, r):
     return set_add(deleting, (r.partition, r.topic_id, r.inc))
 
 
-def fresh_replica(m, ps) -> Replica:
-    """A new, empty log for ``ps``. It holds the request's topic ID when the log is created
-    with it (LogManager.getOrCreateLog(topicId), 3.0 on); 2.8 creates it without one."""
+def fresh_replica(m, ps) -> tuple:
+    """A new, empty log for ``ps`` and the partition hosted on it, as (Log, Hosted). The
+    log holds the request's topic ID when it is created with it
+    (LogManager.getOrCreateLog(topicId), 3.0 on); 2.8 creates it without one."""
     tid = ps.topic_id if m.flags.id_at_creation else ZERO_ID
-    return Replica(ps.partition, tid, ps.inc, ps.leader, ps.leader_epoch, (),
-                   not m.flags.topic_ids, "")
+    return (Log(ps.partition, tid, (), not m.flags.topic_ids, 0, ps.inc),
+            Hosted(ps.partition, tid, ps.leader, ps.leader_epoch))
 
 
 def on_leader_and_isr(m, w, msg):
@@ -71,9 +72,10 @@ def on_leader_and_isr(m, w, msg):
     w = _put(w, b, br)._replace(net=net)
     ghost = w.ghost
     for ps in msg.parts:
-        r = bk.replica(br, ps.partition)
-        if r is not None and r.leader == b:
-            ghost = acknowledge(w.store, w.brokers, ghost, r.inc, ps.partition)
+        h = bk.hosted_of(br, ps.partition)
+        if h is not None and h.leader == b:
+            inc = bk.log_of(br, ps.partition).inc
+            ghost = acknowledge(w.store, w.brokers, ghost, inc, ps.partition)
     if ghost is not w.ghost:
         w = w._replace(ghost=ghost)
     if w.group is not None:
@@ -106,44 +108,51 @@ def leader_and_isr_applied(m, br, msg):
     if _fenced(m, br, msg.epoch):
         return None
     full = msg.lair_type == FULL
-    reps = {r.partition: r for r in br.replicas}
+    logs = {x.partition: x for x in br.logs}
+    hosted = {x.partition: x for x in br.hosted}
     deleting = br.deleting
     listed = set()
     for ps in msg.parts:
-        listed.add(ps.partition)
-        r = reps.get(ps.partition)
-        if r is None:
-            reps[ps.partition] = fresh_replica(m, ps)
+        p = ps.partition
+        listed.add(p)
+        log = logs.get(p)
+        if log is None:
+            logs[p], hosted[p] = fresh_replica(m, ps)
             continue
-        checked = f.id_check_on_disk or r.leader != NO_ROLE
-        if checked and not f.id_check_on_disk and f.topic_ids and r.topic_id == ZERO_ID:
-            r = r._replace(topic_id=ps.topic_id, durable=True)  # checkOrSetTopicId
-            reps[ps.partition] = r
-        mismatch = f.topic_ids and checked and r.topic_id not in (ZERO_ID, ps.topic_id)
+        h = hosted.get(p)
+        epoch = -1 if h is None else h.leader_epoch
+        # attached since the broker started: hosted with a leader (one told leader -1
+        # is checked once a LeaderAndIsr names a leader)
+        checked = f.id_check_on_disk or (h is not None and h.leader != NO_LEADER)
+        if checked and not f.id_check_on_disk and f.topic_ids and log.topic_id == ZERO_ID:
+            log = logs[p] = log._replace(topic_id=ps.topic_id, flushed=True)  # checkOrSetTopicId
+            h = hosted[p] = h._replace(topic_id=ps.topic_id)
+        mismatch = f.topic_ids and checked and log.topic_id not in (ZERO_ID, ps.topic_id)
         if mismatch and (full or f.incremental_id_check):
             if not f.id_mismatch_stages:
                 continue  # INCONSISTENT_TOPIC_ID: nothing changes for this partition
-            deleting = _stage(m, deleting, r)
-            reps[ps.partition] = fresh_replica(m, ps)
-        elif not f.lair_keeps_log and ps.leader_epoch > r.leader_epoch:
-            reps[ps.partition] = fresh_replica(m, ps)
-        elif ps.leader_epoch >= r.leader_epoch:
+            deleting = _stage(m, deleting, log)
+            logs[p], hosted[p] = fresh_replica(m, ps)
+        elif not f.lair_keeps_log and ps.leader_epoch > epoch:
+            logs[p], hosted[p] = fresh_replica(m, ps)
+        elif ps.leader_epoch >= epoch:
             if checked:
-                same = r.topic_id == ps.topic_id and r.inc == ps.inc
-                tid, durable = ps.topic_id, r.durable if same else not f.topic_ids
+                same = log.topic_id == ps.topic_id and log.inc == ps.inc
+                tid, flushed = ps.topic_id, log.flushed if same else not f.topic_ids
             else:  # attached unchecked: the log keeps the topic ID it has on disk
-                tid, durable = r.topic_id, r.durable
-            reps[ps.partition] = r._replace(
-                leader=ps.leader, leader_epoch=ps.leader_epoch, fetch_error="",
-                topic_id=tid, inc=ps.inc, durable=durable)
+                tid, flushed = log.topic_id, log.flushed
+            logs[p] = log._replace(topic_id=tid, inc=ps.inc, flushed=flushed)
+            hosted[p] = Hosted(p, tid, ps.leader, ps.leader_epoch)
     if full and f.full_reconcile:
-        for p in list(reps):
+        for p in list(logs):
             if p not in listed:
-                deleting = _stage(m, deleting, reps.pop(p))
+                deleting = _stage(m, deleting, logs.pop(p))
+                hosted.pop(p, None)
     status = bk.UP if br.status == bk.RESTARTING else br.status
     count = br.count if msg.count == NO_COUNT else msg.count
     return _seen(br, msg.epoch)._replace(status=status, deleting=deleting, count=count,
-                                         replicas=tuple(reps[p] for p in sorted(reps)))
+                                         logs=tuple(logs[p] for p in sorted(logs)),
+                                         hosted=tuple(hosted[p] for p in sorted(hosted)))
 
 
 def on_stop_replica(m, w, msg):
@@ -174,17 +183,17 @@ def stop_replica_applied(m, br, msg):
     of another or unknown ID is left alone; a FULL LeaderAndIsr reconciles it)."""
     if _fenced(m, br, msg.epoch):
         return None
-    reps = br.replicas
-    deleting = br.deleting
-    for i, r in enumerate(reps):
-        if r.partition == msg.partition and (not m.flags.topic_ids
-                                             or not m.flags.stop_replica_ids
-                                             or not m.flags.stop_replica_checks_id
-                                             or r.topic_id == msg.topic_id):
-            deleting = _stage(m, deleting, r)
-            reps = reps[:i] + reps[i + 1:]
+    logs, hosted, deleting = br.logs, br.hosted, br.deleting
+    for i, log in enumerate(logs):
+        if log.partition == msg.partition and (not m.flags.topic_ids
+                                               or not m.flags.stop_replica_ids
+                                               or not m.flags.stop_replica_checks_id
+                                               or log.topic_id == msg.topic_id):
+            deleting = _stage(m, deleting, log)
+            logs = logs[:i] + logs[i + 1:]
+            hosted = keyed_del(hosted, msg.partition)
             break
-    return _seen(br, msg.epoch)._replace(replicas=reps, deleting=deleting)
+    return _seen(br, msg.epoch)._replace(logs=logs, hosted=hosted, deleting=deleting)
 
 
 def update_metadata_applied(m, br, msg):
@@ -246,9 +255,9 @@ def restart(m, w, b):
     br = w.brokers[b - 1]
     if br.status != bk.DOWN:
         return None
-    reps = tuple(r._replace(topic_id=r.topic_id if r.durable else ZERO_ID, leader=NO_ROLE,
-                            leader_epoch=-1, fetch_error="") for r in br.replicas)
-    br = br._replace(status=bk.RESTARTING, replicas=reps, ctl_epoch=0, applied_epoch=0)
+    logs = tuple(x if x.flushed else x._replace(topic_id=ZERO_ID) for x in br.logs)
+    br = br._replace(status=bk.RESTARTING, logs=logs, hosted=(), ctl_epoch=0,
+                     applied_epoch=0)
     return control.broker_registered(m, _put(w, b, br), b)
 
 

@@ -181,9 +181,10 @@ class Cluster(Model):
 
     def state_to_json(self, w):
         """The state with components named as Kafka names them (brokers as ``broker-N``
-        with their replicas as ``A-P``: ``brokers.broker-2.replicas.A-0.log``), then as
-        each feature names its clients; the fields of a feature the scenario does not run
-        are left out (they keep their initial values)."""
+        with their logs and hosted partitions as ``A-P``:
+        ``brokers.broker-2.logs.A-0.records``), then as each feature names its clients;
+        the fields of a feature the scenario does not run are left out (they keep their
+        initial values)."""
         js = super().state_to_json(w)
         running = {f.name for f in self.features}
         for feature in FEATURE_FIELDS:

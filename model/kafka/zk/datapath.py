@@ -13,30 +13,32 @@ from __future__ import annotations
 
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
-from kmc.model.kafka.broker import replica
-from kmc.model.kafka.canon import replace_at, set_add, set_union
+from kmc.model.kafka.broker import hosted_of, leader_of, log_of
+from kmc.model.kafka.canon import keyed_put, replace_at, set_add, set_union
 from kmc.model.kafka.store import NO_LEADER, ZERO_ID
 from kmc.model.kafka.messages import FETCH_RESP, FetchResponse
 from kmc.model.kafka.zk.state import TOPIC, Meta
 
 
-def serve(m, leader_id, lr, topic_id, epoch, offset):
-    """The leader's answer to a Fetch: (error, records). Checks in Kafka's order: topic ID
-    (KIP-516 "Fetch": "any request to stale partitions will not be successful"),
-    leadership, leader epoch (KIP-320), offset."""
+def serve(m, leader_id, lb, lr, topic_id, epoch, offset):
+    """Broker ``lb``'s answer to a Fetch from ``lr``, its log of the partition: (error,
+    records). Checks in Kafka's order: topic ID (KIP-516 "Fetch": "any request to stale
+    partitions will not be successful"), leadership (the partition hosted with
+    ``leader_id`` as its leader), leader epoch (KIP-320), offset."""
     if lr is None:
         return ("UNKNOWN_TOPIC_ID" if topic_id else "UNKNOWN_TOPIC_OR_PARTITION"), ()
     if topic_id and lr.topic_id != topic_id:
         return "INCONSISTENT_TOPIC_ID", ()
-    if lr.leader != leader_id:
+    h = bk.hosted_of(lb, lr.partition)
+    if h is None or h.leader != leader_id:
         return "NOT_LEADER_OR_FOLLOWER", ()
-    if epoch < lr.leader_epoch:
+    if epoch < h.leader_epoch:
         return "FENCED_LEADER_EPOCH", ()
-    if epoch > lr.leader_epoch:
+    if epoch > h.leader_epoch:
         return "UNKNOWN_LEADER_EPOCH", ()
-    if offset > len(lr.log):
+    if offset > len(lr.records):
         return "OFFSET_OUT_OF_RANGE", ()
-    return "", lr.log[offset:]
+    return "", lr.records[offset:]
 
 
 def _reads(ghost, reader, asked, records):
@@ -67,8 +69,8 @@ def high_watermark(store, brokers, inc, p):
         return None
     hw = None
     for b in rec.partitions[p].isr:
-        r = replica(brokers[b - 1], p)
-        n = len(r.log) if r is not None and r.inc == inc else 0
+        r = log_of(brokers[b - 1], p)
+        n = len(r.records) if r is not None and r.inc == inc else 0
         hw = n if hw is None else min(hw, n)
     return hw or 0
 
@@ -80,11 +82,12 @@ def acknowledge(store, brokers, ghost, inc, p):
     if hw is None:
         return ghost
     part = zk.topic(store, TOPIC).partitions[p]
-    lr = replica(brokers[part.leader - 1], p) if part.leader > 0 else None
+    lr = log_of(brokers[part.leader - 1], p) if part.leader > 0 else None
     if not hw or lr is None or lr.inc != inc:
         return ghost
     # records of another incarnation (a stale log taken over) were never produced to it
-    mine = ((inc, p, o) for o in range(min(hw, len(lr.log))) if lr.log[o] == inc)
+    recs = lr.records
+    mine = ((inc, p, o) for o in range(min(hw, len(recs))) if recs[o] == inc)
     acked = set_union(ghost.acked, mine)
     return ghost if acked is ghost.acked else ghost._replace(acked=acked)
 
@@ -94,24 +97,25 @@ def follower_fetch(m, w, b, p):
     """A follower fetches from its leader (KIP-516 "Fetch" v13: by topic ID in kip516, by
     name in legacy and in the no-fetch-id mutant)."""
     br = w.brokers[b - 1]
-    r = replica(br, p)
-    if br.status != bk.UP or r is None or r.leader in (b, -1):
+    h = hosted_of(br, p)
+    if br.status != bk.UP or h is None or h.leader in (b, -1):
         return None
-    lb = w.brokers[r.leader - 1]
+    lb = w.brokers[h.leader - 1]
     if lb.status != bk.UP:
         return None  # no connection: the follower waits for a new LeaderAndIsr
     for x in m.net.messages(w.net):
         if x.kind == "FetchResponse" and x.dst == b and x.partition == p:
             return None  # one fetch in flight per follower partition
-    lr = replica(lb, p)
+    r, lr = log_of(br, p), log_of(lb, p)
     tid = r.topic_id if m.flags.fetch_topic_id else ZERO_ID
-    err, recs = serve(m, r.leader, lr, tid, r.leader_epoch, len(r.log))
+    end = len(r.records)
+    err, recs = serve(m, h.leader, lb, lr, tid, h.leader_epoch, end)
     if err == "" and not recs:
         return None  # long poll: nothing to return
-    if err and err == r.fetch_error:
+    if err and err == h.fetch_error:
         return None
-    msg = FetchResponse(FETCH_RESP, r.leader, b, p, tid, r.leader_epoch, len(r.log),
-                        recs, len(lr.log) if lr else 0, err or "NONE", r.inc)
+    msg = FetchResponse(FETCH_RESP, h.leader, b, p, tid, h.leader_epoch, end,
+                        recs, len(lr.records) if lr else 0, err or "NONE", r.inc)
     ghost = w.ghost
     if lr is not None:
         ghost = ghost._replace(attempts=set_add(ghost.attempts, (r.inc, lr.inc)))
@@ -126,24 +130,27 @@ def on_fetch_response(m, w, msg):
     b = msg.dst
     br = w.brokers[b - 1]
     net = m.net.deliver(w.net, msg)
-    r = replica(br, msg.partition)
-    if (r is None or r.leader != msg.src
-            or (m.flags.follower_epoch_check and r.leader_epoch != msg.leader_epoch)
-            or len(r.log) != msg.offset
+    p = msg.partition
+    h, r = hosted_of(br, p), log_of(br, p)
+    if (h is None or h.leader != msg.src
+            or (m.flags.follower_epoch_check and h.leader_epoch != msg.leader_epoch)
+            or len(r.records) != msg.offset
             or (m.flags.fetch_topic_id and msg.topic_id != r.topic_id)):
         return w._replace(net=net)  # discarded
     ghost = w.ghost
     if msg.error == "OFFSET_OUT_OF_RANGE":
-        r = r._replace(log=r.log[:msg.leader_end], fetch_error="")
+        br = br._replace(logs=keyed_put(br.logs, r._replace(records=r.records[:msg.leader_end])),
+                         hosted=keyed_put(br.hosted, h._replace(fetch_error="")))
     elif msg.error != "NONE":
-        r = r._replace(fetch_error=msg.error)
+        br = br._replace(hosted=keyed_put(br.hosted, h._replace(fetch_error=msg.error)))
     else:
         ghost = _reads(ghost, b, r.inc, msg.records)
         ghost = ghost._replace(appends=set_add(
-            ghost.appends, (b, msg.partition, msg.leader_epoch, r.leader_epoch)))
-        r = r._replace(log=r.log + msg.records, durable=True, fetch_error="")
-    reps = tuple(r if x.partition == msg.partition else x for x in br.replicas)
-    brokers = replace_at(w.brokers, b - 1, br._replace(replicas=reps))
+            ghost.appends, (b, p, msg.leader_epoch, h.leader_epoch)))
+        br = br._replace(logs=keyed_put(br.logs, r._replace(records=r.records + msg.records,
+                                                            flushed=True)),
+                         hosted=keyed_put(br.hosted, h._replace(fetch_error="")))
+    brokers = replace_at(w.brokers, b - 1, br)
     if msg.error == "NONE":
         ghost = acknowledge(w.store, brokers, ghost, r.inc, msg.partition)
     return w._replace(net=net, ghost=ghost, brokers=brokers)
@@ -169,7 +176,7 @@ def _leader(w, meta, p):
     lid = meta.leaders[p][0]
     if lid == NO_LEADER or w.brokers[lid - 1].status != bk.UP:
         return None, None
-    return lid, replica(w.brokers[lid - 1], p)
+    return lid, w.brokers[lid - 1]
 
 
 def producer_refresh(m, w):
@@ -186,15 +193,14 @@ def produce(m, w, p):
     pr = w.producer
     if pr.left <= 0:
         return None
-    lid, lr = _leader(w, pr.meta, p)
-    if lr is None or lr.leader != lid:
+    lid, br = _leader(w, pr.meta, p)
+    lr = None if br is None else log_of(br, p)
+    if lr is None or leader_of(br, p) != lid:
         return None  # UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER: the producer refreshes
     if m.flags.topic_ids and m.flags.produce_topic_id and lr.topic_id != pr.meta.topic_id:
         return None  # UNKNOWN_TOPIC_ID
-    br = w.brokers[lid - 1]
-    lr2 = lr._replace(log=lr.log + (lr.inc,), durable=True)
-    reps = tuple(lr2 if x.partition == p else x for x in br.replicas)
-    brokers = replace_at(w.brokers, lid - 1, br._replace(replicas=reps))
+    lr2 = lr._replace(records=lr.records + (lr.inc,), flushed=True)
+    brokers = replace_at(w.brokers, lid - 1, bk.with_log(br, lr2))
     ghost = w.ghost._replace(wrote=set_add(w.ghost.wrote, (pr.meta.inc, lr.inc)))
     ghost = acknowledge(w.store, brokers, ghost, lr.inc, p)
     return w._replace(brokers=brokers, producer=pr._replace(left=pr.left - 1), ghost=ghost)
@@ -220,12 +226,13 @@ def consumer_fetch(m, w, p):
     isolation (FetchIsolation.of, UnifiedLog.read), and LocalLog.read returns nothing from
     the high watermark up; only a position beyond the log end is out of range."""
     c = w.consumer
-    lid, lr = _leader(w, c.meta, p)
+    lid, lb = _leader(w, c.meta, p)
     if lid is None:
         return None
+    lr = log_of(lb, p)
     tid = c.meta.topic_id if m.flags.fetch_topic_id else ZERO_ID
     pos = c.positions[p]
-    err, recs = serve(m, lid, lr, tid, c.meta.leaders[p][1], pos)
+    err, recs = serve(m, lid, lb, lr, tid, c.meta.leaders[p][1], pos)
     hw = None if err else high_watermark(w.store, w.brokers, lr.inc, p)
     if hw is not None and m.flags.consumer_reads_committed:
         recs = recs[:max(0, hw - pos)]  # a consumer reads below the high watermark only

@@ -18,7 +18,7 @@ from kmc.model.kafka import broker as bk
 from kmc.model.kafka import controller as kc
 from kmc.model.kafka import store as zk
 from kmc.model.kafka import symmetry as ksym
-from kmc.model.kafka.broker import Broker, Replica
+from kmc.model.kafka.broker import Broker, Hosted, Log
 from kmc.model.kafka.network import Network
 from kmc.model.kafka.zk import brokers, control, datapath, expansion, liveness, pictures
 from kmc.model.kafka.zk import symmetry as tsym
@@ -107,10 +107,11 @@ class Lifecycle:
         ctl = kc.initial(2)
         brs = []
         for b in m.broker_ids:
-            reps = tuple(Replica(p, rec.topic_id, 1, part.leader, 0,
-                                 (1,) * bd.initial_records, True, "")
-                         for p, part in enumerate(rec.partitions) if b in part.replicas)
-            brs.append(Broker(bk.UP, reps, (), ctl.epoch, ctl.epoch))
+            mine = [(p, part) for p, part in enumerate(rec.partitions) if b in part.replicas]
+            logs = tuple(Log(p, rec.topic_id, (1,) * bd.initial_records, True, 0, 1)
+                         for p, _part in mine)
+            hosted = tuple(Hosted(p, rec.topic_id, part.leader, 0) for p, part in mine)
+            brs.append(Broker(bk.UP, logs, hosted, (), ctl.epoch, ctl.epoch))
         meta = Meta(rec.topic_id, 1, tuple((p.leader, p.leader_epoch)
                                            for p in rec.partitions))
         admin = Admin("delete" if bd.deletes > 0 else "done", bd.incarnations - 1,
@@ -139,9 +140,9 @@ class Lifecycle:
         for b, br in zip(m.broker_ids, w.brokers):
             if br.status == bk.DOWN:
                 continue
-            for r in br.replicas:
-                if r.leader not in (b, -1) and (b, r.partition) not in fetching:
-                    out.append(("fetch", b, r.partition))
+            for h in br.hosted:
+                if h.leader not in (b, -1) and (b, h.partition) not in fetching:
+                    out.append(("fetch", b, h.partition))
             if br.deleting:
                 out.append(("purge", b))
         out.extend(_admin_actions(m, w))

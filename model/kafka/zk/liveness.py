@@ -82,16 +82,16 @@ def sync_view(w) -> dict:
                 if (b,) in down:
                     continue
                 mine = _replica(w, b, p, t.incarnation)
-                if mine is None or mine.log != lead.log:
+                if mine is None or mine.records != lead.records:
                     out.add((b, p))
     return {"OutOfSync": out, "Down": down}
 
 
 def _replica(w, b, p, inc):
+    """Up broker ``b``'s log of partition ``p`` of incarnation ``inc``, or None."""
     if not 1 <= b <= len(w.brokers) or w.brokers[b - 1].status != bk.UP:
         return None
-    return next((r for r in w.brokers[b - 1].replicas if r.partition == p and r.inc == inc),
-                None)
+    return next((r for r in w.brokers[b - 1].logs if r.partition == p and r.inc == inc), None)
 
 
 OUT_OF_SYNC = exists((b, p), OutOfSync(b, p))

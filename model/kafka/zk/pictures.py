@@ -1,6 +1,7 @@
 """How actions look: text for traces, lanes and arrows for message-sequence pictures."""
 from __future__ import annotations
 
+from kmc.model.kafka import broker as bk
 from kmc.model.kafka.broker import lane as broker_lane
 from kmc.model.kafka.controller import lane as controller_lane
 from kmc.model.kafka.messages import delivery_text
@@ -96,12 +97,13 @@ def action_message(action, state, flags=None):
         return ctl, broker_lane(b), f"StopReplica delete A-{p} {_tid(tid)} (retry)"
     if kind == "fetch":
         b, p = action[1], action[2]
-        r = _replica(state, b, p)
-        if r is None or r.leader < 1:
+        br = state.brokers[b - 1]
+        h, r = bk.hosted_of(br, p), bk.log_of(br, p)
+        if h is None or h.leader < 1:
             return None
         tid = r.topic_id if fetch_id else 0
-        return broker_lane(b), broker_lane(r.leader), \
-            f"Fetch A-{p} {_tid(tid)} le={r.leader_epoch} offset={len(r.log)}"
+        return broker_lane(b), broker_lane(h.leader), \
+            f"Fetch A-{p} {_tid(tid)} le={h.leader_epoch} offset={len(r.records)}"
     if kind in ("produce", "consumer-fetch"):
         who = "producer" if kind == "produce" else "consumer"
         meta = state.producer.meta if kind == "produce" else state.consumer.meta
@@ -118,13 +120,6 @@ def action_message(action, state, flags=None):
         return "store", kind.split("-")[0], "Metadata A"
     if kind in EXPANSION:
         return expansion_message(action, state)
-    return None
-
-
-def _replica(state, b, p):
-    for r in state.brokers[b - 1].replicas:
-        if r.partition == p:
-            return r
     return None
 
 

@@ -6,7 +6,7 @@ from kmc.model.kafka.zk.state import Client, Meta
 
 
 def _b(mp, x):
-    return mp.get(x, x)  # controllers (negative), NO_LEADER (-1) and NO_ROLE stay
+    return mp.get(x, x)  # controllers (negative) and NO_LEADER (-1) stay
 
 
 def _msg(mp, m):
@@ -35,8 +35,8 @@ def rename(model, w, mp: dict):
         for t in w.store.topics)
     brokers = [None] * len(w.brokers)
     for i, br in enumerate(w.brokers):
-        reps = tuple(r._replace(leader=_b(mp, r.leader)) for r in br.replicas)
-        brokers[mp[i + 1] - 1] = br._replace(replicas=reps)
+        hosted = tuple(h._replace(leader=_b(mp, h.leader)) for h in br.hosted)
+        brokers[mp[i + 1] - 1] = br._replace(hosted=hosted)
     pending = tuple(sorted((_b(mp, b), p, t, inc) for b, p, t, inc in w.mem.pending))
     reads = tuple(sorted((_b(mp, r), a, g) for r, a, g in w.ghost.reads))
     return w._replace(

@@ -38,9 +38,10 @@
   holds; ``Rewritten(inc)``: the topic znode's assignment differs from the controller's
   (``model.kafka.zk.expansion``).
 - ``ReplicaState(broker, partition, inc, topic_id, leader_epoch, leader)``: a replica
-  outside deleting/ as its broker knows it (leader ``NO_ROLE`` and epoch -1 after a
-  restart, until the first LeaderAndIsr); ``Current(inc, partition, topic_id,
-  leader_epoch, leader)``: the store's partition state of every incarnation it holds.
+  outside deleting/ as its broker knows it (leader and epoch -1 while it does not host
+  the partition: after a restart, until the first LeaderAndIsr); ``Current(inc,
+  partition, topic_id, leader_epoch, leader)``: the store's partition state of every
+  incarnation it holds.
 - ``Unflushed(broker, partition, records)``: a replica whose partition.metadata is not
   flushed, with the number of records in its log.
 - ``Staged(broker, partition, inc)``: a replica moved to log.dir/deleting/, not purged yet.
@@ -96,18 +97,21 @@ def _brokers(w) -> dict:
             if br.status == bk.RESTARTING:
                 restarting.add((b,))
         fence.add((b, br.ctl_epoch, br.applied_epoch))
-        for r in br.replicas:
+        roles = {h.partition: h for h in br.hosted}
+        for r in br.logs:
             hold.add((b, r.partition, r.inc))
-            rstate.add((b, r.partition, r.inc, r.topic_id, r.leader_epoch, r.leader))
-            if not r.durable:
-                unflushed.add((b, r.partition, len(r.log)))
+            h = roles.get(r.partition)
+            rstate.add((b, r.partition, r.inc, r.topic_id, -1, -1) if h is None else
+                       (b, r.partition, r.inc, r.topic_id, h.leader_epoch, h.leader))
+            if not r.flushed:
+                unflushed.add((b, r.partition, len(r.records)))
             if up:
                 hosts.add((b, r.partition, r.inc))
             if r.topic_id:
                 ids.add((r.inc, r.topic_id))
-            for g in set(r.log):
+            for g in set(r.records):
                 rec.add((b, r.partition, r.inc, g))
-            stored.update((g, r.partition, o) for o, g in enumerate(r.log))
+            stored.update((g, r.partition, o) for o, g in enumerate(r.records))
         for x in br.deleting:
             staged.add((b, x[0], x[2]))
             if x[1]:
@@ -224,9 +228,9 @@ def _leader_log(w) -> dict:
         for p, part in enumerate(t.partitions):
             if part.leader < 1 or w.brokers[part.leader - 1].status != bk.UP:
                 continue
-            for r in w.brokers[part.leader - 1].replicas:
+            for r in w.brokers[part.leader - 1].logs:
                 if r.partition == p and r.inc == t.incarnation:
-                    out.update((g, p, o) for o, g in enumerate(r.log) if g == r.inc)
+                    out.update((g, p, o) for o, g in enumerate(r.records) if g == r.inc)
     return {"LeaderLog": out}
 
 
@@ -265,6 +269,11 @@ def with_clients(m):
     return client_view
 
 
+def _role(br, p) -> str:
+    h = bk.hosted_of(br, p)
+    return " unhosted" if h is None else f" L={h.leader} le={h.leader_epoch}"
+
+
 def describe(w) -> str:
     """One state as compact text for counterexample listings."""
     parts = []
@@ -277,9 +286,8 @@ def describe(w) -> str:
         parts.append("zk: no topic")
     parts.append(f"controller-{w.ctl.active} ce={w.ctl.epoch} pending={list(w.mem.pending)}")
     for i, br in enumerate(w.brokers):
-        reps = " ".join(f"A-{r.partition}(#{r.inc} id={r.topic_id}{'' if r.durable else '*'}"
-                        f" L={r.leader} le={r.leader_epoch} log={list(r.log)})"
-                        for r in br.replicas)
+        reps = " ".join(f"A-{r.partition}(#{r.inc} id={r.topic_id}{'' if r.flushed else '*'}"
+                        f"{_role(br, r.partition)} log={list(r.records)})" for r in br.logs)
         dl = f" deleting={list(br.deleting)}" if br.deleting else ""
         parts.append(f"broker-{i + 1} {br.status} ce={br.ctl_epoch} {reps or '-'}{dl}")
     n = sum(1 for _ in messages(w.net))
