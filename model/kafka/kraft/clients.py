@@ -20,10 +20,10 @@ in which the leader changes between answering and the answer's arrival.
 """
 from __future__ import annotations
 
-from kmc.model.kafka.canon import keyed_get, keyed_put, set_add
+from kmc.model.kafka import broker as bk
+from kmc.model.kafka.canon import keyed_put, set_add
 from kmc.model.kafka.kraft import clientmeta as cm
 from kmc.model.kafka.kraft import image as im
-from kmc.model.kafka.kraft import logmanager as lm
 from kmc.model.kafka.kraft.state import RUNNING, TOPIC, inc_of
 
 NO_LEADER = -1
@@ -42,8 +42,8 @@ def serve(model, w, leader: int, p: int, topic_id: int, leader_epoch: int,
     br = w.brokers[leader - 1]
     if br.status != RUNNING:
         return None, None
-    h = keyed_get(br.hosted, p)
-    log = lm.log_of(br.logs, p)
+    h = bk.hosted_of(br, p)
+    log = bk.log_of(br, p)
     if h is None or log is None:
         return None, None
     if by_id and h.topic_id != topic_id:
@@ -75,7 +75,7 @@ def high_watermark(w, leader: int, p: int, log, live: bool = True) -> int:
         return hw  # an image without the topic: the leader's partition knows no ISR
     for b in t.parts[p].isr:
         if b != leader:
-            other = lm.log_of(w.brokers[b - 1].logs, p)
+            other = bk.log_of(w.brokers[b - 1], p)
             held = other is not None and other.topic_id == log.topic_id
             hw = min(hw, len(other.records) if held else 0)
     return hw
@@ -98,14 +98,14 @@ def replica_fetch(model, w, f: int, p: int):
     """Follower ``f`` fetches partition ``p`` from the leader its own state names
     (ReplicaFetcherThread / AbstractFetcherThread.processFetchRequest)."""
     br = w.brokers[f - 1]
-    h = keyed_get(br.hosted, p)
-    mine = lm.log_of(br.logs, p)
+    h = bk.hosted_of(br, p)
+    mine = bk.log_of(br, p)
     log, reached = serve(model, w, h.leader, p, h.topic_id, h.leader_epoch)
     ghost = w.ghost
     if reached is not None:
         ghost = _record(ghost, "attempts", (inc_of(h.topic_id), inc_of(reached.topic_id)))
     if log is not None:
-        lh = keyed_get(w.brokers[h.leader - 1].hosted, p)
+        lh = bk.hosted_of(w.brokers[h.leader - 1], p)
         ghost = _record(ghost, "served", (h.leader_epoch, lh.leader_epoch))
         for g in set(log.records):
             ghost = _record(ghost, "reads", (f, inc_of(h.topic_id), g))
@@ -203,7 +203,7 @@ def consumer_fetch(model, w):
         ghost = _record(ghost, "attempts", (inc_of(tid), inc_of(reached.topic_id)))
     if log is None:
         return w._replace(ghost=ghost)
-    lh = keyed_get(w.brokers[leader - 1].hosted, 0)
+    lh = bk.hosted_of(w.brokers[leader - 1], 0)
     ghost = _record(ghost, "served", (le, lh.leader_epoch))
     end = len(log.records)
     pos = c.pos
@@ -261,8 +261,8 @@ def _produce_target(w):
     if leader == NO_LEADER or w.brokers[leader - 1].status != RUNNING:
         return None
     br = w.brokers[leader - 1]
-    h = keyed_get(br.hosted, 0)
-    log = lm.log_of(br.logs, 0)
+    h = bk.hosted_of(br, 0)
+    log = bk.log_of(br, 0)
     if h is None or log is None or h.leader != leader:
         return None  # UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER: it refreshes
     return leader, h, log

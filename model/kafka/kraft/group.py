@@ -48,6 +48,7 @@ Simplifications, each with its reason (docs/model-kraft.md):
 """
 from __future__ import annotations
 
+from kmc.model.kafka import broker as bk
 from kmc.model.kafka.canon import keyed_get, map_del, map_get, map_put, replace_at, set_add
 from kmc.model.kafka.kraft import clients
 from kmc.model.kafka.kraft import image as im
@@ -156,7 +157,7 @@ def fetch(model, w, m: int, p: int):
                                   f.topic_ids and f.client_fetch_ids)
     if log is None:
         return w
-    lh = keyed_get(w.brokers[leader - 1].hosted, p)
+    lh = bk.hosted_of(w.brokers[leader - 1], p)
     end = len(log.records)
     pos = entry[1]
     if pos >= 0 and (entry[2], entry[3]) != (leader, le):

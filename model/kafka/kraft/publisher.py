@@ -8,6 +8,7 @@ does so at its own pace, so images lag by different amounts.
 """
 from __future__ import annotations
 
+from kmc.model.kafka import broker as bk
 from kmc.model.kafka.kraft import deletion, group
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft import logmanager as lm
@@ -26,7 +27,7 @@ def can_fetch(q, br, committed_only: bool) -> bool:
 
 
 def can_flush(br, p: int) -> bool:
-    return br.status not in (DOWN, HALTED) and not lm.log_of(br.logs, p).flushed
+    return br.status not in (DOWN, HALTED) and not bk.log_of(br, p).flushed
 
 
 def flush_metadata(model, w, b: int, p: int):

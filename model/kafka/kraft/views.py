@@ -58,7 +58,7 @@ from kmc.model.kafka.kraft import clients
 from kmc.model.kafka.kraft import clientmeta as cm
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft.group import COORDINATOR, STOPPED
-from kmc.model.kafka.canon import keyed_get
+from kmc.model.kafka import broker as bk
 from kmc.invariants.fieldview import FieldView, named
 from kmc.model.kafka.kraft.state import (
     CATCHING_UP, DOWN, HALTED, LOGS_LOADED, RUNNING, TOPIC, FeatureWorld, World, inc_of,
@@ -123,7 +123,7 @@ def _in_sync(w) -> dict:
     if t is None:
         return {"InSyncEnd": set()}
     def held(b, p):
-        log = keyed_get(w.brokers[b - 1].logs, p)
+        log = bk.log_of(w.brokers[b - 1], p)
         return len(log.records) if log is not None and log.topic_id == t.topic_id else 0
     return {"InSyncEnd": {(inc_of(t.topic_id), p, min(held(b, p) for b in part.isr))
                           for p, part in enumerate(t.parts) if part.isr}}
@@ -319,7 +319,7 @@ def _leader_records(w, t) -> set:
         br = w.brokers[part.leader - 1] if part.leader > 0 else None
         if br is None or br.status != RUNNING:
             continue
-        h, log = keyed_get(br.hosted, p), keyed_get(br.logs, p)  # LogManager.getLog
+        h, log = bk.hosted_of(br, p), bk.log_of(br, p)  # LogManager.getLog
         if h is not None and log is not None and h.topic_id == log.topic_id == t.topic_id:
             hw = clients.high_watermark(w, part.leader, p, log)
             out.update((inc_of(t.topic_id), p, o) for o in range(hw))
