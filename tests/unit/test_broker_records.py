@@ -1,6 +1,7 @@
-"""The ZooKeeper-era broker's record (model/kafka/broker.py) and its handling of controller
-requests (model/kafka/zk/brokers.py), shared by the topic lifecycle and the KIP-253
-procedure: the procedure's broker changes its record exactly as the shared handlers do."""
+"""The broker records (model/kafka/broker.py): the logs and hosted partitions both
+control planes keep, and the ZooKeeper-era broker's handling of controller requests
+(model/kafka/zk/brokers.py), shared by the topic lifecycle and the KIP-253 procedure: the
+procedure's broker changes its record exactly as the shared handlers do."""
 from kmc.api import build
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka.kip253.broker import the_broker
@@ -62,3 +63,15 @@ def test_the_kip253_broker_applies_requests_as_the_topic_lifecycle_does():
         assert after == applied(m, the_broker(w), msg), kind
     w, a, msg = _walk(m, LAIR)
     assert the_broker(m.next_state(w, a)).count == msg.count != the_broker(w).count
+
+
+def test_both_planes_keep_a_brokers_logs_and_hosted_partitions_in_the_shared_records():
+    for scenario, plane in (("stale-read", "zk"), ("stale-read", "kraft"),
+                            ("shrink", None), ("kraft-stray", None)):
+        m = build(scenario, None, {"plane": plane} if plane else {})
+        for br in m.init_states()[0].brokers:
+            assert br.logs and br.hosted
+            assert {type(x) for x in br.logs} == {bk.Log}
+            assert {type(x) for x in br.hosted} == {bk.Hosted}
+            assert [x.partition for x in br.hosted] == \
+                [x.partition for x in br.logs if bk.hosted_of(br, x.partition)]
