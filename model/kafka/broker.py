@@ -22,10 +22,9 @@ a value that means "absent" elsewhere, as the message catalogue's do
 
 A ZooKeeper-era broker is ``UP``, ``DOWN`` (crashed: connections broken) or
 ``RESTARTING`` (back, logs reloaded from disk, registered with the controller, hosting
-nothing until the controller's first LeaderAndIsr). A down broker's record keeps what
-it hosted until it restarts, where the broker next acts (no step of a down broker reads
-it), and the restart clears it.
-The helpers over a tuple of brokers only need a ``status`` field on its records.
+nothing until the controller's first LeaderAndIsr). A down broker's record keeps the
+partitions it hosted until its restart clears them (no step of a down broker reads
+them). The helpers over a tuple of brokers only need a ``status`` field on its records.
 """
 from __future__ import annotations
 
