@@ -19,7 +19,7 @@ from __future__ import annotations
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka.broker import Hosted, Log
 from kmc.model.kafka.canon import keyed_del, replace_at, set_add
-from kmc.model.kafka.store import NO_LEADER, ZERO_ID
+from kmc.model.kafka.store import ZERO_ID
 from kmc.model.kafka.zk import control, coordinator
 from kmc.model.kafka.zk.datapath import acknowledge
 from kmc.model.kafka.messages import FULL, LAIR, NO_COUNT, STOP, UM, lair_response
@@ -99,7 +99,7 @@ def leader_and_isr_applied(m, br, msg):
     and the partition is left as it is (ReplicaManager.becomeLeaderOrFollower, 2.8-3.9).
     ``id_check_on_disk`` off (2.8, Partition.checkOrSetTopicId): only a log a LeaderAndIsr
     attached since the broker started is checked, and one without an ID takes the
-    request's at once, whatever the leader epoch; a log loaded at restart (no role yet)
+    request's at once, whatever the leader epoch; a log loaded at restart (not hosted yet)
     is attached by makeLeader/makeFollower as it is on disk, its own topic ID kept.
 
     KIP-253 §4: the broker records the request's undeleted_partition_count (``count``)
@@ -121,9 +121,7 @@ def leader_and_isr_applied(m, br, msg):
             continue
         h = hosted.get(p)
         epoch = -1 if h is None else h.leader_epoch
-        # attached since the broker started: hosted with a leader (one told leader -1
-        # is checked once a LeaderAndIsr names a leader)
-        checked = f.id_check_on_disk or (h is not None and h.leader != NO_LEADER)
+        checked = f.id_check_on_disk or h is not None  # attached since the start
         if checked and not f.id_check_on_disk and f.topic_ids and log.topic_id == ZERO_ID:
             log = logs[p] = log._replace(topic_id=ps.topic_id, flushed=True)  # checkOrSetTopicId
             h = hosted[p] = h._replace(topic_id=ps.topic_id)

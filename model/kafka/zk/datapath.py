@@ -29,7 +29,7 @@ def serve(m, leader_id, lb, lr, topic_id, epoch, offset):
         return ("UNKNOWN_TOPIC_ID" if topic_id else "UNKNOWN_TOPIC_OR_PARTITION"), ()
     if topic_id and lr.topic_id != topic_id:
         return "INCONSISTENT_TOPIC_ID", ()
-    h = bk.hosted_of(lb, lr.partition)
+    h = hosted_of(lb, lr.partition)
     if h is None or h.leader != leader_id:
         return "NOT_LEADER_OR_FOLLOWER", ()
     if epoch < h.leader_epoch:
