@@ -137,19 +137,20 @@ def on_fetch_response(m, w, msg):
             or len(r.records) != msg.offset
             or (m.flags.fetch_topic_id and msg.topic_id != r.topic_id)):
         return w._replace(net=net)  # discarded
-    ghost = w.ghost
+    ghost, log = w.ghost, r
     if msg.error == "OFFSET_OUT_OF_RANGE":
-        br = br._replace(logs=keyed_put(br.logs, r._replace(records=r.records[:msg.leader_end])),
-                         hosted=keyed_put(br.hosted, h._replace(fetch_error="")))
+        log, h = r._replace(records=r.records[:msg.leader_end]), h._replace(fetch_error="")
     elif msg.error != "NONE":
-        br = br._replace(hosted=keyed_put(br.hosted, h._replace(fetch_error=msg.error)))
+        h = h._replace(fetch_error=msg.error)
     else:
         ghost = _reads(ghost, b, r.inc, msg.records)
         ghost = ghost._replace(appends=set_add(
             ghost.appends, (b, p, msg.leader_epoch, h.leader_epoch)))
-        br = br._replace(logs=keyed_put(br.logs, r._replace(records=r.records + msg.records,
-                                                            flushed=True)),
-                         hosted=keyed_put(br.hosted, h._replace(fetch_error="")))
+        log = r._replace(records=r.records + msg.records, flushed=True)
+        h = h._replace(fetch_error="")
+    if log is not r:
+        br = bk.with_log(br, log)
+    br = br._replace(hosted=keyed_put(br.hosted, h))
     brokers = replace_at(w.brokers, b - 1, br)
     if msg.error == "NONE":
         ghost = acknowledge(w.store, brokers, ghost, r.inc, msg.partition)

@@ -97,10 +97,9 @@ def _brokers(w) -> dict:
             if br.status == bk.RESTARTING:
                 restarting.add((b,))
         fence.add((b, br.ctl_epoch, br.applied_epoch))
-        roles = {h.partition: h for h in br.hosted}
         for r in br.logs:
             hold.add((b, r.partition, r.inc))
-            h = roles.get(r.partition)
+            h = bk.hosted_of(br, r.partition)
             rstate.add((b, r.partition, r.inc, r.topic_id, -1, -1) if h is None else
                        (b, r.partition, r.inc, r.topic_id, h.leader_epoch, h.leader))
             if not r.flushed:
