@@ -5,7 +5,7 @@ import pytest
 
 from kmc import api, catalog
 from kmc.cli import main
-from kmc.model.kafka.kraft import clientmeta as cm
+from kmc.model.kafka import clients as cm
 from kmc.model.kafka.kraft import clients
 from kmc.model.kafka.kraft.variants import RELEASE_LINES, VARIANTS
 

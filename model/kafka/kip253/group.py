@@ -16,20 +16,9 @@ from __future__ import annotations
 
 from kmc.model.kafka.kip253.broker import epoch_at, fetch_allowed, log_at, the_broker
 from kmc.model.kafka.canon import replace_at
+from kmc.model.kafka.clients import range_assign
 from kmc.model.kafka.kip253.state import Part, end_offset, log_end
 from kmc.model.kafka.kip253.znodes import znode
-
-
-def range_assign(parts: list, members: int) -> list:
-    """Kafka's RangeAssignor on one sorted list: consecutive runs, the first members get
-    one extra when the list does not divide evenly."""
-    out, i = [], 0
-    n, extra = divmod(len(parts), members)
-    for m in range(members):
-        k = n + (1 if m < extra else 0)
-        out.append(parts[i:i + k])
-        i += k
-    return out
 
 
 def blocking(cfg, w, p: int, u: int, t: int) -> Part:
@@ -92,10 +81,10 @@ def rebalance(m, w):
     if not fetch_allowed(cfg, w, u):
         return None
     if cfg.flags.separate_lists:
-        live = range_assign(list(range(u)), cfg.members)
-        gone = range_assign(list(range(u, t)), cfg.members)
+        live = range_assign(range(u), cfg.members)
+        gone = range_assign(range(u, t), cfg.members)
     else:
-        live, gone = range_assign(list(range(t)), cfg.members), [[]] * cfg.members
+        live, gone = range_assign(range(t), cfg.members), ((),) * cfg.members
     members = tuple(tuple(blocking(cfg, w, p, u, t) for p in live[c] + gone[c])
                     for c in range(cfg.members))
     return w._replace(group=g._replace(basis=basis, members=members, rejoin=False))

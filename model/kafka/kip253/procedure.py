@@ -11,6 +11,7 @@ from __future__ import annotations
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka import controller as election
 from kmc.model.kafka.broker import Broker
+from kmc.model.kafka.clients import range_assign
 from kmc.model.kafka.kip253 import broker, clients, controller, display, group
 from kmc.model.kafka.kip253 import znodes as zn
 from kmc.model.kafka.kip253.channels import BROKER, NET, heads_to
@@ -119,7 +120,7 @@ class Procedure:
         parts = [broker.new_partition(p, z.leader_epoch) for p, z in enumerate(znodes)]
         logs, hosted = tuple(x[0] for x in parts), tuple(x[1] for x in parts)
         members = tuple(tuple(Part(p, (), (), True) for p in ps)
-                        for ps in group.range_assign(list(range(n)), cfg.members))
+                        for ps in range_assign(range(n), cfg.members))
         zeros = (0,) * cfg.pmax
         return World(
             store=zn.initial(n, znodes),

@@ -21,8 +21,8 @@ in which the leader changes between answering and the answer's arrival.
 from __future__ import annotations
 
 from kmc.model.kafka import broker as bk
+from kmc.model.kafka import clients as cl
 from kmc.model.kafka.canon import keyed_put, set_add
-from kmc.model.kafka.kraft import clientmeta as cm
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft.state import RUNNING, TOPIC, inc_of
 
@@ -139,7 +139,7 @@ def _answer(img):
 
 def consumer_refresh(model, w, b: int):
     """A Metadata request of the consumer answered by broker ``b`` from its image, and
-    the answer taken into the consumer's cache by the client's rule (clientmeta.update;
+    the answer taken into the consumer's cache by the client's rule (model.kafka.clients.update;
     Metadata.handleMetadataResponse / updateLatestMetadata). The consumer may refresh
     at any time: this covers the periodic refresh (metadata.max.age.ms) and the
     refreshes a fetch error requests (FetchCollector: UNKNOWN_TOPIC_ID,
@@ -150,7 +150,7 @@ def consumer_refresh(model, w, b: int):
             im.topic_by_id(model.committed_image(w.quorum), ans[0]) is None:
         ghost = _record(ghost, "stale_meta", (b, ans[0]))
     c = w.consumer
-    cache = cm.update(cm.ClientMeta(*c[:3]), ans, model.flags.client_rule)
+    cache = cl.update(cl.ClientMeta(*c[:3]), ans, model.flags.client_rule)
     if ghost is w.ghost and cache == c[:3]:
         return w  # the answer changes nothing
     return w._replace(consumer=c._replace(meta=cache.meta, known_id=cache.known_id,
@@ -164,35 +164,17 @@ def may_consumer_fetch(w) -> bool:
     return bool(c.meta) and not c.failed
 
 
-def _reset(policy: str, end: int):
-    """SubscriptionState's reset by ``auto.offset.reset``: the log start, the log end,
-    or None for ``none`` (the error is raised to the application)."""
-    if policy == "earliest":
-        return 0
-    if policy == "latest":
-        return end
-    return None
-
-
 def consumer_fetch(model, w):
     """The consumer fetches partition 0 from the leader its metadata names, with the
     leader epoch it learnt and, from client 3.1 on (FetchRequest v13, KIP-516 "Fetch"),
-    the topic ID (FetchCollector / AbstractFetch). Without a position, or with one
-    beyond the log end (OFFSET_OUT_OF_RANGE; after a leader change OffsetsForLeaderEpoch
-    validation finds the same truncation, SubscriptionState.maybeCompleteValidation),
-    the position is reset by ``auto.offset.reset`` (SubscriptionState.requestOffsetReset,
-    hasDefaultOffsetResetPolicy); with ``none`` the error stops the consumer. KIP-320:
-    when the leader or leader epoch the consumer knows differs from the one its position
-    was validated against, it first validates the position
-    (SubscriptionState.maybeValidatePositionForCurrentLeader): OffsetsForLeaderEpoch for
-    the epoch of the last record it received, to the same leader, answered by
-    ``_end_offset_for``; an undefined end is handled as OFFSET_OUT_OF_RANGE is, and an
-    end below the position moves the position back to it (with ``none``: the
-    LogTruncationException stops the consumer; SubscriptionState.
-    maybeCompleteValidation). OffsetsForLeaderEpoch names the topic, not its ID. Then the
-    records from the position to the high watermark (``high_watermark``) are returned and
-    the position moves on; a reset to ``latest`` goes to the high watermark too
-    (Partition.fetchOffsetForTimestamp: READ_UNCOMMITTED's last fetchable offset).
+    the topic ID (FetchCollector / AbstractFetch). Where the fetch starts is the client
+    library's decision (``model.kafka.clients.start_offset``: KIP-320 validation of the
+    position after a leader change, with the leader epoch of the last record received;
+    ``auto.offset.reset`` without a position or beyond the log end; with ``none`` the
+    error stops the consumer). OffsetsForLeaderEpoch names the topic, not its ID. Then
+    the records from the position to the high watermark (``high_watermark``) are
+    returned and the position moves on; a reset to ``latest`` goes to the high watermark
+    too (Partition.fetchOffsetForTimestamp: READ_UNCOMMITTED's last fetchable offset).
     The position is kept per partition name (SubscriptionState is keyed by
     TopicPartition), across a change of topic ID."""
     c, f = w.consumer, model.flags
@@ -206,20 +188,11 @@ def consumer_fetch(model, w):
     lh = bk.hosted_of(w.brokers[leader - 1], 0)
     ghost = _record(ghost, "served", (le, lh.leader_epoch))
     end = len(log.records)
-    pos = c.pos
-    if pos >= 0 and c.pos_leader != (leader, le) and c.pos_epoch >= 0:
-        valid = _end_offset_for(c.pos_epoch, lh.leader_epoch, end)
-        if valid < 0:
-            pos = -1  # undefined end offset: reset by the policy
-        elif valid < pos:
-            if model.bounds.reset == "none":  # LogTruncationException
-                return w._replace(consumer=c._replace(failed=True), ghost=ghost)
-            pos = valid  # seekValidated to the first offset known to diverge
     hw = fetchable_end(model, w, leader, 0, log)
-    if pos < 0 or pos > end:
-        pos = _reset(model.bounds.reset, hw)  # ListOffsets LATEST: the high watermark
-        if pos is None:
-            return w._replace(consumer=c._replace(failed=True), ghost=ghost)
+    pos = cl.start_offset(c.pos, c.pos_epoch, c.pos_leader, (leader, le), lh.leader_epoch,
+                          end, hw, model.bounds.reset)
+    if pos is None:  # reset none: LogTruncationException or NoOffsetForPartitionException
+        return w._replace(consumer=c._replace(failed=True), ghost=ghost)
     served = inc_of(log.topic_id)
     before = model.bounds.initial_records if served == 1 else 0  # written before it subscribed
     for o in range(before, pos):
@@ -234,21 +207,11 @@ def consumer_fetch(model, w):
                       ghost=ghost)
 
 
-def _end_offset_for(epoch: int, leader_epoch: int, end: int) -> int:
-    """The leader's answer to OffsetsForLeaderEpoch for ``epoch``
-    (LeaderEpochFileCache.endOffsetFor): the log end for its current epoch, undefined
-    (-1: the consumer treats it as a truncation) for an epoch above every epoch it
-    knows. For an older epoch the model answers the log end: it keeps no epoch cache
-    per log, and no scenario with a consumer changes a leader epoch within one
-    incarnation."""
-    return -1 if epoch > leader_epoch else end
-
-
 def producer_refresh(model, w, b: int):
     """A Metadata request of the producer, answered by broker ``b`` from its image and
     taken into its cache by the same rule as the consumer's (Metadata.java)."""
     pr = w.producer
-    cache = cm.update(cm.ClientMeta(*pr[:3]), _answer(w.brokers[b - 1].image),
+    cache = cl.update(cl.ClientMeta(*pr[:3]), _answer(w.brokers[b - 1].image),
                       model.flags.client_rule)
     if cache == pr[:3]:
         return w  # the answer changes nothing

@@ -7,7 +7,7 @@ Steps (all inputs: the clients act when the application polls):
 - ``member-refresh``: a Metadata request of a member, answered from one broker's image
   (KafkaApis.handleTopicMetadataRequest -> KRaftMetadataCache; it may lag). The answer
   replaces the member's view of the topic by the clients' rule (Metadata.java
-  updateLatestMetadata; ``accepts`` below).
+  updateLatestMetadata; ``model.kafka.clients.accepts_view``).
 - ``group-rebalance``: the group leader's metadata shows another partition count than
   the one its last assignment was computed from (ConsumerCoordinator.
   rejoinNeededOrPending: ``assignmentSnapshot`` against ``metadataSnapshot``; the
@@ -49,7 +49,9 @@ Simplifications, each with its reason (docs/model-kraft.md):
 from __future__ import annotations
 
 from kmc.model.kafka import broker as bk
+from kmc.model.kafka import clients as cl
 from kmc.model.kafka.canon import keyed_get, map_del, map_get, map_put, replace_at, set_add
+from kmc.model.kafka.clients import range_assign
 from kmc.model.kafka.kraft import clients
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft.state import RUNNING, TOPIC, Group, Member, inc_of
@@ -71,24 +73,13 @@ def answer(img):
     return (t.topic_id, tuple((p.leader, p.leader_epoch) for p in t.parts))
 
 
-def accepts(meta: tuple, ans: tuple, rule: str) -> bool:
-    """Does the answer replace the member's view (Metadata.updateLatestMetadata)? A new
-    topic ID replaces it under the ``ids`` and ``ids-both`` rules (clientmeta); else a
-    lower leader epoch of a partition both know keeps the cached view."""
-    if not meta:
-        return True
-    if ans[0] != meta[0] and rule != "epoch":
-        return True
-    return all(new[1] >= old[1] for old, new in zip(meta[1], ans[1]))
-
-
 def refresh(model, w, m: int, b: int):
     ans = answer(w.brokers[b - 1].image)
     g = w.group
     mem = g.members[m]
     if ans is None:
         meta = ()
-    elif accepts(mem.meta, ans, model.flags.client_rule):
+    elif cl.accepts_view(mem.meta, ans, model.flags.client_rule):
         meta = ans
     else:
         return w
@@ -115,17 +106,6 @@ def _commit_ok(w, p: int) -> bool:
     return br.status == RUNNING and t is not None and p < len(t.parts)
 
 
-def range_assign(n: int, members: int) -> tuple:
-    """RangeAssignor for one topic: consecutive runs, the first members one extra."""
-    per, extra = divmod(n, members)
-    out, i = [], 0
-    for m in range(members):
-        k = per + (1 if m < extra else 0)
-        out.append(tuple(range(i, i + k)))
-        i += k
-    return tuple(out)
-
-
 def rebalance(model, w):
     g = w.group
     committed = g.committed
@@ -136,7 +116,7 @@ def rebalance(model, w):
     lead = g.members[0]
     n = _count(lead)
     inc = inc_of(lead.meta[0]) if lead.meta else 0
-    parts = range_assign(n, len(g.members))
+    parts = range_assign(range(n), len(g.members))
     members = tuple(mem._replace(pos=tuple((p, -1, -1, -1) for p in mine),
                                  newest=max(mem.newest, inc))
                     for mem, mine in zip(g.members, parts))
@@ -159,21 +139,11 @@ def fetch(model, w, m: int, p: int):
         return w
     lh = bk.hosted_of(w.brokers[leader - 1], p)
     end = len(log.records)
-    pos = entry[1]
-    if pos >= 0 and (entry[2], entry[3]) != (leader, le):
-        valid = clients._end_offset_for(entry[3], lh.leader_epoch, end)
-        if valid < 0:
-            pos = -1
-        elif valid < pos:
-            pos = STOPPED if bd.reset == "none" else valid
-    if pos == -1:
-        c = map_get(g.committed, p)
-        pos = -1 if c is None else c
     hw = clients.fetchable_end(model, w, leader, p, log)
-    if pos == -1 or pos > end:
-        r = clients._reset(bd.reset, hw)
-        pos = STOPPED if r is None else r
-    if pos == STOPPED:
+    c = map_get(g.committed, p)
+    pos = cl.start_offset(entry[1], entry[3], (entry[2], entry[3]), (leader, le),
+                          lh.leader_epoch, end, hw, bd.reset, -1 if c is None else c)
+    if pos is None:
         return _put_entry(w, g, m, (p, STOPPED, leader, le))
     served = inc_of(log.topic_id)
     before = bd.initial_records if served == 1 and p < bd.partitions else 0

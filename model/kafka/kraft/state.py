@@ -58,7 +58,7 @@ class Broker(NamedTuple):
 
 
 class Consumer(NamedTuple):
-    """The consumer of partition 0: its metadata cache (``clientmeta.ClientMeta``: the
+    """The consumer of partition 0: its metadata cache (``model.kafka.clients.ClientMeta``: the
     accepted ``(topic_id, leader, leader_epoch)`` or (), the topic ID known for the
     name, the last seen leader epoch), its fetch position (SubscriptionState; -1: none
     yet, to be set by ``auto.offset.reset``), and whether an error stopped it (reset

@@ -19,9 +19,9 @@ replicas). Two kinds of other variants:
   - ``kraft-clients-3.0``: today's brokers with 3.0.0 clients. Metadata.
     updateLatestMetadata compares topic IDs only when both the cached and the answered
     one are known (KAFKA-12257, first form; KAFKA-13488, commit f653cb7b588 on trunk,
-    in 3.0.1 and 3.1.0, drops the "cached one known" condition: clientmeta.py); the consumer's Fetch names
-    topics by name (FetchRequest.json "validVersions": "0-12" in 3.0.0; v13 with topic
-    IDs came in 3.1.0).
+    in 3.0.1 and 3.1.0, drops the "cached one known" condition: model/kafka/clients.py);
+    the consumer's Fetch names topics by name (FetchRequest.json "validVersions":
+    "0-12" in 3.0.0; v13 with topic IDs came in 3.1.0).
   - ``kraft-clients-2.8``: today's brokers with 2.8.0 / 2.8.1 clients: the leader epoch
     alone decides (no topic IDs in Metadata.java before 2.8.2), and Fetch by name.
 
@@ -63,7 +63,7 @@ class Flags(NamedTuple):
     topic_ids: bool
     #: fencing a broker moves its leaderships away (handleBrokerFenced)
     fence_moves_leaders: bool
-    #: the clients' rule for replacing cached partition metadata (clientmeta.RULES)
+    #: the clients' rule for replacing cached partition metadata (model.kafka.clients.RULES)
     client_rule: str = "ids"
     #: the consumer's Fetch carries topic IDs (FetchRequest v13, clients 3.1 and later)
     client_fetch_ids: bool = True

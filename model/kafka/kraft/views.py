@@ -55,7 +55,7 @@ a property reads (``invariants.fused``).
 from __future__ import annotations
 
 from kmc.model.kafka.kraft import clients
-from kmc.model.kafka.kraft import clientmeta as cm
+from kmc.model.kafka import clients as cm
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft.group import COORDINATOR, STOPPED
 from kmc.model.kafka import broker as bk
@@ -238,7 +238,7 @@ def stuck_view(rule: str, client: str = "consumer"):
     ``live_inc`` of the topic, the client (the consumer, not stopped by an error, or the
     producer, with records left to write) does not point at it, and no running
     broker's Metadata answer, taken into its cache once or twice by ``rule``
-    (clientmeta.update), would make it (``cached_inc`` 0: no partition metadata
+    (model.kafka.clients.update), would make it (``cached_inc`` 0: no partition metadata
     cached)."""
     def stuck(w) -> dict:
         c = getattr(w, client)
