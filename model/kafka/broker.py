@@ -114,6 +114,44 @@ def with_log(br, log):
     return br._replace(logs=keyed_put(br.logs, log))
 
 
+def fetch_error(br, p: int, leader: int, topic_id: int, leader_epoch: int,
+                offset: int = 0) -> str:
+    """What broker ``br`` answers a Fetch of partition ``p`` sent to it as the leader
+    ``leader``, naming ``topic_id`` (0: by name) and ``leader_epoch``, from ``offset``:
+    "" to serve the records, or the error. The checks in Kafka's order, the same on both
+    planes (ReplicaManager.readFromLog):
+
+    1. the partition is hosted online (ReplicaManager.getPartitionOrException): a
+       partition it does not host is NOT_LEADER_OR_FOLLOWER while its log is on disk and
+       UNKNOWN_TOPIC_ID / UNKNOWN_TOPIC_OR_PARTITION (by ID / by name) without one (Kafka
+       looks the name up in the metadata cache instead, which the ZooKeeper plane folds
+       into the metadata store);
+    2. the topic ID (KIP-516 "Fetch": ReplicaManager.hasConsistentTopicId against the
+       log's partition.metadata): INCONSISTENT_TOPIC_ID;
+    3. the leader epoch (KIP-320: Partition.checkCurrentLeaderEpoch): FENCED_LEADER_EPOCH
+       for an older one, UNKNOWN_LEADER_EPOCH for a newer one;
+    4. leadership (Partition.localLogWithEpochOrThrow, ``requireLeader``):
+       NOT_LEADER_OR_FOLLOWER;
+    5. the offset (LocalLog.read): OFFSET_OUT_OF_RANGE beyond the log end.
+    """
+    log, h = log_of(br, p), hosted_of(br, p)
+    if log is None:
+        return "UNKNOWN_TOPIC_ID" if topic_id else "UNKNOWN_TOPIC_OR_PARTITION"
+    if h is None:
+        return "NOT_LEADER_OR_FOLLOWER"
+    if topic_id and log.topic_id != topic_id:
+        return "INCONSISTENT_TOPIC_ID"
+    if leader_epoch < h.leader_epoch:
+        return "FENCED_LEADER_EPOCH"
+    if leader_epoch > h.leader_epoch:
+        return "UNKNOWN_LEADER_EPOCH"
+    if h.leader != leader:
+        return "NOT_LEADER_OR_FOLLOWER"
+    if offset > len(log.records):
+        return "OFFSET_OUT_OF_RANGE"
+    return ""
+
+
 def broker_ids(n: int) -> range:
     return range(1, n + 1)
 

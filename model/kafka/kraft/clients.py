@@ -5,12 +5,9 @@ the answering broker's own state.
   answering broker's published image (KafkaApis.handleTopicMetadataRequest ->
   KRaftMetadataCache), which may lag behind the controller.
 - Fetch (KIP-516 "Fetch": topic IDs in Fetch v13; KIP-320: currentLeaderEpoch): the
-  leader looks the partition up (ReplicaManager.getPartitionOrException /
-  readFromLog), refuses a topic ID other than its partition's (INCONSISTENT_TOPIC_ID /
-  UNKNOWN_TOPIC_ID: Partition.hasConsistentTopicId, ReplicaManager.readFromLog), a
-  broker that is not the leader in its own state (NOT_LEADER_OR_FOLLOWER), and a
-  leader epoch other than its own (Partition.checkCurrentLeaderEpoch:
-  FENCED_LEADER_EPOCH for an older one, UNKNOWN_LEADER_EPOCH for a newer one).
+  leader checks the request as every broker does (``model.kafka.broker.fetch_error``,
+  ReplicaManager.readFromLog's order: the hosted partition, its topic ID, the leader
+  epoch, leadership).
   A follower then copies the leader's log (ReplicaFetcherThread: truncation and
   append, in one step here); the consumer reads the records.
 
@@ -32,25 +29,22 @@ NO_LEADER = -1
 def serve(model, w, leader: int, p: int, topic_id: int, leader_epoch: int,
           by_id: bool | None = None):
     """The leader's answer to a Fetch of partition ``p`` naming ``topic_id`` and
-    ``leader_epoch``: ``(log or None, attempt)`` where attempt is the log the request
-    reached (None: it reached none). ``by_id``: the request carries the topic ID
-    (default: the variant's ``topic_ids``)."""
+    ``leader_epoch``, by the checks both planes share (``model.kafka.broker.
+    fetch_error``): ``(log or None, attempt)`` where attempt is the log the request
+    reached (None: the leader is not running or does not host the partition). ``by_id``:
+    the request carries the topic ID (default: the variant's ``topic_ids``)."""
     if by_id is None:
         by_id = model.flags.topic_ids
     if leader == NO_LEADER:
         return None, None
     br = w.brokers[leader - 1]
-    if br.status != RUNNING:
+    if br.status != RUNNING or bk.hosted_of(br, p) is None:
         return None, None
-    h = bk.hosted_of(br, p)
     log = bk.log_of(br, p)
-    if h is None or log is None:
+    if log is None:
         return None, None
-    if by_id and h.topic_id != topic_id:
-        return None, log
-    if h.leader != leader or h.leader_epoch != leader_epoch:
-        return None, log
-    return log, log
+    err = bk.fetch_error(br, p, leader, topic_id if by_id else 0, leader_epoch)
+    return (None if err else log), log
 
 
 def high_watermark(w, leader: int, p: int, log, live: bool = True) -> int:

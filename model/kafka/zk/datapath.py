@@ -20,25 +20,11 @@ from kmc.model.kafka.messages import FETCH_RESP, FetchResponse
 from kmc.model.kafka.zk.state import TOPIC, Meta
 
 
-def serve(m, leader_id, lb, lr, topic_id, epoch, offset):
-    """Broker ``lb``'s answer to a Fetch from ``lr``, its log of the partition: (error,
-    records). Checks in Kafka's order: topic ID (KIP-516 "Fetch": "any request to stale
-    partitions will not be successful"), leadership (the partition hosted with
-    ``leader_id`` as its leader), leader epoch (KIP-320), offset."""
-    if lr is None:
-        return ("UNKNOWN_TOPIC_ID" if topic_id else "UNKNOWN_TOPIC_OR_PARTITION"), ()
-    if topic_id and lr.topic_id != topic_id:
-        return "INCONSISTENT_TOPIC_ID", ()
-    h = hosted_of(lb, lr.partition)
-    if h is None or h.leader != leader_id:
-        return "NOT_LEADER_OR_FOLLOWER", ()
-    if epoch < h.leader_epoch:
-        return "FENCED_LEADER_EPOCH", ()
-    if epoch > h.leader_epoch:
-        return "UNKNOWN_LEADER_EPOCH", ()
-    if offset > len(lr.records):
-        return "OFFSET_OUT_OF_RANGE", ()
-    return "", lr.records[offset:]
+def serve(lb, p, leader_id, topic_id, epoch, offset):
+    """Broker ``lb``'s answer to a Fetch of partition ``p``: (error, records), by the
+    checks both planes share (``model.kafka.broker.fetch_error``)."""
+    err = bk.fetch_error(lb, p, leader_id, topic_id, epoch, offset)
+    return (err, ()) if err else ("", log_of(lb, p).records[offset:])
 
 
 def _reads(ghost, reader, asked, records):
@@ -109,7 +95,7 @@ def follower_fetch(m, w, b, p):
     r, lr = log_of(br, p), log_of(lb, p)
     tid = r.topic_id if m.flags.fetch_topic_id else ZERO_ID
     end = len(r.records)
-    err, recs = serve(m, h.leader, lb, lr, tid, h.leader_epoch, end)
+    err, recs = serve(lb, p, h.leader, tid, h.leader_epoch, end)
     if err == "" and not recs:
         return None  # long poll: nothing to return
     if err and err == h.fetch_error:
@@ -233,7 +219,7 @@ def consumer_fetch(m, w, p):
     lr = log_of(lb, p)
     tid = c.meta.topic_id if m.flags.fetch_topic_id else ZERO_ID
     pos = c.positions[p]
-    err, recs = serve(m, lid, lb, lr, tid, c.meta.leaders[p][1], pos)
+    err, recs = serve(lb, p, lid, tid, c.meta.leaders[p][1], pos)
     hw = None if err else high_watermark(w.store, w.brokers, lr.inc, p)
     if hw is not None and m.flags.consumer_reads_committed:
         recs = recs[:max(0, hw - pos)]  # a consumer reads below the high watermark only
