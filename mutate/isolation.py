@@ -120,9 +120,16 @@ class MutantFinder(importlib.abc.MetaPathFinder):
 
 
 def purge(modules) -> None:
-    """Forget ``modules``: the next import loads them again."""
+    """Forget ``modules``: the next import loads them again. A module is also unbound
+    from its package, which keeps it: ``from package import module`` takes the
+    package's attribute when there is one, and would hand out the forgotten module."""
     for name in sorted(modules, reverse=True):
-        sys.modules.pop(name, None)
+        gone = sys.modules.pop(name, None)
+        parent, _, child = name.rpartition(".")
+        package = sys.modules.get(parent)
+        if gone is not None and package is not None \
+                and getattr(package, child, None) is gone:
+            delattr(package, child)
     importlib.invalidate_caches()
 
 
