@@ -12,12 +12,15 @@ the KIP section it models.
 from __future__ import annotations
 
 from kmc.model.kafka import broker as bk
+from kmc.model.kafka import clients as cl
 from kmc.model.kafka import store as zk
 from kmc.model.kafka.broker import hosted_of, leader_of, log_of
 from kmc.model.kafka.canon import keyed_put, replace_at, set_add, set_union
 from kmc.model.kafka.store import NO_LEADER, ZERO_ID
 from kmc.model.kafka.messages import FETCH_RESP, FetchResponse
 from kmc.model.kafka.zk.state import TOPIC, Meta
+
+RESET = "earliest"  # the consumer's auto.offset.reset
 
 
 def serve(lb, p, leader_id, topic_id, epoch, offset):
@@ -228,8 +231,8 @@ def consumer_fetch(m, w, p):
     ghost = acknowledge(w.store, w.brokers, w.ghost, lr.inc, p) if hw else w.ghost
     if lr is not None:
         ghost = ghost._replace(attempts=set_add(ghost.attempts, (c.meta.inc, lr.inc)))
-    if err == "OFFSET_OUT_OF_RANGE":
-        c = c._replace(positions=replace_at(c.positions, p, 0))
+    if err == "OFFSET_OUT_OF_RANGE":  # auto.offset.reset, the client library's
+        c = c._replace(positions=replace_at(c.positions, p, cl.reset_position(RESET, 0)))
     elif not err and recs:
         ghost = _reads(ghost, 0, c.meta.inc, recs)
         if lr.inc == live_inc(w.store):
