@@ -127,25 +127,26 @@ def fetch_error(br, p: int, leader: int, topic_id: int, leader_epoch: int,
        looks the name up in the metadata cache instead, which the ZooKeeper plane folds
        into the metadata store);
     2. the topic ID (KIP-516 "Fetch": ReplicaManager.hasConsistentTopicId against the
-       log's partition.metadata): INCONSISTENT_TOPIC_ID;
+       log's partition.metadata; a partition without a log has no ID to differ):
+       INCONSISTENT_TOPIC_ID;
     3. the leader epoch (KIP-320: Partition.checkCurrentLeaderEpoch): FENCED_LEADER_EPOCH
        for an older one, UNKNOWN_LEADER_EPOCH for a newer one;
-    4. leadership (Partition.localLogWithEpochOrThrow, ``requireLeader``):
+    4. leadership, then the log (Partition.getLocalLog, ``requireLeader``):
        NOT_LEADER_OR_FOLLOWER;
     5. the offset (LocalLog.read): OFFSET_OUT_OF_RANGE beyond the log end.
     """
     log, h = log_of(br, p), hosted_of(br, p)
-    if log is None:
-        return "UNKNOWN_TOPIC_ID" if topic_id else "UNKNOWN_TOPIC_OR_PARTITION"
     if h is None:
+        if log is None:
+            return "UNKNOWN_TOPIC_ID" if topic_id else "UNKNOWN_TOPIC_OR_PARTITION"
         return "NOT_LEADER_OR_FOLLOWER"
-    if topic_id and log.topic_id != topic_id:
+    if topic_id and log is not None and log.topic_id != topic_id:
         return "INCONSISTENT_TOPIC_ID"
     if leader_epoch < h.leader_epoch:
         return "FENCED_LEADER_EPOCH"
     if leader_epoch > h.leader_epoch:
         return "UNKNOWN_LEADER_EPOCH"
-    if h.leader != leader:
+    if h.leader != leader or log is None:
         return "NOT_LEADER_OR_FOLLOWER"
     if offset > len(log.records):
         return "OFFSET_OUT_OF_RANGE"

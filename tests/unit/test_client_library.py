@@ -76,6 +76,10 @@ def test_the_leader_checks_a_fetch_in_kafkas_order():
     assert bk.fetch_error(offline._replace(logs=()), 0, 1, NEW, 2) == "UNKNOWN_TOPIC_ID"
     assert bk.fetch_error(offline._replace(logs=()), 0, 1, 0, 2) \
         == "UNKNOWN_TOPIC_OR_PARTITION"
+    # hosted without a log: no topic ID to differ; the epoch, then no local log
+    logless = leader._replace(logs=())
+    assert bk.fetch_error(logless, 0, 1, NEW, 1) == "FENCED_LEADER_EPOCH"
+    assert bk.fetch_error(logless, 0, 1, NEW, 2) == "NOT_LEADER_OR_FOLLOWER"
 
 
 def _kraft_fetchable():
