@@ -141,6 +141,8 @@ def fetch(model, w, m: int, p: int):
     end = len(log.records)
     hw = clients.fetchable_end(model, w, leader, p, log)
     c = map_get(g.committed, p)
+    # a member validates with the leader epoch of its last fetch (the consumer: of the
+    # last record it received), which is the same epoch whenever that fetch read records
     pos = cl.start_offset(entry[1], entry[3], (entry[2], entry[3]), (leader, le),
                           lh.leader_epoch, end, hw, bd.reset, -1 if c is None else c)
     if pos is None:
