@@ -114,10 +114,11 @@ def with_log(br, log):
     return br._replace(logs=keyed_put(br.logs, log))
 
 
-def fetch_error(br, p: int, leader: int, topic_id: int, leader_epoch: int,
+def fetch_error(log, h, leader: int, topic_id: int, leader_epoch: int,
                 offset: int = 0) -> str:
-    """What broker ``br`` answers a Fetch of partition ``p`` sent to it as the leader
-    ``leader``, naming ``topic_id`` (0: by name) and ``leader_epoch``, from ``offset``:
+    """What a broker answers a Fetch of a partition sent to it as the leader ``leader``,
+    naming ``topic_id`` (0: by name) and ``leader_epoch``, from ``offset``, where ``log``
+    and ``h`` are its log and hosted partition (``log_of``, ``hosted_of``; None: none):
     "" to serve the records, or the error. The checks in Kafka's order, the same on both
     planes (ReplicaManager.readFromLog):
 
@@ -135,7 +136,6 @@ def fetch_error(br, p: int, leader: int, topic_id: int, leader_epoch: int,
        NOT_LEADER_OR_FOLLOWER;
     5. the offset (LocalLog.read): OFFSET_OUT_OF_RANGE beyond the log end.
     """
-    log, h = log_of(br, p), hosted_of(br, p)
     if h is None:
         if log is None:
             return "UNKNOWN_TOPIC_ID" if topic_id else "UNKNOWN_TOPIC_OR_PARTITION"

@@ -59,27 +59,32 @@ def _broker(leader=1, epoch=2, topic_id=OLD, records=(1, 1)):
     return bk.Broker(bk.UP, (log,), (bk.Hosted(0, topic_id, leader, epoch),), (), 1, 1)
 
 
+def _error(br, *args, **kw):
+    """The leader's answer for partition 0 of ``br``."""
+    return bk.fetch_error(bk.log_of(br, 0), bk.hosted_of(br, 0), *args, **kw)
+
+
 def test_the_leader_checks_a_fetch_in_kafkas_order():
     follower = _broker(leader=2)
     # the leader epoch is checked before leadership (Partition.getLocalLog)
-    assert bk.fetch_error(follower, 0, 1, OLD, 1) == "FENCED_LEADER_EPOCH"
-    assert bk.fetch_error(follower, 0, 1, OLD, 3) == "UNKNOWN_LEADER_EPOCH"
-    assert bk.fetch_error(follower, 0, 1, OLD, 2) == "NOT_LEADER_OR_FOLLOWER"
+    assert _error(follower, 1, OLD, 1) == "FENCED_LEADER_EPOCH"
+    assert _error(follower, 1, OLD, 3) == "UNKNOWN_LEADER_EPOCH"
+    assert _error(follower, 1, OLD, 2) == "NOT_LEADER_OR_FOLLOWER"
     leader = _broker()
     # the topic ID before the epoch; by name (0) there is nothing to compare
-    assert bk.fetch_error(leader, 0, 1, NEW, 1) == "INCONSISTENT_TOPIC_ID"
-    assert bk.fetch_error(leader, 0, 1, 0, 2) == ""
-    assert bk.fetch_error(leader, 0, 1, OLD, 2, offset=3) == "OFFSET_OUT_OF_RANGE"
+    assert _error(leader, 1, NEW, 1) == "INCONSISTENT_TOPIC_ID"
+    assert _error(leader, 1, 0, 2) == ""
+    assert _error(leader, 1, OLD, 2, offset=3) == "OFFSET_OUT_OF_RANGE"
     # not hosted: NOT_LEADER_OR_FOLLOWER with a log on disk, whatever its topic ID
     offline = leader._replace(hosted=())
-    assert bk.fetch_error(offline, 0, 1, NEW, 2) == "NOT_LEADER_OR_FOLLOWER"
-    assert bk.fetch_error(offline._replace(logs=()), 0, 1, NEW, 2) == "UNKNOWN_TOPIC_ID"
-    assert bk.fetch_error(offline._replace(logs=()), 0, 1, 0, 2) \
+    assert _error(offline, 1, NEW, 2) == "NOT_LEADER_OR_FOLLOWER"
+    assert _error(offline._replace(logs=()), 1, NEW, 2) == "UNKNOWN_TOPIC_ID"
+    assert _error(offline._replace(logs=()), 1, 0, 2) \
         == "UNKNOWN_TOPIC_OR_PARTITION"
     # hosted without a log: no topic ID to differ; the epoch, then no local log
     logless = leader._replace(logs=())
-    assert bk.fetch_error(logless, 0, 1, NEW, 1) == "FENCED_LEADER_EPOCH"
-    assert bk.fetch_error(logless, 0, 1, NEW, 2) == "NOT_LEADER_OR_FOLLOWER"
+    assert _error(logless, 1, NEW, 1) == "FENCED_LEADER_EPOCH"
+    assert _error(logless, 1, NEW, 2) == "NOT_LEADER_OR_FOLLOWER"
 
 
 def _kraft_fetchable():

@@ -38,12 +38,12 @@ def serve(model, w, leader: int, p: int, topic_id: int, leader_epoch: int,
     if leader == NO_LEADER:
         return None, None
     br = w.brokers[leader - 1]
-    if br.status != RUNNING or bk.hosted_of(br, p) is None:
+    if br.status != RUNNING:
         return None, None
-    log = bk.log_of(br, p)
-    if log is None:
+    h, log = bk.hosted_of(br, p), bk.log_of(br, p)
+    if h is None or log is None:
         return None, None
-    err = bk.fetch_error(br, p, leader, topic_id if by_id else 0, leader_epoch)
+    err = bk.fetch_error(log, h, leader, topic_id if by_id else 0, leader_epoch)
     return (None if err else log), log
 
 

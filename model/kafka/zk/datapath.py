@@ -23,11 +23,12 @@ from kmc.model.kafka.zk.state import TOPIC, Meta
 RESET = "earliest"  # the consumer's auto.offset.reset
 
 
-def serve(lb, p, leader_id, topic_id, epoch, offset):
-    """Broker ``lb``'s answer to a Fetch of partition ``p``: (error, records), by the
-    checks both planes share (``model.kafka.broker.fetch_error``)."""
-    err = bk.fetch_error(lb, p, leader_id, topic_id, epoch, offset)
-    return (err, ()) if err else ("", log_of(lb, p).records[offset:])
+def serve(lb, p, lr, leader_id, topic_id, epoch, offset):
+    """Broker ``lb``'s answer to a Fetch of partition ``p``, ``lr`` its log of it (or
+    None): (error, records), by the checks both planes share
+    (``model.kafka.broker.fetch_error``)."""
+    err = bk.fetch_error(lr, hosted_of(lb, p), leader_id, topic_id, epoch, offset)
+    return (err, ()) if err else ("", lr.records[offset:])
 
 
 def _reads(ghost, reader, asked, records):
@@ -98,7 +99,7 @@ def follower_fetch(m, w, b, p):
     r, lr = log_of(br, p), log_of(lb, p)
     tid = r.topic_id if m.flags.fetch_topic_id else ZERO_ID
     end = len(r.records)
-    err, recs = serve(lb, p, h.leader, tid, h.leader_epoch, end)
+    err, recs = serve(lb, p, lr, h.leader, tid, h.leader_epoch, end)
     if err == "" and not recs:
         return None  # long poll: nothing to return
     if err and err == h.fetch_error:
@@ -222,7 +223,7 @@ def consumer_fetch(m, w, p):
     lr = log_of(lb, p)
     tid = c.meta.topic_id if m.flags.fetch_topic_id else ZERO_ID
     pos = c.positions[p]
-    err, recs = serve(lb, p, lid, tid, c.meta.leaders[p][1], pos)
+    err, recs = serve(lb, p, lr, lid, tid, c.meta.leaders[p][1], pos)
     hw = None if err else high_watermark(w.store, w.brokers, lr.inc, p)
     if hw is not None and m.flags.consumer_reads_committed:
         recs = recs[:max(0, hw - pos)]  # a consumer reads below the high watermark only
