@@ -332,7 +332,8 @@ def recover(m, w):
 
 
 def resync_update_metadata(m, w):
-    """The failover resync's second half: on the LeaderAndIsrResponse, UpdateMetadata."""
+    """The failover resync's second half (§2 and §3: "this procedure is fault tolerant"):
+    on the LeaderAndIsrResponse, UpdateMetadata with the count the new controller read."""
     if w.mem.phase != "resync-um":
         return None
     net = _await(m, w)

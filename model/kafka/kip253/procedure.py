@@ -48,6 +48,7 @@ def _as_candidate(step):
     """Controller actions name the candidate that takes them (its lane in pictures)."""
     def run(m, w, candidate):
         return step(m, w) if candidate == w.ctl.active else None
+    run.__wrapped__, run.__doc__ = step, step.__doc__  # the step's KIP citation
     return run
 
 

@@ -41,6 +41,11 @@ def layouts(first: tuple, partitions: int) -> tuple:
 
 
 def create(model, w, first: tuple):
+    """CreateTopics: the active controller appends the TopicRecord (a new topic ID) and
+    one PartitionRecord per partition as one batch, replicas from ``first`` on
+    (controller.create_topic). KIP-4 "Create Topics Request"; KIP-516 "CreateTopics";
+    controller/ReplicationControlManager.java ``createTopics`` -> ``createTopic``,
+    ControllerResult.atomicOf."""
     q = w.quorum
     bd = model.bounds
     recs = ctl.create_topic(model.controller_image(q), TOPIC, w.next_id,
@@ -49,6 +54,10 @@ def create(model, w, first: tuple):
 
 
 def delete(model, w):
+    """DeleteTopics: the active controller appends a RemoveTopicRecord for the topic its
+    in-memory state names (controller.delete_topic). KIP-516 "DeleteTopics",
+    "Compatibility with KIP-500"; ReplicationControlManager.java ``deleteTopics`` ->
+    ``deleteTopic``."""
     q = w.quorum
     t = im.topic_by_name(model.controller_image(q), TOPIC)
     return w._replace(quorum=model.append(q, ctl.delete_topic(t.topic_id)))

@@ -90,7 +90,8 @@ def _record(ghost, field, item):
 
 def replica_fetch(model, w, f: int, p: int):
     """Follower ``f`` fetches partition ``p`` from the leader its own state names
-    (ReplicaFetcherThread / AbstractFetcherThread.processFetchRequest)."""
+    (KIP-516 "Fetch", KIP-320; ReplicaFetcherThread / AbstractFetcherThread.
+    processFetchRequest; the leader's checks: ReplicaManager.readFromLog)."""
     br = w.brokers[f - 1]
     h = bk.hosted_of(br, p)
     mine = bk.log_of(br, p)
@@ -134,6 +135,7 @@ def _answer(img):
 def consumer_refresh(model, w, b: int):
     """A Metadata request of the consumer answered by broker ``b`` from its image, and
     the answer taken into the consumer's cache by the client's rule (model.kafka.clients.update;
+    KIP-4 "Metadata", KIP-516 "Metadata"; KafkaApis.handleTopicMetadataRequest;
     Metadata.handleMetadataResponse / updateLatestMetadata). The consumer may refresh
     at any time: this covers the periodic refresh (metadata.max.age.ms) and the
     refreshes a fetch error requests (FetchCollector: UNKNOWN_TOPIC_ID,
@@ -203,7 +205,8 @@ def consumer_fetch(model, w):
 
 def producer_refresh(model, w, b: int):
     """A Metadata request of the producer, answered by broker ``b`` from its image and
-    taken into its cache by the same rule as the consumer's (Metadata.java)."""
+    taken into its cache by the same rule as the consumer's (KIP-4 "Metadata";
+    KafkaApis.handleTopicMetadataRequest; Metadata.java ``updateLatestMetadata``)."""
     pr = w.producer
     cache = cl.update(cl.ClientMeta(*pr[:3]), _answer(w.brokers[b - 1].image),
                       model.flags.client_rule)

@@ -47,7 +47,7 @@ def candidates(model, w, b: int) -> list:
 
 def delete_logs(model, w, b: int, p: int, topic_id: int):
     """LogManager.deleteLogs removes the ``-delete`` directory of partition ``p``
-    (UnifiedLog.delete)."""
+    (UnifiedLog.delete): KIP-516 "Deletion" step 3, after Kafka's file.delete.delay.ms."""
     br = w.brokers[b - 1]
     br = br._replace(deleting=lm.remove_deleted(br.deleting, p, topic_id))
     return w._replace(brokers=w.brokers[:b - 1] + (br,) + w.brokers[b:])

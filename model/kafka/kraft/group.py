@@ -74,6 +74,10 @@ def answer(img):
 
 
 def refresh(model, w, m: int, b: int):
+    """Member ``m``'s Metadata request answered by broker ``b`` from its image; the
+    answer replaces the member's view by the client library's rule
+    (model.kafka.clients.accepts_view). KIP-4 "Metadata"; KafkaApis.scala
+    ``handleTopicMetadataRequest``; clients/Metadata.java ``updateLatestMetadata``."""
     ans = answer(w.brokers[b - 1].image)
     g = w.group
     mem = g.members[m]
@@ -107,6 +111,11 @@ def _commit_ok(w, p: int) -> bool:
 
 
 def rebalance(model, w):
+    """The group rebalances (eager, classic protocol: no KIP section): every member
+    commits its positions, the leader assigns partitions 0..n-1 of its metadata by
+    ranges, positions are dropped. consumer/internals/ConsumerCoordinator.java
+    ``rejoinNeededOrPending``, ``onJoinPrepare``, ``onLeaderElected``;
+    consumer/RangeAssignor.java; KafkaApis.scala ``handleOffsetCommitRequest``."""
     g = w.group
     committed = g.committed
     for mem in g.members:
@@ -125,7 +134,10 @@ def rebalance(model, w):
 
 
 def fetch(model, w, m: int, p: int):
-    """Member ``m`` fetches assigned partition ``p`` (see the module docstring)."""
+    """Member ``m`` fetches assigned partition ``p`` (see the module docstring): KIP-516
+    "Fetch", KIP-320 validation; ConsumerCoordinator.java
+    ``refreshCommittedOffsetsIfNeeded``; SubscriptionState.java ``requestOffsetReset``,
+    ``maybeValidatePositionForCurrentLeader``; ReplicaManager.scala ``readFromLog``."""
     g, f, bd = w.group, model.flags, model.bounds
     mem = g.members[m]
     entry = keyed_get(mem.pos, p)

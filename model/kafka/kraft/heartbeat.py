@@ -17,7 +17,10 @@ def can_fence_expired(model, w, b: int) -> bool:
 
 
 def fence(model, w, b: int):
-    """maybeFenceOneStaleBroker -> handleBrokerFenced (controller.fence_broker)."""
+    """The controller fences a broker whose heartbeats stopped: ISR shrink, new leaders
+    among the unfenced ISR members, then the fenced registration (controller.
+    fence_broker). KIP-631 "Broker Fencing"; ReplicationControlManager.java
+    ``maybeFenceOneStaleBroker`` -> ``handleBrokerFenced``."""
     q = w.quorum
     recs = ctl.fence_broker(model.controller_image(q), b, model.flags.fence_moves_leaders)
     return w._replace(quorum=model.append(q, recs))
@@ -31,6 +34,10 @@ def can_miss_heartbeats(model, w, b: int) -> bool:
 
 
 def miss_heartbeats(model, w, b: int):
+    """A running broker's heartbeats stop reaching the controller (a fault, within the
+    scenario's ``fences``): the controller fences it, as ``fence``. KIP-631 "Broker
+    Fencing"; BrokerHeartbeatManager.java (broker.session.timeout.ms),
+    ReplicationControlManager.java ``handleBrokerFenced``."""
     w = fence(model, w, b)
     return w._replace(budget=w.budget._replace(fences=w.budget.fences - 1))
 
@@ -49,6 +56,10 @@ def can_unfence(model, w, b: int) -> bool:
 
 
 def unfence(model, w, b: int):
+    """A running, caught-up broker is unfenced; leaderless partitions whose ISR holds it
+    get it as leader (controller.unfence_broker). KIP-631 "Broker Fencing";
+    ReplicationControlManager.java ``processBrokerHeartbeat`` -> ``handleBrokerUnfenced``;
+    BrokerServer.scala ``setReadyToUnfence``."""
     q = w.quorum
     recs = ctl.unfence_broker(model.controller_image(q), b)
     return w._replace(quorum=model.append(q, recs))

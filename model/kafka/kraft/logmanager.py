@@ -1,5 +1,5 @@
 """A broker's LogManager: the partition logs on disk, each with the topic ID of its
-partition.metadata file (KIP-516 "Persistence of topic ID in logs").
+partition.metadata file (KIP-516 "Partition Metadata file").
 
 Logs survive a crash. With ``by_id=False`` (the compare-by-name mutant) every check
 below compares topic names only, which with one topic name means "same partition".

@@ -222,13 +222,18 @@ class KRaftModel(Model):
 
     @staticmethod
     def _replicate(model, w, c):
-        """A standby controller fetches the metadata log (quorum.replicate)."""
+        """A standby controller fetches the active controller's metadata log; the high
+        watermark advances to a majority's length once a batch of the current epoch is in
+        it (quorum.replicate). KIP-595 "Fetch"; raft/KafkaRaftClient.java
+        ``handleFetchRequest``, raft/LeaderState.java ``maybeUpdateHighWatermark``."""
         return w._replace(quorum=qm.replicate(w.quorum, c))
 
     @staticmethod
     def _failover(model, w, c):
         """A standby controller wins an election (quorum.failover); the old leader's
-        uncommitted batches beyond the new leader's log are lost."""
+        uncommitted batches beyond the new leader's log are lost. KIP-595 "Leader
+        Election"; raft/KafkaRaftClient.java ``onBecomeLeader``, ``handleVoteRequest``;
+        raft/QuorumState.java ``canGrantVote``."""
         q = w.quorum
         lost = any(r.kind == "RemoveTopicRecord" for e in qm.uncommitted(q)
                    for r in e.records)

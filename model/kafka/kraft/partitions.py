@@ -83,7 +83,10 @@ def actions(model, w) -> list:
 
 
 def send(model, w):
-    """The admin sends CreatePartitions for the name (``send-create-partitions``)."""
+    """The admin sends CreatePartitions for the name and the scenario's target count
+    (``send-create-partitions``); the request stays in flight. KIP-195
+    "CreatePartitions"; clients/admin/KafkaAdminClient.java ``getCreatePartitionsCall``;
+    KafkaApis.scala ``maybeForwardToController`` (no topic ID in the request)."""
     t = im.topic_by_name(model.committed_image(w.quorum), TOPIC)
     sent = 0 if t is None else inc_of(t.topic_id)
     return w._replace(requests=bag_add(w.requests, (model.bounds.target, sent)),
@@ -91,7 +94,10 @@ def send(model, w):
 
 
 def handle(model, w, i: int, j: int):
-    """The active controller handles in-flight request ``i`` (placement ``j``)."""
+    """The active controller handles in-flight request ``i`` (placement ``j``): an
+    error, or one PartitionRecord per new partition in one batch (``outcomes``). KIP-195;
+    controller/QuorumController.java ``createPartitions``; ReplicationControlManager.java
+    ``createPartitions``; ControllerApis.scala ``createPartitions``."""
     q = w.quorum
     req = w.requests[i]
     img = model.controller_image(q)

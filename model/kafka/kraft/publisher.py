@@ -32,8 +32,8 @@ def can_flush(br, p: int) -> bool:
 
 def flush_metadata(model, w, b: int, p: int):
     """The scheduled "flush-metadata-file" task writes partition ``p``'s
-    partition.metadata to disk (UnifiedLog.maybeFlushMetadataFile ->
-    PartitionMetadataFile.maybeFlush)."""
+    partition.metadata to disk (KIP-516 "Partition Metadata file";
+    UnifiedLog.maybeFlushMetadataFile -> PartitionMetadataFile.maybeFlush)."""
     br = w.brokers[b - 1]
     br = br._replace(logs=lm.flush(br.logs, p))
     return w._replace(brokers=w.brokers[:b - 1] + (br,) + w.brokers[b:])

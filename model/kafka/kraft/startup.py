@@ -41,9 +41,10 @@ def _put(w, b, br):
 
 
 def crash(model, w, b: int):
-    """A broker process dies (a fault): the in-memory image and hosted partitions are
-    gone; logs and the local metadata log stay on disk. Its heartbeat lease runs
-    out later (heartbeat.can_fence_expired)."""
+    """A broker process dies (a fault: no KIP section, no Kafka code): the in-memory
+    image and hosted partitions are gone; logs, ``-delete`` directories and the local
+    metadata log stay on disk. Its heartbeat lease runs out later
+    (heartbeat.can_fence_expired)."""
     old = w.brokers[b - 1]
     br = old._replace(status=DOWN, image=None, hosted=(), logs=lm.after_crash(old.logs))
     brokers = _put(w, b, br)
@@ -63,7 +64,10 @@ def can_restart(model, w, b: int) -> bool:
 
 
 def restart(model, w, b: int):
-    """Steps 1: BrokerServer.startup up to registration (see module docstring)."""
+    """Steps 1: BrokerServer.startup up to registration (see module docstring): the
+    broker registers again, fenced, with a new broker epoch. KIP-631 "Broker
+    Registration"; BrokerServer.scala ``startup``; ClusterControlManager.java
+    ``registerBroker``."""
     q = w.quorum
     q = model.append(q, ctl.register_broker(model.controller_image(q), b))
     br = w.brokers[b - 1]._replace(status=CATCHING_UP, image=None, hosted=())
@@ -77,8 +81,9 @@ def can_load_logs(model, w, b: int) -> bool:
 
 def load_logs(model, w, b: int):
     """Step 3: the first publish's image and LogManager.startup with stray detection
-    (BrokerMetadataPublisher.initializeManagers; LogManager.loadLogs renames a stray
-    log to -stray and LogManager deletes it later: the model drops it at once)."""
+    (KIP-516 "Compatibility with KIP-500"; BrokerMetadataPublisher.initializeManagers;
+    LogManager.loadLogs renames a stray log to -stray and LogManager deletes it later:
+    the model drops it at once)."""
     f = model.flags
     br = w.brokers[b - 1]
     img = im.build(w.quorum.log[:len(br.fetched)])
@@ -101,7 +106,7 @@ def load_logs(model, w, b: int):
 
 def apply_initial(model, w, b: int):
     """Step 4: ReplicaManager.applyDelta of the initial delta (from the empty image to
-    the first published one). In the stray-after-replicas mutant, the stray logs found
+    the first published one; KIP-516 "Compatibility with KIP-500"). In the stray-after-replicas mutant, the stray logs found
     against the image are removed only now (BrokerMetadataPublisher.
     finishInitializingReplicaManager before KAFKA-14616: ReplicaManager.
     deleteStrayReplicas -> stopPartitions, which drops the hosted partition as well)."""

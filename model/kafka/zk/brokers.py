@@ -56,7 +56,8 @@ def fresh_replica(m, ps) -> tuple:
 
 
 def on_leader_and_isr(m, w, msg):
-    """LeaderAndIsr delivered to its broker (KafkaApis.handleLeaderAndIsrRequest). The
+    """LeaderAndIsr delivered to its broker (KIP-516 "LeaderAndIsr";
+    KafkaApis.handleLeaderAndIsrRequest). The
     broker's record takes it (``leader_and_isr_applied``; ReplicaManager.
     becomeLeaderOrFollower); a leader may advance its high watermark at once, since the
     request's ISR may have shrunk (Partition.makeLeader -> maybeIncrementLeaderHW, then
@@ -209,8 +210,9 @@ def update_metadata_applied(m, br, msg):
 
 
 def on_update_metadata(m, w, msg):
-    """UpdateMetadata delivered to its broker (KafkaApis.handleUpdateMetadataRequest): the
-    broker's metadata cache takes it (``update_metadata_applied``), then the group
+    """UpdateMetadata delivered to its broker (KIP-253 §2 bullet 5, §3 bullet 3;
+    KafkaApis.handleUpdateMetadataRequest -> ReplicaManager.maybeUpdateMetadataCache ->
+    ZkMetadataCache.updateMetadata): the broker's metadata cache takes it (``update_metadata_applied``), then the group
     coordinator may drop the offsets of partitions it no longer advertises
     (``coordinator.on_update_metadata``); no answer is modelled (no controller reads
     one)."""
@@ -231,9 +233,12 @@ DELIVER = {LAIR: on_leader_and_isr, STOP: on_stop_replica, UM: on_update_metadat
 
 
 def crash(m, w, b):
-    """A broker crashes: connections break (in-flight traffic to and from it is lost), and
-    the controller elects new leaders for what it led. Its disk survives; what it held
-    only in memory is rebuilt at restart."""
+    """A broker crashes (a fault: no KIP section; the process dies, no Kafka code):
+    connections break (in-flight traffic to and from it is lost), and the controller
+    elects new leaders for what it led (KafkaController.processBrokerChange ->
+    onBrokerFailure; PartitionStateMachine.electLeaderForPartitions with
+    OfflinePartitionLeaderElectionStrategy). Its disk survives; what it held only in
+    memory is rebuilt at restart."""
     br = w.brokers[b - 1]
     if br.status == bk.DOWN or w.budget.crashes <= 0:
         return None
@@ -249,7 +254,9 @@ def restart(m, w, b):
     partition.metadata was never flushed has lost its topic ID (KIP-516 "Partition
     Metadata file": the file is what lets the broker "reload the broker's view of topic
     ID on startup"); roles and leader epochs are unknown until the controller's initial
-    LeaderAndIsr."""
+    LeaderAndIsr. Kafka: KafkaServer.startup (LogManager.startup -> loadLogs,
+    UnifiedLog.initializeTopicId; KafkaZkClient.registerBroker);
+    KafkaController.onBrokerStartup."""
     br = w.brokers[b - 1]
     if br.status != bk.DOWN:
         return None
@@ -261,7 +268,8 @@ def restart(m, w, b):
 
 def purge(m, w, b):
     """delete.topic.delay.ms elapses: the deleting/ directory is cleared (KIP-516
-    "Deletion", step 3)."""
+    "Deletion", step 3; LogManager.deleteLogs after file.delete.delay.ms, of the
+    directories LogManager.asyncDelete renamed to ``-delete``)."""
     br = w.brokers[b - 1]
     if br.status == bk.DOWN or not br.deleting:
         return None

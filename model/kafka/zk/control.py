@@ -111,7 +111,10 @@ def create(m, w, assignment):
     response carries the new topic ID). Refused with TOPIC_ALREADY_EXISTS while the znode
     exists — in legacy also while its deletion is pending, the KAFKA-6098 race. The
     controller writes /brokers/topics/[topic] with a fresh topic ID (KIP-516 "Proposed
-    Changes") and sends INCREMENTAL LeaderAndIsr to the new replicas."""
+    Changes") and sends INCREMENTAL LeaderAndIsr to the new replicas. Kafka:
+    KafkaApis.handleCreateTopicsRequest -> ZkAdminManager.createTopics ->
+    AdminZkClient.createTopicWithAssignment (the handling broker draws the topic ID);
+    KafkaController.processTopicChange -> onNewPartitionCreation."""
     a = w.admin
     if zk.topic(w.store, TOPIC) is not None:
         return w._replace(admin=_admin_after(a, "create", "TOPIC_ALREADY_EXISTS"))
@@ -136,7 +139,10 @@ def delete(m, w, by):
     legacy: /admin/delete_topics/[topic] is written; the topic stays until every replica
     acknowledged StopReplica. The legacy response is also immediate: the broker answers
     once its metadata cache dropped the topic, which the deletion's first UpdateMetadata
-    does (the root of KAFKA-6098)."""
+    does (the root of KAFKA-6098). Kafka: KafkaApis.handleDeleteTopicsRequest ->
+    ZkAdminManager.deleteTopics (the marker); KafkaController.processTopicDeletion ->
+    TopicDeletionManager.enqueueTopicsForDeletion -> onTopicDeletion ->
+    onPartitionDeletion."""
     a = w.admin
     rec = zk.topic(w.store, TOPIC)
     if by == "id" and (rec is None or rec.topic_id != a.known_id):
@@ -167,7 +173,9 @@ def reassign(m, w, p, b):
     """A reassignment that moves partition ``p`` away from the down broker ``b`` (KIP-516
     "Motivation": "partitions [can] be reassigned away from brokers while they are down and
     there are no guarantees that this state will ever be cleaned up"). The StopReplica
-    for ``b`` cannot be sent while it is down and is not retried."""
+    for ``b`` cannot be sent while it is down and is not retried: Kafka's
+    KafkaController.onPartitionReassignment -> stopRemovedReplicasOfReassignedPartition
+    sends StopReplica only to live brokers and waits for no answer."""
     rec = active_topic(w.store)
     if rec is None or live(w, b):
         return None
@@ -188,7 +196,9 @@ def reassign(m, w, p, b):
 def on_stop_replica_response(m, w, msg):
     """The controller records a successful StopReplica (KIP-516 "DeleteTopics", step 3:
     finalize successful deletes). legacy: when the last replica of a marked topic
-    answered, the znodes /brokers/topics/[topic] and /admin/delete_topics/[topic] go."""
+    answered, the znodes /brokers/topics/[topic] and /admin/delete_topics/[topic] go
+    (KafkaController.processTopicDeletionStopReplicaResponseReceived ->
+    TopicDeletionManager.completeReplicaDeletion, completeDeleteTopic)."""
     net = m.net.deliver(w.net, msg)
     if msg.epoch != w.ctl.epoch or msg.error != OK:
         return w._replace(net=net)
@@ -219,7 +229,10 @@ def stop_replica_in_flight(m, w, b, p, tid) -> bool:
 def retry_stop(m, w, c, b, p, tid, inc):
     """Retry an unsuccessful StopReplica (KIP-516 "DeleteTopics", step 4: "Any unsuccessful
     StopReplicaRequest(s) will be retried after retryMs"): the broker is registered and
-    neither the request nor its response is in flight (the timeout has passed)."""
+    neither the request nor its response is in flight (the timeout has passed). Kafka
+    has no retry timer: a failed replica is marked ineligible
+    (TopicDeletionManager.failReplicaDeletion) and its deletion resumed later
+    (resumeDeletionForTopics, retryDeletionForIneligibleReplicas)."""
     if not m.flags.retry_stop_replica or not live(w, b) or c != w.ctl.active:
         return None
     if stop_replica_in_flight(m, w, b, p, tid):

@@ -85,7 +85,9 @@ def acknowledge(store, brokers, ghost, inc, p):
 # ---- replication ---------------------------------------------------------------------------
 def follower_fetch(m, w, b, p):
     """A follower fetches from its leader (KIP-516 "Fetch" v13: by topic ID in kip516, by
-    name in legacy and in the no-fetch-id mutant)."""
+    name in legacy and in the no-fetch-id mutant). Kafka: AbstractFetcherThread.
+    processFetchRequest; the leader's KafkaApis.handleFetchRequest ->
+    ReplicaManager.fetchMessages -> readFromLog (``broker.fetch_error``)."""
     br = w.brokers[b - 1]
     h = hosted_of(br, p)
     if br.status != bk.UP or h is None or h.leader in (b, -1):
@@ -116,7 +118,11 @@ def on_fetch_response(m, w, msg):
     """The follower applies a FetchResponse if it still fetches that partition from that
     leader at that leader epoch and offset, and (kip516) the topic ID matches its own
     (KIP-516 "Fetch"). Records are appended after partition.metadata is flushed.
-    OFFSET_OUT_OF_RANGE truncates to the leader's end (divergence after an election)."""
+    OFFSET_OUT_OF_RANGE truncates to the leader's end (divergence after an election).
+    Kafka: AbstractFetcherThread.processFetchRequest (applies a response while the
+    partition's fetch state is ready and at the requested offset),
+    ReplicaFetcherThread.processPartitionData -> Partition.
+    appendRecordsToFollowerOrFutureReplica; AbstractFetcherThread.handleOutOfRangeError."""
     b = msg.dst
     br = w.brokers[b - 1]
     net = m.net.deliver(w.net, msg)
@@ -171,6 +177,10 @@ def _leader(w, meta, p):
 
 
 def producer_refresh(m, w):
+    """The producer refreshes its metadata (KIP-4 "Metadata"; KIP-516 "Metadata"):
+    a ``snapshot`` of the store, standing for KafkaApis.handleTopicMetadataRequest
+    answered from ZkMetadataCache.getTopicMetadata and taken in by Metadata.java
+    ``updateLatestMetadata`` (docs: "Simplifications")."""
     meta = snapshot(m, w.store, w.producer.meta)
     if meta == w.producer.meta:
         return None
@@ -180,7 +190,9 @@ def producer_refresh(m, w):
 def produce(m, w, p):
     """Produce to partition ``p`` via the producer's metadata (KIP-516 "Produce" v9: by
     topic ID; legacy and the release lines by name). The leader appends after flushing
-    partition.metadata."""
+    partition.metadata. Kafka: the producer's Sender.sendProduceRequest;
+    KafkaApis.handleProduceRequest -> ReplicaManager.appendRecords ->
+    Partition.appendRecordsToLeader."""
     pr = w.producer
     if pr.left <= 0:
         return None
@@ -198,6 +210,10 @@ def produce(m, w, p):
 
 
 def consumer_refresh(m, w):
+    """The consumer refreshes its metadata (KIP-4 "Metadata"; KIP-516 "Metadata"), as
+    ``producer_refresh`` (Metadata.java ``updateLatestMetadata``): where the release
+    line resets positions on a new topic ID, the consumer reads the new topic from its
+    start (KIP-516 "Fetch": a new topic ID is a new topic)."""
     c = w.consumer
     meta = snapshot(m, w.store, c.meta)
     if meta == c.meta:

@@ -108,14 +108,18 @@ def actions(m, w) -> list:
 
 
 def send(m, w):
-    """The admin sends CreatePartitions for the name (``send-create-partitions``)."""
+    """The admin sends CreatePartitions for the name (``send-create-partitions``;
+    KIP-195 "CreatePartitions"; KafkaAdminClient.createPartitions)."""
     req = (m.bounds.target, datapath.live_inc(w.store), (), 0)
     return w._replace(requests=bag_add(w.requests, req),
                       budget=w.budget._replace(adds=w.budget.adds - 1))
 
 
 def read(m, w, c: int, i: int):
-    """The controller's broker checks the request and reads the znode's assignment."""
+    """The controller's broker checks the request and reads the znode's assignment
+    (KIP-195; KafkaApis.handleCreatePartitionsRequest -> ZkAdminManager.createPartitions,
+    KafkaZkClient.getFullReplicaAssignmentForTopics,
+    AdminZkClient.createNewPartitionsAssignment)."""
     if c != w.ctl.active:
         return None  # NOT_CONTROLLER: the admin sends it to the new controller
     req = w.requests[i]
@@ -138,7 +142,9 @@ def read(m, w, c: int, i: int):
 
 def write(m, w, c: int, i: int):
     """Controller ``c``'s broker writes the assignment it read plus the new partitions
-    (whether or not ``c`` is still the active controller: the write is not fenced)."""
+    (whether or not ``c`` is still the active controller: the write is not fenced).
+    KIP-195; AdminZkClient.createPartitionsWithAssignment -> KafkaZkClient.
+    setTopicAssignment at ZkVersion.MatchAnyVersion (no compare-and-set with the read)."""
     req = w.requests[i]
     rec = zk.topic(w.store, TOPIC)
     if rec is None:
@@ -149,7 +155,8 @@ def write(m, w, c: int, i: int):
 
 
 def modifications(m, w, c):
-    """The controller handles the topic znode's change (``partition-modifications``)."""
+    """The controller handles the topic znode's change (``partition-modifications``;
+    KIP-195; KafkaController.processPartitionModifications -> onNewPartitionCreation)."""
     if c != w.ctl.active:
         return None
     rec = zk.topic(w.store, TOPIC)

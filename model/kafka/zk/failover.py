@@ -43,7 +43,10 @@ def candidates(m, w) -> list:
 def failover(m, w, winner):
     """Fault: the active controller dies and ``winner`` is elected with the next epoch;
     its memory is empty and the answers to the dead controller are dropped; then each
-    feature's new controller takes over from the state the old one left (``old``)."""
+    feature's new controller takes over from the state the old one left (``old``).
+    KIP-516 "DeleteTopics" (the new controller's deletion state); Kafka:
+    KafkaController.elect -> onControllerFailover (initializeControllerContext,
+    TopicDeletionManager.init), onControllerResignation drops the old channels."""
     if not allowed(m, w):
         return None
     old = w

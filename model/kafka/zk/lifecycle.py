@@ -37,7 +37,10 @@ FAULTS = frozenset({"crash", "restart", "failover", "lose"})
 
 
 def lose(m, w, msg):
-    """Fault: the network loses ``msg`` (``-p loss=true``: a StopReplica)."""
+    """Fault: the network loses ``msg`` (``-p loss=true``: a StopReplica; KIP-516
+    "DeleteTopics": "unsuccessful StopReplicaRequest(s)"; no Kafka code: Kafka's
+    ControllerChannelManager RequestSendThread re-sends a request until its broker is
+    removed, so a loss stands for a broker bounce or a controller move)."""
     return w._replace(net=m.net.lose(w.net, msg))
 
 

@@ -140,11 +140,18 @@ MUTANTS = tuple(n for n in VARIANTS if n.startswith("kip516-"))
 
 #: ZooKeeper mode as shipped from 2.8 on: topic IDs in the znode and in LeaderAndIsr v5,
 #: deletion through /admin/delete_topics, no FULL LeaderAndIsr, a topic-ID mismatch
-#: refused, StopReplica, Produce and (before 3.1) Fetch by name
+#: refused, StopReplica, Produce and (before 3.1) Fetch by name. The follower applies a
+#: fetch response while the partition's fetch state is ready and at the offset it asked
+#: for, whatever the leader epoch (AbstractFetcherThread.processFetchRequest); a
+#: LeaderAndIsr that bumps the epoch and keeps the leader restarts the fetch state at the
+#: same offset (ReplicaManager.makeFollowers; AbstractFetcherThread.partitionFetchState:
+#: Fetching with truncation on fetch, from inter-broker protocol 2.7), so a response
+#: fetched at the older epoch is still applied
 ZK_2_8 = LEGACY._replace(topic_ids=True, incremental_id_check=True, lair_type=False,
                          id_mismatch_stages=False,
                          id_at_creation=False, id_check_on_disk=False,
-                         stop_replica_ids=False, produce_topic_id=False)
+                         stop_replica_ids=False, produce_topic_id=False,
+                         follower_epoch_check=False)
 ZK_3_0 = ZK_2_8._replace(id_at_creation=True, id_check_on_disk=True)
 ZK_3_9 = ZK_3_0._replace(fetch_topic_id=True)
 
