@@ -50,7 +50,8 @@ def test_release_lines_are_listed_and_differ_in_their_flags_only():
     assert RELEASE_LINES == ("zk-2.8", "zk-3.0", "zk-3.9")
     assert changed("legacy", "zk-2.8") == {
         "topic_ids", "incremental_id_check", "lair_type", "id_mismatch_stages",
-        "id_at_creation", "id_check_on_disk", "stop_replica_ids", "produce_topic_id"}
+        "id_at_creation", "id_check_on_disk", "stop_replica_ids", "produce_topic_id",
+        "follower_epoch_check"}
     assert changed("zk-2.8", "zk-3.0") == {"id_at_creation", "id_check_on_disk"}
     assert changed("zk-3.0", "zk-3.9") == {"fetch_topic_id"}
     for f in ("immediate_delete", "full_reconcile", "failover_sends_full"):
