@@ -160,8 +160,8 @@ def parse_expectation(raw: dict) -> Expectation:
 def _lengths(raw, props) -> dict:
     if "length" not in raw:
         raise ExpectError("a violation needs its counterexample length: add `length = N` "
-                          "(states, initial included) or run `kmc regress --update`",
-                          "expect")
+                          "(states, initial included), or remove `expect` and run "
+                          "`kmc regress --update` to record it", "expect")
     length = raw["length"]
     if isinstance(length, dict):
         if set(length) != set(props):

@@ -58,6 +58,8 @@ BAD = [  # (suite text, line of the error, words the message must contain)
     ('[[entry]]\nscenario = "a"\nexpect = "holds"\nstates = [9, 2]\n', 4, "range"),
     ('[[entry]]\nscenario = "a"\nexpect = "holds"\nwitnesses = "W"\n', 4, "witnesses"),
     ('[[entry]]\nscenario = "a"\nstates = 3\n', 3, "without `expect`"),
+    ('[[entry]]\nscenario = "a"\nexpect = "violates P"\n', 3,
+     "remove `expect` and run `kmc regress --update`"),
     ('[[entry]]\nscenario = "a"\ntier = "quick"\n', 3, "smoke"),
     ('[[entry]]\nscenario = "a"\nexplorer = "bfss"\n', 3, "unknown explorer"),
     ('[[entry]]\nscenario = "a"\nbounds = { max_depth = 0 }\n', 3, "positive integer"),

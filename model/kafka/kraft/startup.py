@@ -106,10 +106,11 @@ def load_logs(model, w, b: int):
 
 def apply_initial(model, w, b: int):
     """Step 4: ReplicaManager.applyDelta of the initial delta (from the empty image to
-    the first published one; KIP-516 "Compatibility with KIP-500"). In the stray-after-replicas mutant, the stray logs found
-    against the image are removed only now (BrokerMetadataPublisher.
-    finishInitializingReplicaManager before KAFKA-14616: ReplicaManager.
-    deleteStrayReplicas -> stopPartitions, which drops the hosted partition as well)."""
+    the first published one; KIP-516 "Compatibility with KIP-500"). In the
+    stray-after-replicas mutant, the stray logs found against the image are removed
+    only now (BrokerMetadataPublisher.finishInitializingReplicaManager before
+    KAFKA-14616: ReplicaManager.deleteStrayReplicas -> stopPartitions, which drops the
+    hosted partition as well)."""
     f = model.flags
     br = w.brokers[b - 1]
     br = replicas.apply_delta(br, im.EMPTY, br.image, b, f.topic_ids,

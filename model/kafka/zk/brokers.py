@@ -212,10 +212,10 @@ def update_metadata_applied(m, br, msg):
 def on_update_metadata(m, w, msg):
     """UpdateMetadata delivered to its broker (KIP-253 §2 bullet 5, §3 bullet 3;
     KafkaApis.handleUpdateMetadataRequest -> ReplicaManager.maybeUpdateMetadataCache ->
-    ZkMetadataCache.updateMetadata): the broker's metadata cache takes it (``update_metadata_applied``), then the group
-    coordinator may drop the offsets of partitions it no longer advertises
-    (``coordinator.on_update_metadata``); no answer is modelled (no controller reads
-    one)."""
+    ZkMetadataCache.updateMetadata): the broker's metadata cache takes it
+    (``update_metadata_applied``), then the group coordinator may drop the offsets of
+    partitions it no longer advertises (``coordinator.on_update_metadata``); no answer
+    is modelled (no controller reads one)."""
     b = msg.dst
     net = m.net.deliver(w.net, msg)
     before = w.brokers[b - 1]

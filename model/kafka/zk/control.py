@@ -113,7 +113,7 @@ def create(m, w, assignment):
     controller writes /brokers/topics/[topic] with a fresh topic ID (KIP-516 "Proposed
     Changes") and sends INCREMENTAL LeaderAndIsr to the new replicas. Kafka:
     KafkaApis.handleCreateTopicsRequest -> ZkAdminManager.createTopics ->
-    AdminZkClient.createTopicWithAssignment (the handling broker draws the topic ID);
+    AdminZkClient.createTopicWithAssignment (the controller's broker draws the topic ID);
     KafkaController.processTopicChange -> onNewPartitionCreation."""
     a = w.admin
     if zk.topic(w.store, TOPIC) is not None:
