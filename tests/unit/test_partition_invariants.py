@@ -105,6 +105,45 @@ def test_epoch_bumped_at_split():
     assert p.explain(unbumped) == {"c": 2, "p": 0, "e1": 0, "e2": 0}
 
 
+def _marked(w, maps, phase):
+    """``w`` with partition p's leaderEpochBeforeDeletion set to ``maps[p]`` and the
+    controller in ``phase``."""
+    zn = list(znodes.znodes(w.store))
+    for p, before in maps.items():
+        zn[p] = zn[p]._replace(before=before)
+    return w._replace(store=znodes.written(w.store, parts=tuple(zn)),
+                      mem=w.mem._replace(phase=phase))
+
+
+def test_marks_agree():
+    m = build("shrink-two", "kip253", {"bookkeeping": True})
+    p = props(m)["MarksAgree"]
+    w = m.init_states()[0]  # partitions 0 and 1 at epoch 1; a 4 -> 2 deletion marks 2, 3
+    one = ((0, 1), (1, 1))
+    assert p.check(_marked(w, {2: one, 3: one}, "shrink-bump"))
+    split = _marked(w, {2: one, 3: ((0, 2), (1, 2))}, "idle")  # 3 marked after the bump
+    assert not p.check(split)
+    assert p.explain(split)["p"] in (0, 1) and {p.explain(split)["q1"],
+                                                p.explain(split)["q2"]} == {2, 3}
+    # marks of two deletions name different partitions: their epochs may differ
+    assert p.check(_marked(w, {2: ((0, 2), (1, 2)), 3: one + ((2, 0),)}, "idle"))
+
+
+def test_epoch_bumped_at_mark(shrink):
+    p = props(shrink)["EpochBumpedAtMark"]
+    w = shrink.init_states()[0]  # partitions 0 and 1 at epoch 1 (2 split from 0 earlier)
+    recorded = ((0, 1), (1, 1))
+    unbumped = _marked(w, {2: recorded}, "idle")
+    assert not p.check(unbumped)
+    assert p.explain(unbumped) == {"q1": 2, "n": 2, "p": 0, "e1": 1, "e2": 1}
+    assert p.check(_marked(w, {2: recorded}, "shrink-bump"))  # before its bump
+    assert p.check(_marked(w, {2: recorded}, "recover"))  # a new controller's
+    zn = znodes.znodes(w.store)
+    bumped = w._replace(store=znodes.written(w.store, parts=tuple(
+        z._replace(leader_epoch=2) for z in zn[:2]) + zn[2:]))
+    assert p.check(_marked(bumped, {2: recorded}, "idle"))
+
+
 def test_responses_awaited():
     from kmc.model.kafka.kip253.channels import NET
     from kmc.model.kafka.kip253.controller import _lair
@@ -168,7 +207,8 @@ def test_blocked_only_before_start(shrink):
 def test_each_bookkeeping_mutant_switches_one_guard_of_kip253():
     base = dataclasses.asdict(VARIANTS["kip253"])
     for name in ("kip253-no-split-bump", "kip253-silent-removal", "kip253-orphan-znode",
-                 "kip253-one-list", "kip253-unawaited-ack", "kip253-unfenced-park"):
+                 "kip253-one-list", "kip253-unawaited-ack", "kip253-unfenced-park",
+                 "kip253-early-bump"):
         diff = {k for k, v in dataclasses.asdict(VARIANTS[name]).items() if base[k] != v}
         assert diff == {"name", MUTANTS[name]}
 

@@ -25,6 +25,16 @@ usually breaks one of these before it reorders a key:
   above the recorded one (§2 bullets 3-4: the controller increments the existing
   partitions' epochs, then creates the new znodes with the epochs from before the
   increment), so the split offset OffsetsForLeaderEpoch(parent, recorded) is final;
+- always **MarksAgree**: the partitions one deletion marks record the same epochs in their
+  leaderEpochBeforeDeletion (§3 bullet 2: the controller writes the map of every partition
+  P1 >= undeleted_partition_count from the current epochs, then bumps them once). Two
+  marks whose maps name the same partitions come from one deletion: a later deletion
+  lowers undeleted_partition_count, and no expansion runs while a partition is marked;
+- always **EpochBumpedAtMark**: once the deletion's bump is done (no mark left to write,
+  the controller neither before its bump nor recovering after a failover), every marked
+  partition's leaderEpochBeforeDeletion names epochs the undeleted partitions have left
+  behind, so the threshold OffsetsForLeaderEpoch(P2, recorded) is final (§3 bullet 2,
+  §8 step 5.2; a new controller that skips the bump breaks it, the docs' first finding);
 - always **ResponsesAwaited**: a LeaderAndIsrResponse is on the wire only to the active
   controller, while it waits for one (§2 bullets 3-4 and §3 bullets 2-3: "waits for
   LeaderAndIsrResponse"), and never more than one from a broker: a response nobody waits
@@ -41,7 +51,7 @@ from __future__ import annotations
 from kmc.invariants.declare import declare
 from kmc.invariants.logic import And, Rel, exists, forall, implies, variables
 from kmc.model.kafka.kip253.broker import log_at, the_broker
-from kmc.model.kafka.kip253.controller import IDLE, marked
+from kmc.model.kafka.kip253.controller import IDLE, marked, unrecorded_marks
 from kmc.model.kafka.kip253.channels import NET
 from kmc.model.kafka.messages import LAIR_RESP, controller_endpoint
 from kmc.model.kafka.kip253.properties import field_view
@@ -68,9 +78,12 @@ Response = Rel("Response", 4, ("index", "broker", "controller", "epoch"))
 Awaiting = Rel("Awaiting", 2, ("controller", "epoch"))
 GroupCount = Rel("GroupCount", 3, ("broker_count", "basis_count", "rejoin"))
 SplitEpoch = Rel("SplitEpoch", 4, ("child", "parent", "recorded", "parent_epoch"))
+MarkEpoch = Rel("MarkEpoch", 5, ("marked", "size", "partition", "recorded", "epoch"))
+Unbumped = Rel("Unbumped", 1, ("phase",))
 
 x, u, t, n, p, e1, e2, b, cm, r, end = variables("x u t n p e1 e2 b cm r end")
 i1, i2, c, c1, c2, n1, n2, kind = variables("i1 i2 c c1 c2 n1 n2 kind")
+q1, q2, e3, e4 = variables("q1 q2 e3 e4")
 
 METADATA_PROPAGATED = And(
     forall(x, implies(Phase(x), x == IDLE)),
@@ -90,6 +103,10 @@ ASSIGNMENT_IS_RANGE = And(
     forall((c1, c2, kind, n1, n2), implies(Load(c1, kind, n1) & Load(c2, kind, n2),
                                            n1 <= n2 + 1)))
 EPOCH_BUMPED_AT_SPLIT = forall((c, p, e1, e2), implies(SplitEpoch(c, p, e1, e2), e1 < e2))
+MARKS_AGREE = forall((q1, q2, n, p, e1, e2, e3, e4), implies(
+    MarkEpoch(q1, n, p, e1, e3) & MarkEpoch(q2, n, p, e2, e4), e1 == e2))
+EPOCH_BUMPED_AT_MARK = forall((q1, n, p, e1, e2), implies(
+    MarkEpoch(q1, n, p, e1, e2) & ~exists(x, Unbumped(x)), e1 < e2))
 RESPONSES_AWAITED = And(
     forall((i1, b, c, e1), implies(Response(i1, b, c, e1), Awaiting(c, e1))),
     forall((i1, i2, b, c, c1, e1, e2),
@@ -115,6 +132,12 @@ DECLARATIONS = {
     "EpochBumpedAtSplit": ("always", EPOCH_BUMPED_AT_SPLIT,
                            "a new partition's parents are past the epochs recorded in its "
                            "leaderEpochAfterCreation"),
+    "MarksAgree": ("always", MARKS_AGREE,
+                   "the partitions one deletion marks record the same epochs in their "
+                   "leaderEpochBeforeDeletion"),
+    "EpochBumpedAtMark": ("always", EPOCH_BUMPED_AT_MARK,
+                          "after a deletion's bump, the undeleted partitions are past the "
+                          "epochs every marked partition records"),
     "ResponsesAwaited": ("always", RESPONSES_AWAITED,
                          "a LeaderAndIsrResponse is on the wire only while the active "
                          "controller waits for it, at most one per broker"),
@@ -142,6 +165,14 @@ SENTENCES = {
     "EpochBumpedAtSplit": lambda o: (
         f"partition {o['c']} records leader epoch {o['e1']} of its parent {o['p']} in its "
         f"leaderEpochAfterCreation, and the parent's znode is still at {o['e2']}"),
+    "MarksAgree": lambda o: (
+        f"partitions {o['q1']} and {o['q2']} are marked by one deletion, yet their "
+        f"leaderEpochBeforeDeletion name epochs {o['e1']} and {o['e2']} for partition "
+        f"{o['p']}"),
+    "EpochBumpedAtMark": lambda o: (
+        f"partition {o['q1']} records leader epoch {o['e1']} of partition {o['p']} in its "
+        f"leaderEpochBeforeDeletion, and the deletion is past its bump with {o['p']}'s "
+        f"znode still at {o['e2']}"),
     "ResponsesAwaited": lambda o: (
         "a LeaderAndIsrResponse is on the wire that no controller waits for, or a second "
         "one from the same broker"),
@@ -228,13 +259,30 @@ def _split_epoch(cfg, w):
     return out
 
 
+#: controller phases between a deletion's marks and its bump: ``shrink-bump`` (the marks
+#: being written) and ``recover`` (a new controller before it re-drives the bump)
+BEFORE_BUMP = ("shrink-bump", "recover")
+
+
+def _mark_epoch(cfg, w):
+    zn = znodes(w.store)
+    return {(q, len(z.before), p, e, zn[p].leader_epoch)
+            for q, z in enumerate(zn) if z.before for p, e in z.before if p < len(zn)}
+
+
+def _unbumped(cfg, w):
+    ph = w.mem.phase
+    return {(ph,)} if ph in BEFORE_BUMP or unrecorded_marks(w.store) else set()
+
+
 #: the fields each relation reads, and no other (as ``properties.FIELDS``)
 FIELDS = {
     "Meta": ("store", "brokers", "group"), "LeaderCount": ("brokers",), "Phase": ("mem",),
     "Assigned": ("store",), "HasZnode": ("store",), "Hosted": ("brokers",),
     "Marked": ("store",), "Epochs": ("store", "brokers"), "Position": ("brokers", "group"),
     "Owns": ("group",), "InBasis": ("group",), "Load": ("group",), "NotStarted": ("group",),
-    "Fresh": ("brokers", "group"), "SplitEpoch": ("store",), "Response": ("net",),
+    "Fresh": ("brokers", "group"), "SplitEpoch": ("store",), "MarkEpoch": ("store",),
+    "Unbumped": ("mem", "store"), "Response": ("net",),
     "Awaiting": ("ctl", "mem"), "GroupCount": ("brokers", "group"),
 }
 
@@ -255,6 +303,8 @@ RELATIONS = {
                                   for part in parts if not part.started},
     "Fresh": _fresh,
     "SplitEpoch": _split_epoch,
+    "MarkEpoch": _mark_epoch,
+    "Unbumped": _unbumped,
     "Response": _responses,
     "Awaiting": _awaiting,
     "GroupCount": _group_count,

@@ -218,8 +218,10 @@ def shrink_record(m, w):
 
 def shrink_bump(m, w):
     """§3 bullet 2: "Controller also increments the leaderEpoch by 1 for partition znode of
-    every P2" (every undeleted partition)."""
-    if w.mem.phase != "shrink-bump" or unrecorded_marks(w.store):
+    every P2" (every undeleted partition), once every partition the deletion removes has
+    its leaderEpochBeforeDeletion written: all of them record the epochs before the bump."""
+    if w.mem.phase != "shrink-bump" or \
+            (m.cfg.flags.bump_after_marks and unrecorded_marks(w.store)):
         return None
     st = w.store
     zn = znodes(st)

@@ -49,6 +49,10 @@ class Flags:
     #: an expansion increments the existing partitions' leader epochs before it creates
     #: the new partitions (KIP-253 §2 bullet 3)
     bump_before_split: bool = True
+    #: a deletion increments the undeleted partitions' leader epochs only once every
+    #: partition it removes has its leaderEpochBeforeDeletion written (KIP-253 §3 bullet 2:
+    #: the maps of "those partitions P1", then "also increments")
+    bump_after_marks: bool = True
     #: the controller asks for a LeaderAndIsrResponse only when it waits for one (not for
     #: the LeaderAndIsr that brings an expansion's new partitions online)
     ack_only_awaited: bool = True
@@ -80,6 +84,7 @@ MUTANTS = {
     "kip253-no-retry": "retry_after_refresh",
     "kip253-keeps-offsets": "reset_offsets_on_delete",
     "kip253-no-split-bump": "bump_before_split",
+    "kip253-early-bump": "bump_after_marks",
     "kip253-silent-removal": "um_after_removal",
     "kip253-orphan-znode": "recovery_removes_orphans",
     "kip253-one-list": "separate_lists",
