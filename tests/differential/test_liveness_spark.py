@@ -4,7 +4,7 @@ lasso (stem, loop start and actions), since its stem search and loop are chosen 
 graph alone, as locally. A run of at most KMC_SPARK_DRIVER_GRAPH states has its
 liveness decided on the driver instead, by bfs (explorers/spark/liveness_driver.py),
 with the same answers; ``driver_level_max=0`` (nothing on the driver) keeps every
-graph here on the executors. One embedded local[2] SparkContext serves the module."""
+graph here on the executors. The tests' embedded local[2] SparkContext (tests/conftest.py) runs them."""
 from __future__ import annotations
 
 import pytest

@@ -2,7 +2,7 @@
 ended, every verdict and every counterexample length — on each pinned validation model and
 on every scenario of kmc.catalog (Kafka scenarios included, whatever they are when the test
 runs), each in several variants, every variant on at least one scenario
-(tests/catalog_cases.py). One embedded local[2] SparkContext serves the whole module.
+(tests/catalog_cases.py). The tests' embedded local[2] SparkContext (tests/conftest.py) runs them.
 
 Per-case cost is kept small (a Spark level costs a fixed ~0.2-0.4 s here): short
 validation runs put every level on Spark; a scenario larger

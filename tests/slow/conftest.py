@@ -1,15 +1,6 @@
-"""Fixtures of the slow tests: one embedded local[2] SparkContext per module that asks for
-``sc``, and checkpoint keys kept in a directory of the test's own (``key_dir``)."""
+"""Fixtures of the slow tests: checkpoint keys kept in a directory of the test's own
+(``key_dir``). The embedded SparkContext ``sc`` is tests/conftest.py's."""
 import pytest
-
-
-@pytest.fixture(scope="module")
-def sc():
-    from kmc.explorers.spark.session import shutdown_gateway, spark_context
-
-    with spark_context(None, 2) as context:
-        yield context
-    shutdown_gateway()  # leave no JVM running behind this module
 
 
 @pytest.fixture

@@ -42,11 +42,11 @@ CASES = covering_cases(kafka_scenarios())
 
 
 @pytest.mark.skipif(not CASES, reason="no Kafka scenario has landed yet")
-@pytest.mark.parametrize("sc,variant", CASES, ids=[f"{sc.name}-{v}" for sc, v in CASES])
-def test_z3_and_fast_mode_agree_on_every_state(sc, variant):
-    model = sc.build(*sc.resolve(variant, {}))
+@pytest.mark.parametrize("scenario,variant", CASES, ids=[f"{c.name}-{v}" for c, v in CASES])
+def test_z3_and_fast_mode_agree_on_every_state(scenario, variant):
+    model = scenario.build(*scenario.resolve(variant, {}))
     fast = {p.name: p for p in model.properties() if p.formula is not None}
-    assert fast, f"{sc.name}: no property is declared through a formula"
+    assert fast, f"{scenario.name}: no property is declared through a formula"
     # fast mode is what ``declare`` builds: the compiled formula applied to the view
     checks = [(fast[d.name], compile_python(d.formula), d, {})
               for d in deciders(z3_properties(fast.values()))]
@@ -58,7 +58,7 @@ def test_z3_and_fast_mode_agree_on_every_state(sc, variant):
             if key not in verdict_of_key:
                 verdict_of_key[key] = d.decide(view)  # z3, once per distinct view
             got = verdict_of_key[key]
-            assert got == fast_fn(view), (sc.name, variant, p.name, model.format_state(s))
+            assert got == fast_fn(view), (scenario.name, variant, p.name, model.format_state(s))
             if not got:
                 violating.setdefault(p.name, view)
     for p, _fast, d, _ in checks:

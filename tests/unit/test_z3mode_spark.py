@@ -1,7 +1,7 @@
 """The Spark explorer runs z3 mode on its executors: every level on Spark, the same counts
 and verdicts as fast mode on the local BFS, and the same z3 counterexamples as z3 mode on
 the local BFS (each executor process builds its own z3 context from the shipped
-declarations). One embedded local[2] SparkContext serves the module."""
+declarations). The tests' embedded local[2] SparkContext (tests/conftest.py) runs it."""
 import pytest
 
 from kmc.explorers.bfs import bfs
@@ -12,15 +12,6 @@ pytestmark = pytest.mark.slow
 
 # a small Kafka case with violations (z3 counterexamples) and witnesses
 CASES = [("offline-delete", "legacy")]
-
-
-@pytest.fixture(scope="module")
-def sc():
-    pytest.importorskip("pyspark")
-    from kmc.explorers.spark.session import spark_context
-
-    with spark_context(None, 2) as context:
-        yield context
 
 
 def _model(name, variant):
