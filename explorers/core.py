@@ -58,7 +58,7 @@ _PK_CACHE = 1 << 16
 
 
 class Core:
-    def __init__(self, model, *, symmetry: bool = False, deadlock: bool = False,
+    def __init__(self, model, *, symmetry: bool | str = False, deadlock: bool = False,
                  properties=None):
         self.model = model
         props = list(model.properties() if properties is None else properties)
@@ -75,8 +75,11 @@ class Core:
         # while a level is open: name -> key of the discovery recorded in it (provisional)
         self._open: dict | None = None
         self.packed = bool(model.packed)
-        use_sym = symmetry and model.has_symmetry
+        use_sym = bool(symmetry) and model.has_symmetry
         self.symmetry = use_sym
+        # symmetry="check": every expansion also expands the state's symmetric images
+        # and compares (explorers.symcheck)
+        self.check_symmetry = use_sym and symmetry == "check"
         # does the model override within_boundary? (then every successor is filtered)
         self.bounded = type(model).within_boundary is not Model.within_boundary
         self.key = self._make_key(use_sym)
@@ -117,6 +120,9 @@ class Core:
                     continue
                 out.append((a, rep(t) if use_sym else t))
             return out
+        if self.check_symmetry:
+            from kmc.explorers.symcheck import checked
+            return checked(m, wrapped, rep, succ, within if bounded else None)
         return wrapped
 
     # ---- the order key ----------------------------------------------------------------

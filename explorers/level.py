@@ -43,6 +43,7 @@ def level_expander(core, coverage):
     field-wise expander then does not look its states' fields up again)."""
     m = core.model
     fast = core.packed and not core.needs_settled and not core.bounded and \
+        not core.check_symmetry and \
         m.make_successor_states is not None and isinstance(coverage, list)
     if fast:
         return _packed(core, m.make_successor_states(coverage))

@@ -31,8 +31,12 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
           explorer: str = "bfs", max_states=None, max_depth=None, time_limit=None,
           seed: int = 0, walks: int = 1000, walk_length: int = 50,
           stop_on_violation: bool = False, symmetry: bool = False, deadlock=None,
-          progress=None, z3: bool = False, **engine_options):
+          progress=None, z3: bool = False, check_symmetry: bool = False,
+          **engine_options):
     """Explore a scenario (or a Model) and return its CheckResult (``extra`` names the run).
+
+    ``check_symmetry``: reduce by the model's symmetry, as ``symmetry`` does, and check on
+    every expanded state that the reduction is sound (``explorers.symcheck``).
 
     Raises ``kmc.UsageError`` for bad input: an unknown scenario, variant or parameter, a
     model that fails validation (the message says what to fix), an unknown explorer."""
@@ -55,6 +59,9 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
         validate_model(model)
     except ModelError as e:
         raise UsageError(str(e)) from None
+    if check_symmetry:
+        _can_check_symmetry(model, name)
+        symmetry = "check"
     max_states = max_states if max_states is not None else bounds.get("max_states")
     max_depth = max_depth if max_depth is not None else bounds.get("max_depth")
     time_limit = time_limit if time_limit is not None else bounds.get("time_limit")
@@ -91,6 +98,16 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
         from kmc.invariants.z3mode import z3_stats
         result.extra["z3_stats"] = z3_stats(properties)
     return result
+
+
+def _can_check_symmetry(model, name: str) -> None:
+    if not model.has_symmetry:
+        raise UsageError(f"{name} has no symmetry to check (its model reduces by none: "
+                         f"has_symmetry is false): drop --check-symmetry")
+    init = next(iter(model.init_states()), None)
+    if init is not None and model.symmetric_images(init) is None:
+        raise UsageError(f"{name} does not list its symmetry's mappings: define "
+                         f"symmetric_images(state) in its model to use --check-symmetry")
 
 
 def build_model(sc, variant: str, params: dict):

@@ -59,6 +59,13 @@ class Model:
     #: otherwise, because it sits on the hot path)
     has_symmetry: bool = False
 
+    def symmetric_images(self, state):
+        """``state`` under the other mappings of the symmetry group ``representative``
+        reduces by (all of them, or a set that generates the group), or None when the
+        model does not say. ``--check-symmetry`` checks with them that the reduction is
+        sound: each image reaches the same representatives as the state itself."""
+        return None
+
     def partition_key(self, state):
         """The part of a state that most actions leave unchanged (None: no such part).
         The Spark explorer gives every state with the same partition key the same owner

@@ -198,6 +198,23 @@ class PackedModel(Model):
     def properties(self):
         return list(self._props)
 
+    def symmetric_images(self, s):
+        """``s`` with two neighbouring processes swapped, for each neighbouring pair: the
+        transpositions that generate every permutation of the symmetric index set."""
+        if not self.has_symmetry:
+            return None
+        index, arrays = self.spec.symmetry
+        fields = [(self.spec.vars[a], (1 << self.spec.vars[a].bits) - 1) for a in arrays]
+        out = []
+        for i in range(len(self.spec.indexes[index]) - 1):
+            t = s
+            for v, mask in fields:
+                lo, hi = v.off(i), v.off(i + 1)
+                a, b = (s >> lo) & mask, (s >> hi) & mask
+                t = (t & ~((mask << lo) | (mask << hi))) | (b << lo) | (a << hi)
+            out.append(t)
+        return out
+
     def is_fault(self, a):
         return self._rules[a][2]
 

@@ -91,7 +91,8 @@ class Trace:
             else:
                 raise ReplayError(f"step {step}: no enabled action leads to the state the "
                                   "explorer recorded: the model's actions() or next_state() "
-                                  "is not deterministic", step)
+                                  "is not deterministic, or its symmetry is not one of its "
+                                  "steps (--check-symmetry tells)", step)
         return t
 
     def to_dict(self, model, **meta) -> dict:

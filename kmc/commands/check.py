@@ -72,6 +72,10 @@ def add_arguments(p):
                         "level, DFS at once")
     p.add_argument("--symmetry", action="store_true",
                    help="symmetry reduction through the model's representative()")
+    p.add_argument("--check-symmetry", action="store_true",
+                   help="--symmetry, and check on every state that the reduction is "
+                        "sound: each symmetric image reaches the same orbits (one "
+                        "expansion more per image)")
     p.add_argument("--deadlock", action="store_true", help="report states with no action")
     p.add_argument("--z3", action="store_true",
                    help="decide invariants with z3 (default: the compiled evaluator)")
@@ -131,7 +135,7 @@ def run(args) -> int:
                            explorer=args.explorer, max_states=args.max_states,
                            max_depth=args.max_depth, time_limit=args.time_limit,
                            stop_on_violation=args.stop_on_violation,
-                           symmetry=args.symmetry,
+                           symmetry=args.symmetry, check_symmetry=args.check_symmetry,
                            deadlock=True if args.deadlock else None, progress=progress,
                            z3=args.z3, **sim_opts, **spark_opts,
                            **_memory_option(args))

@@ -19,7 +19,8 @@ EXPLORERS = ("bfs", "dfs", "simulate", "spark")
 DEFAULT_TRACES_DIR = "regressions"
 TOP_KEYS = ("version", "traces", "entry")
 RUN_KEYS = ("id", "scenario", "variant", "params", "explorer", "bounds", "tier", "note",
-            "symmetry", "deadlock", "z3", "stop_on_violation", "seed", "walks", "walk_length")
+            "symmetry", "check_symmetry", "deadlock", "z3", "stop_on_violation", "seed",
+            "walks", "walk_length")
 EXPECT_KEYS = ("expect", "length", "states", "witnesses", "counts_reason")
 BOUNDS = ("max_states", "max_depth", "time_limit")
 
@@ -177,7 +178,7 @@ def _entry(raw, path, at, lines, i) -> Entry:
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
             fail(f"bound {k} must be a positive integer, got {v!r}", "bounds")
     e.bounds = dict(bounds)
-    for k in ("symmetry", "deadlock", "z3", "stop_on_violation"):
+    for k in ("symmetry", "check_symmetry", "deadlock", "z3", "stop_on_violation"):
         if k in raw:
             if not isinstance(raw[k], bool):
                 fail(f"`{k}` must be true or false", k)

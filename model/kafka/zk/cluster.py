@@ -149,6 +149,9 @@ class Cluster(Model):
     def representative(self, w):
         return self._one.representative(self, w) if self.has_symmetry else w
 
+    def symmetric_images(self, w):
+        return self._one.symmetric_images(self, w) if self.has_symmetry else None
+
     def code_modules(self):
         """The modules of the features the scenario runs (each imports this one)."""
         return tuple(dict.fromkeys(type(f).__module__ for f in self.features))

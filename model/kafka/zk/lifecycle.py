@@ -189,6 +189,10 @@ class Lifecycle:
     def representative(self, m, w):
         return ksym.representative(w, m._maps, lambda s, mp: tsym.rename(m, s, mp))
 
+    def symmetric_images(self, m, w):
+        """``w`` under every other renaming of the brokers (``--check-symmetry``)."""
+        return [tsym.rename(m, w, mp) for mp in m._maps[1:]]
+
     def is_fault(self, action) -> bool:
         return action[0] in ENVIRONMENT
 
