@@ -4,7 +4,8 @@ lasso (stem, loop start and actions), since its stem search and loop are chosen 
 graph alone, as locally. A run of at most KMC_SPARK_DRIVER_GRAPH states has its
 liveness decided on the driver instead, by bfs (explorers/spark/liveness_driver.py),
 with the same answers; ``driver_level_max=0`` (nothing on the driver) keeps every
-graph here on the executors. The tests' embedded local[2] SparkContext (tests/conftest.py) runs them."""
+graph here on the executors. The tests' embedded local[2] SparkContext (tests/conftest.py)
+runs them."""
 from __future__ import annotations
 
 import pytest
@@ -53,7 +54,7 @@ def test_spark_liveness_under_a_depth_bound(sc):
 
 # random graphs of tests/unit/test_liveness_random.py with a strongly fair class (the
 # refinement's path), both kinds, violated and holding; every propagation step is a Spark
-# job (about 8 s a graph), so two more violated ones are in the full tier
+# job (6-12 s a graph here), so two more violated ones are in the full tier
 RANDOM_SEEDS = (6, 95)
 RANDOM_SEEDS_FULL = (58, 94)
 
