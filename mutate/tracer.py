@@ -320,9 +320,10 @@ def tracked(files, followed=()) -> dict:
     return out
 
 
-#: decorators that only say how a function is looked up: they never hold a result back
+#: decorators that only say how a function is looked up: they never hold a result back;
+#: nor does ``memo.pure`` (``kmc.model.memo``) in a worker, which turns its tables off
 PLAIN_DECORATORS = frozenset({"property", "setter", "getter", "deleter", "staticmethod",
-                              "classmethod", "abstractmethod", "override"})
+                              "classmethod", "abstractmethod", "override", "memo.pure"})
 
 
 def decorated_lines(source: str) -> frozenset:
@@ -331,6 +332,9 @@ def decorated_lines(source: str) -> frozenset:
     body once and hands its result out later. ``PLAIN_DECORATORS`` do not count."""
     def name(d):
         d = d.func if isinstance(d, ast.Call) else d
+        if isinstance(d, ast.Attribute) and isinstance(d.value, ast.Name) and \
+                (d.value.id, d.attr) == ("memo", "pure"):
+            return "memo.pure"  # kmc's own memo: a worker turns its tables off
         return d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", None)
 
     tree = ast.parse(source)

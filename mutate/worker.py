@@ -10,6 +10,7 @@ import time
 import traceback
 from contextlib import nullcontext
 
+from kmc.model import memo
 from kmc.mutate.recorder import Recorder
 
 #: memory a run of a mutant may add to its worker before the explorer stops it (bytes;
@@ -184,6 +185,7 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
     numbers by site: those files run with probes (``probes``), and each recorded
     expansion holds, besides the functions it called, the numbers of the mutants it
     infected; ``ever``: those the run infected anywhere (``probes.EVER``)."""
+    memo.off()  # the recorder and the replay see every call of the model's code
     from kmc.mutate.isolation import install_unmutated
     from kmc.mutate.probes import EVER
     from kmc.mutate.rebuild import class_modules
@@ -243,6 +245,7 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     run is the baseline's, wherever the mutant's code runs (``probes.EVER``).
     The answer's ``"how"``: entry id -> (how its run was decided, seconds it took), for
     measuring where a mutation run's time goes."""
+    memo.off()  # the recorder and the replay see every call of the model's code
     from kmc.mutate.answers import Known
     from kmc.mutate.classify import decisive
     from kmc.mutate.isolation import install

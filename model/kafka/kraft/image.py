@@ -16,6 +16,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple
 
+from kmc.model import memo
 from kmc.model.kafka.canon import keyed_del, keyed_get, keyed_put
 from kmc.model.records import fast_replace_all
 
@@ -74,6 +75,7 @@ def replay(img: Image, rec) -> Image:
     return img
 
 
+@memo.pure()
 def apply_batch(img: Image, entry) -> Image:
     """``img`` advanced by one log batch (MetadataLoader publishes at batch ends)."""
     for rec in entry.records:

@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from kmc.invariants.fieldview import FieldView
 from kmc.invariants.logic import Rel
+from kmc.model import memo
 from kmc.model.kafka.kraft.state import DOWN, HALTED, RUNNING, inc_of
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
@@ -178,35 +179,10 @@ def _protocol_relations(w) -> dict:
                  if br.status not in (DOWN, HALTED) and not all(x.flushed for x in br.logs)}
     leaderless = {(inc_of(tid), pn) for tid, _nm, parts in committed[0]
                   for pn, part in enumerate(parts) if part[2] == NO_LEADER}
+    rows = (image_of, hosted_at, image_part, stray, broker_at, down)
     for bn, br in enumerate(w.brokers, 1):
-        running = br.status == RUNNING
-        if not running:
-            down.add((bn,))
-        img = br.image
-        broker_at.add((bn, int(running), -1 if img is None else img.offset,
-                       int(fenced.get(bn, True))))
-        if img is None:
-            continue
-        o = img.offset
-        same = tuple(br.fetched[:o]) == tuple(x.epoch for x in q.log[:o])
-        ok = not same or o > len(q.log) or facts["prefixes"][o] == _image_canon(img)
-        image_of.add((bn, o, len(br.fetched), int(ok)))
-        if not running:
-            continue
-        mine = {}
-        for t in img.topics:
-            for pn, part in enumerate(t.parts):
-                if bn in part.replicas:
-                    mine[(pn, t.topic_id)] = part
-                    image_part.add((bn, pn, inc_of(t.topic_id), part.leader,
-                                    part.leader_epoch))
-        logs = {x.partition: x.topic_id for x in br.logs}
-        for hp in br.hosted:
-            hosted_at.add((bn, hp.partition, inc_of(hp.topic_id), hp.leader,
-                           hp.leader_epoch, int(logs.get(hp.partition) == hp.topic_id)))
-        for x in br.logs:
-            if (x.partition, x.topic_id) not in mine:
-                stray.add((bn, x.partition, inc_of(x.topic_id)))
+        for rel, got in zip(rows, _broker_rows(bn, br, q.log, fenced.get(bn, True))):
+            rel.update(got)
     return {
         "Change": facts["Change"], "Created": facts["Created"],
         "PartShape": facts["PartShape"], "FencedInIsr": facts["FencedInIsr"],
@@ -219,6 +195,49 @@ def _protocol_relations(w) -> dict:
         "Leaderless": leaderless, "NotRunning": down, "PendingDelete": pending,
         "CrashedWithDelete": crashed_with, "AwaitingFlush": unflushed,
     }
+
+
+def _tuples(rows) -> tuple:
+    return tuple(map(tuple, rows))
+
+
+@memo.pure()
+def _broker_rows(bn, br, log, fenced) -> tuple:
+    """The rows broker ``bn`` (record ``br``) adds to ImageOf, HostedAt, ImagePart,
+    StrayOnDisk, BrokerAt and NotRunning, given the leader's log and whether the
+    committed metadata fences it (``_protocol_relations``): a function of those alone,
+    memoised, since a broker's record recurs in many states."""
+    facts = _log_facts(log)
+    image_of, hosted_at, image_part, stray, broker_at, down = rows = \
+        tuple([] for _ in range(6))
+    running = br.status == RUNNING
+    if not running:
+        down.append((bn,))
+    img = br.image
+    broker_at.append((bn, int(running), -1 if img is None else img.offset, int(fenced)))
+    if img is None:
+        return _tuples(rows)
+    o = img.offset
+    same = tuple(br.fetched[:o]) == tuple(x.epoch for x in log[:o])
+    ok = not same or o > len(log) or facts["prefixes"][o] == _image_canon(img)
+    image_of.append((bn, o, len(br.fetched), int(ok)))
+    if not running:
+        return _tuples(rows)
+    mine = {}
+    for t in img.topics:
+        for pn, part in enumerate(t.parts):
+            if bn in part.replicas:
+                mine[(pn, t.topic_id)] = part
+                image_part.append((bn, pn, inc_of(t.topic_id), part.leader,
+                                   part.leader_epoch))
+    logs = {x.partition: x.topic_id for x in br.logs}
+    for hp in br.hosted:
+        hosted_at.append((bn, hp.partition, inc_of(hp.topic_id), hp.leader,
+                          hp.leader_epoch, int(logs.get(hp.partition) == hp.topic_id)))
+    for x in br.logs:
+        if (x.partition, x.topic_id) not in mine:
+            stray.append((bn, x.partition, inc_of(x.topic_id)))
+    return _tuples(rows)
 
 
 #: the protocol's relations, memoised by the quorum and the brokers (every other field

@@ -6,12 +6,14 @@ KIP-516 "Compatibility with KIP-500": the delta replaces LeaderAndIsr and StopRe
 """
 from __future__ import annotations
 
+from kmc.model import memo
 from kmc.model.kafka.canon import keyed_del, keyed_get, keyed_put
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft import logmanager as lm
 from kmc.model.kafka.kraft.state import Hosted
 
 
+@memo.pure()
 def apply_delta(br, old, new, broker: int, by_id: bool = True, flushed: bool = True,
                 rename: bool = False):
     """The broker record after applying the delta ``old -> new`` (TopicsDelta.

@@ -16,13 +16,19 @@ release line (``m.flags``), whether deleting/ is purged by a later step
 """
 from __future__ import annotations
 
+from kmc.model import memo
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka.broker import Hosted, Log
 from kmc.model.kafka.canon import keyed_del, replace_at, set_add
+from kmc.model.kafka.messages import FULL, LAIR, NO_COUNT, STOP, UM, lair_response
 from kmc.model.kafka.store import ZERO_ID
 from kmc.model.kafka.zk import control, coordinator
 from kmc.model.kafka.zk.datapath import acknowledge
-from kmc.model.kafka.messages import FULL, LAIR, NO_COUNT, STOP, UM, lair_response
+
+
+def _config(m):  # pragma: no mutate (kmc mutate's workers keep no memo: never called)
+    """What a broker record's handling reads of the model (``memo.pure``)."""
+    return m.flags, m.purge_delay
 
 
 def _put(w, b, rec):
@@ -86,6 +92,7 @@ def on_leader_and_isr(m, w, msg):
     return w
 
 
+@memo.pure(_config)
 def leader_and_isr_applied(m, br, msg):
     """The broker record ``br`` after LeaderAndIsr ``msg`` (KIP-516 "LeaderAndIsr"); None
     when the request is fenced (an older controller epoch). A partition not present locally
@@ -174,6 +181,7 @@ def on_stop_replica(m, w, msg):
     return w._replace(net=control.respond_stop(m, w, net, msg))
 
 
+@memo.pure(_config)
 def stop_replica_applied(m, br, msg):
     """The broker record ``br`` after StopReplica with delete_partitions ``msg`` (KIP-516
     "StopReplica" v4: by topic ID); None when the request is fenced. The partition is staged

@@ -1,0 +1,79 @@
+"""Memoised pure steps: a model function whose answer is a function of its arguments'
+values (and of the model's configuration) can keep its answers, since the Kafka models'
+components take a few thousand distinct values against hundreds of thousands of states:
+a broker's record meets the same request in many states.
+
+``@pure(config)`` memoises ``fn(m, *args)`` by ``(config(m), args)``; ``config`` names
+every attribute of the model the function reads (its release-line flags, say), so that
+two models never share an answer. ``@pure()`` memoises a function of its arguments
+alone, ``fn(*args)`` by ``args``. The answers must be immutable values (the models'
+records are), arguments that compare equal must get the same answer (as the field-wise
+keys already require: never ``True`` where ``1`` may occur), and a table holds at most
+``LIMIT`` answers before it starts over.
+
+``kmc mutate``'s workers turn every table off (``off``): the recorder learns which code each
+expansion runs, and an answer taken from a table would hide that code from it (and a
+mutant's answer, kept, would stand for code the mutant's replay then thinks did not run).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+#: answers per function before its table starts over
+LIMIT = 1 << 14
+
+#: ``_on[0]``: whether tables answer (a list, so a closure reads the current value)
+_on = [True]
+_MISS = object()
+
+
+def pure(config=None):
+    """Decorator: memoise ``fn(m, *args)`` by ``config(m)`` and ``args``; without
+    ``config``, ``fn(*args)`` by ``args``."""
+    def memoised_by(fn):
+        table: dict = {}
+        on = _on
+
+        if config is None:
+            def memoised(*args):
+                if not on[0]:
+                    return fn(*args)
+                got = table.get(args, _MISS)
+                if got is _MISS:
+                    if len(table) >= LIMIT:
+                        table.clear()
+                    got = table[args] = fn(*args)
+                return got
+        else:
+            def memoised(m, *args):
+                if not on[0]:
+                    return fn(m, *args)
+                key = (config(m), args)
+                got = table.get(key, _MISS)
+                if got is _MISS:
+                    if len(table) >= LIMIT:
+                        table.clear()
+                    got = table[key] = fn(m, *args)
+                return got
+        memoised = functools.wraps(fn)(memoised)
+        memoised.table = table
+        return memoised
+    return memoised_by
+
+
+def off() -> None:
+    """Every memoised function computes its answer from now on, in this process."""
+    _on[0] = False
+
+
+@contextlib.contextmanager
+def disabled():
+    """Every memoised function computes its answer inside this block (tables are
+    neither read nor written)."""
+    before = _on[0]
+    _on[0] = False
+    try:
+        yield
+    finally:
+        _on[0] = before
