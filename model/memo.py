@@ -6,7 +6,8 @@ a broker's record meets the same request in many states.
 ``@pure(config)`` memoises ``fn(m, *args)`` by ``(config(m), args)``; ``config`` names
 every attribute of the model the function reads (its release-line flags, say), so that
 two models never share an answer. ``@pure()`` memoises a function of its arguments
-alone, ``fn(*args)`` by ``args``. The answers must be immutable values (the models'
+alone, ``fn(*args)`` by ``args``. A call with keyword arguments is computed, not
+memoised. The answers must be immutable values (the models'
 records are), arguments that compare equal must get the same answer (as the field-wise
 keys already require: never ``True`` where ``1`` may occur), and a table holds at most
 ``LIMIT`` answers before it starts over.
@@ -36,9 +37,9 @@ def pure(config=None):
         on = _on
 
         if config is None:
-            def memoised(*args):
-                if not on[0]:
-                    return fn(*args)
+            def memoised(*args, **kw):
+                if kw or not on[0]:  # keywords: computed (a key is positional)
+                    return fn(*args, **kw)
                 got = table.get(args, _MISS)
                 if got is _MISS:
                     if len(table) >= LIMIT:
@@ -46,9 +47,9 @@ def pure(config=None):
                     got = table[args] = fn(*args)
                 return got
         else:
-            def memoised(m, *args):
-                if not on[0]:
-                    return fn(m, *args)
+            def memoised(m, *args, **kw):
+                if kw or not on[0]:
+                    return fn(m, *args, **kw)
                 key = (config(m), args)
                 got = table.get(key, _MISS)
                 if got is _MISS:

@@ -129,3 +129,16 @@ def test_kmc_mutate_records_every_call_of_a_memoised_function(tmp_path):
     stepping = [t for t, succ in zip(touched, successors) if succ]
     assert len(stepping) == 6
     assert all(halved in t for t in stepping), touched
+
+
+def test_a_call_with_keywords_is_computed():
+    calls = []
+
+    @memo.pure()
+    def scaled(x, by=2):
+        calls.append(x)
+        return by * x
+
+    assert scaled(3) == 6 and scaled(3) == 6 and calls == [3]
+    assert scaled(3, by=5) == 15 and scaled(3, by=5) == 15 and calls == [3, 3, 3]
+    assert scaled(3) == 6 and calls == [3, 3, 3]
