@@ -12,33 +12,23 @@ from kmc.mutate.runner import make_plan
 from kmc.mutate.worker import baseline_task
 from kmc.reports.regress.suite import Entry
 from mutate_toy import line_of
+from test_fast_checks import _states as bfs_pairs
 
 from kmc.api import build
 
 
-def _states(m, n):
-    """The first ``n`` states of ``m`` in BFS order."""
-    frontier = list(m.init_states())
-    seen = set(frontier)
-    out = list(frontier)
-    while frontier and len(out) < n:
-        nxt = []
-        for s in frontier:
-            for _a, t in m.successors(s):
-                if t not in seen:
-                    seen.add(t)
-                    nxt.append(t)
-                    out.append(t)
-        frontier = nxt
-    return out[:n]
+def _states(scenario, variant, n):
+    """The model, and its first ``n`` states in BFS order."""
+    m, pairs = bfs_pairs(scenario, variant, n)
+    return m, [s for _parent, s in pairs]
 
 
 def test_successors_are_the_same_with_and_without_the_tables():
     for scenario, variant in (("lifecycle-large", "kip516"), ("stale-read", "legacy"),
                               ("expand", "kip253"), ("kraft-large", None),
                               ("kraft-crash-window", None)):
-        m = build(scenario, variant, {})
-        for s in _states(m, 1500):
+        m, states = _states(scenario, variant, 1500)
+        for s in states:
             with memo.disabled():
                 plain = m.successors(s)
             assert m.successors(s) == plain, (scenario, s)
@@ -47,8 +37,8 @@ def test_successors_are_the_same_with_and_without_the_tables():
 
 
 def test_the_kraft_protocol_relations_are_the_same_without_the_table():
-    m = build("kraft-large", None, {})
-    for s in _states(m, 1500):
+    _m, states = _states("kraft-large", None, 1500)
+    for s in states:
         with memo.disabled():
             plain = protocol_view._protocol_relations(s)
         assert protocol_view._protocol_relations(s) == plain, s
@@ -56,9 +46,10 @@ def test_the_kraft_protocol_relations_are_the_same_without_the_table():
 
 
 def test_models_of_other_release_lines_never_share_an_answer():
-    new, old = build("stale-read", "kip516", {}), build("stale-read", "legacy", {})
+    new, states = _states("stale-read", "kip516", 400)
+    old = build("stale-read", "legacy", {})
     asked = 0
-    for s in _states(new, 400):
+    for s in states:
         for msg in new.net.messages(s.net):
             if msg.kind != "LeaderAndIsr":
                 continue
