@@ -147,7 +147,7 @@ def install_unmutated(served: dict, probed=None, hooks=None) -> MutantFinder:
     """Make the next import of each module of ``served`` (name -> (path, text)) load that
     text afresh, as a mutant's worker loads its modules: the baseline of a run then
     executes the same import-time code and fills the same caches from cold. ``probed``:
-    path -> the numbers of its mutants by site (``probes.instrument``): those files
+    path -> the numbers of its mutants by site (``sites.instrument``): those files
     load with their probes. ``hooks`` (``tracer.Tracer``): every file it follows
     loads with its hooks."""
     def loader(p, text):
@@ -185,7 +185,7 @@ def _plain(path: str, text: str):
 def _built(path: str, text: str, numbers, hooks):
     """The code of a baseline's build of the module (its probes, ``hooks``' hooks) and
     the names its probes need."""
-    from kmc.mutate import probes
+    from kmc.mutate import probes, sites
 
     key = (path, text, tuple(sorted((numbers or {}).items())),
            None if hooks is None else hooks.configuration(path))
@@ -193,7 +193,7 @@ def _built(path: str, text: str, numbers, hooks):
     if got is None:
         tree, names = ast.parse(text, path), {}
         if numbers:
-            tree, _probed = probes.instrument(tree, numbers)
+            tree, _probed = sites.instrument(tree, numbers)
             names = {probes.NAME: probes, probes.LAST_NAME: probes.LAST}
         if hooks is not None:
             tree = hooks.transform(tree, path, text)

@@ -9,15 +9,15 @@ import time
 from dataclasses import dataclass, field
 
 from kmc.errors import UsageError
+from kmc.mutate import sites
 from kmc.mutate.classify import (EQUIVALENT, SURVIVED, Verdict, classify, score,
                                  state_limits)
 from kmc.mutate.isolation import Mutant, mutants_of, read_source, warm
 from kmc.mutate.operators import pragma_lines
 from kmc.mutate.pool import NOT_RUN, run_tasks
+from kmc.mutate.replay import Spec
 from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path,
                                 model_modules, scenario_module)
-from kmc.mutate import probes
-from kmc.mutate.replay import Spec
 from kmc.mutate.stall import stall_limit
 from kmc.mutate.tracer import Tracer, decorated_lines, tracked
 from kmc.mutate.worker import baseline_task, mutant_task, namespace_task
@@ -135,7 +135,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     "fixed_classes" and "rebuilt_classes": entry id -> modules of the classes in its
     states that a replay cannot rebuild, and of its NamedTuples
     (``rebuild.class_modules``), "probe_numbers": path -> each mutant's number by site
-    (``probes.numbers``), "probed": the numbers of the mutants the probes watch,
+    (``sites.numbers``), "probed": the numbers of the mutants the probes watch,
     "ever": entry id -> the numbers of those its run infected anywhere,
     "stmt_lines" and "def_lines": per file, where each node's statement and function
     start}."""
@@ -147,7 +147,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         path = plan.graph.file_of[module]
         served[module] = (path, plan.sources[path])
     decorated = {path: decorated_lines(text) for path, text in served.values()}
-    numbers = probes.numbers(plan.mutants)
+    numbers = sites.numbers(plan.mutants)
     # compiled once here, then only executed by each worker (a baseline's, a mutant's)
     warm(served, numbers, Tracer(plan.files, [p for p, _t in served.values()], decorated))
     tasks = [(baseline_task, (e, plan.files, served, decorated, numbers), None)
@@ -185,7 +185,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
             "namespaces": namespaces,
             "tracked": tracked(plan.files, [p for p, _text in served.values()]),
             "fixed_classes": fixed, "rebuilt_classes": rebuilt,
-            "probe_numbers": numbers, "probed": probes.probed(numbers, plan.sources),
+            "probe_numbers": numbers, "probed": sites.probed(numbers, plan.sources),
             "stmt_lines": {path: statement_lines(text)
                            for path, text in plan.sources.items()},
             "def_lines": {path: function_lines(text)

@@ -315,7 +315,9 @@ def test_a_mutant_whose_states_grow_without_bound_stops_at_the_address_limit(
     line = DOUBLING.splitlines()[line_of("s[1:] + s[1:]", DOUBLING) - 1]
     col = line.rindex("s[1:]") + 2
     plan.mutants = [m for m in plan.mutants if m.col == col and m.description == "1 -> 0"]
-    (row,) = mutate(plan, jobs=1)["mutants"]
+    # each state is printed for its key (ever longer): on a slow machine the default
+    # time limit, 3 times the baseline's 0.1 s plus 10 s, can come before the limit
+    (row,) = mutate(plan, jobs=1, timeout=300)["mutants"]
     assert (row["outcome"], row["killed_by"]) == ("crash", ["MemoryError"]), row
     assert len(row["evidence"]) == 1  # the second run never started
 

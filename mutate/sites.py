@@ -1,0 +1,255 @@
+"""Instrumenting a mutated file's sites with the baseline's infection probes
+(``mutate.probes``): ``instrument`` rewrites each probed site into a call of its probe,
+which computes what the original does; ``numbers`` and ``probed`` tell which mutants a
+plan's probes watch."""
+from __future__ import annotations
+
+import ast
+import operator
+
+from kmc.mutate import probes
+from kmc.mutate.probes import UNKNOWN
+
+_OPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+        ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne,
+        ast.Is: operator.is_, ast.IsNot: operator.is_not}
+#: the flips a probe compares; a flipped ``==`` or ``is`` differs whenever it runs
+_FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
+
+def instrument(tree: ast.Module, numbers: dict) -> tuple[ast.Module, set]:
+    """``tree`` with a probe at each site of ``numbers`` ((line, column, operator, n) ->
+    the mutant's number) whose value it can compare, in place (compiled, it runs exactly
+    as the original), and the numbers of the mutants it probes."""
+    probe = _Probe(numbers)
+    probe.visit(tree)
+    return ast.fix_missing_locations(tree), probe.probed
+
+
+def _call(fn: str, args, node, keywords=()):
+    call = ast.Call(ast.Attribute(ast.Name(probes.NAME, ast.Load()), fn, ast.Load()),
+                    list(args), list(keywords))
+    return _point(call, node)
+
+
+def _const(value, node):
+    return _point(ast.Constant(value), node)
+
+
+def _point(new, at):
+    """Locate the probe's own nodes in ``new`` (those without a location) at the first
+    position of ``at``: a probe adds no line event on a line its site does not start on
+    (Python gives a method call the line its name ends on)."""
+    todo = [new]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.expr_context) or getattr(n, "lineno", None) is not None:
+            continue  # an original node keeps its place
+        n.lineno = n.end_lineno = at.lineno
+        n.col_offset = n.end_col_offset = at.col_offset
+        todo.extend(ast.iter_child_nodes(n))
+    return new
+
+
+class _Probe(ast.NodeTransformer):
+    def __init__(self, numbers):
+        self.numbers = numbers
+        self.func = 0  # depth of function bodies
+        self.truthy: set = set()  # expressions whose truth alone is read
+        self.probed: set = set()  # the numbers of the mutants probed
+
+    def _ids(self, node, op, ns) -> list:
+        key = (node.lineno, node.col_offset)
+        return [(n, self.numbers[(*key, op, n)]) for n in ns
+                if (*key, op, n) in self.numbers]
+
+    def visit_FunctionDef(self, node):
+        self.func += 1
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.func -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_match_case(self, node):  # a pattern takes no call: left as it is
+        if node.guard is not None:
+            node.guard = self.visit(node.guard)
+        node.body = [self.visit(st) for st in node.body]
+        return node
+
+    def visit_Compare(self, node):
+        op = type(node.ops[0])
+        # not probed: a chain, or `in` (asked twice, an iterator operand would be read twice)
+        if not self.func or len(node.ops) != 1 or op not in _OPS:
+            return self.generic_visit(node)
+        base = _OPS[op]
+        alts = [(k, _OPS[_FLIP[op]], UNKNOWN, UNKNOWN)
+                for _n, k in self._ids(node, "cmp", (0,))] if op in _FLIP else []
+        alts += [(k, base, value, UNKNOWN)
+                 for k, value in _changed_constants(self, node.left)]
+        alts += [(k, base, UNKNOWN, value)
+                 for k, value in _changed_constants(self, node.comparators[0])]
+        node = self.generic_visit(node)
+        if not alts:
+            return node
+        self.probed.update(alt[0] for alt in alts)
+        probes.SPECS.append((base, tuple(alts)))
+        return _call("cmp", [_const(len(probes.SPECS) - 1, node), node.left,
+                             node.comparators[0]], node)
+
+    def visit_If(self, node):
+        self.truthy.add(id(node.test))
+        return self.generic_visit(node)
+
+    visit_While = visit_Assert = visit_If
+
+    def visit_comprehension(self, node):
+        self.truthy.update(map(id, node.ifs))
+        return self.generic_visit(node)
+
+    def visit_BoolOp(self, node):
+        if id(node) in self.truthy:  # an operand's value is then only tested too
+            self.truthy.update(map(id, node.values))
+        node = self.generic_visit(node)
+        if not self.func:
+            return node
+        word = "and" if isinstance(node.op, ast.And) else "or"
+        n = len(node.values)
+        alts = [(k, tuple(j for j in range(n) if j != i), word == "and")
+                for i, k in self._ids(node, f"drop-{word}", range(n))]
+        alts += [(k, tuple(range(n)), word != "and")
+                 for _i, k in self._ids(node, "and-or", (0,))]
+        if not alts:
+            return node
+        self.probed.update(alt[0] for alt in alts)
+        # where only its truth is read (a test), the value an `and` gives does not count
+        probes.SPECS.append((id(node) in self.truthy, tuple(alts)))
+        sid = len(probes.SPECS) - 1
+        node.values = [_link(sid, i, v) for i, v in enumerate(node.values)]
+        return _call("bend", [_const(sid, node), node], node)
+
+    def visit_UnaryOp(self, node):
+        if isinstance(node.op, ast.Not):
+            self.truthy.add(id(node.operand))
+        return self.generic_visit(node)
+
+    def visit_IfExp(self, node):
+        self.truthy.add(id(node.test))
+        return self.generic_visit(node)
+
+    def visit_BinOp(self, node):
+        op = _BINOPS.get(type(node.op))
+        if not self.func or op is None:
+            return self.generic_visit(node)
+        alts = [(k, value, UNKNOWN) for k, value in _changed_operand(self, node.left)]
+        alts += [(k, UNKNOWN, value) for k, value in _changed_operand(self, node.right)]
+        node = self.generic_visit(node)
+        if not alts:
+            return node
+        self.probed.update(alt[0] for alt in alts)
+        probes.SPECS.append((op, tuple(alts)))
+        return _call("binop", [_const(len(probes.SPECS) - 1, node), node.left, node.right],
+                     node)
+
+    def visit_Subscript(self, node):
+        at = _constant_index(self, node.slice) if isinstance(node.ctx, ast.Load) else None
+        node = self.generic_visit(node)
+        if not self.func or at is None or not at[1]:
+            return node
+        i, alts = at
+        self.probed.update(k for k, _j in alts)
+        probes.SPECS.append((i, tuple(alts)))
+        return _call("index", [_const(len(probes.SPECS) - 1, node), node.value], node)
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        if not self.func or not (isinstance(node.func, ast.Attribute)
+                                 and node.func.attr == "_replace"):
+            return node
+        ids = self._ids(node, "drop-field", range(len(node.keywords)))
+        if not ids or node.args or any(kw.arg is None for kw in node.keywords):
+            return node
+        self.probed.update(k for _i, k in ids)
+        probes.SPECS.append(tuple((k, node.keywords[i].arg) for i, k in ids))
+        return _call("replace", [_const(len(probes.SPECS) - 1, node), node.func.value],
+                     node, node.keywords)
+
+
+def _link(sid, i, value):
+    """``(LAST.__setitem__(sid, (i, previous, value)), LAST[sid][2])[1]``: ``value``,
+    linked into the site's chain (C-level calls only)."""
+    def last():
+        return ast.Name(probes.LAST_NAME, ast.Load())
+
+    prev = ast.Constant(None) if i == 0 else \
+        ast.Call(ast.Attribute(last(), "get", ast.Load()), [ast.Constant(sid)], [])
+    link = ast.Tuple([ast.Constant(i), prev, value], ast.Load())
+    put = ast.Call(ast.Attribute(last(), "__setitem__", ast.Load()),
+                   [ast.Constant(sid), link], [])
+    read = ast.Subscript(ast.Subscript(last(), ast.Constant(sid), ast.Load()),
+                         ast.Constant(2), ast.Load())
+    pair = ast.Tuple([put, read], ast.Load())
+    return _point(ast.Subscript(pair, ast.Constant(1), ast.Load()), value)
+
+
+def _changed_constants(probe, operand):
+    """(mutant number, changed value) for each mutant of a constant operand."""
+    if not isinstance(operand, ast.Constant):
+        return []
+    v = operand.value
+    if type(v) is int:
+        return [(k, v + (1, -1)[n]) for n, k in probe._ids(operand, "const", (0, 1))]
+    if type(v) is bool:
+        return [(k, not v) for _n, k in probe._ids(operand, "bool", (0,))]
+    return []
+
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+           ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+           ast.BitOr: operator.or_, ast.BitAnd: operator.and_, ast.BitXor: operator.xor,
+           ast.Div: operator.truediv}
+
+
+def _changed_operand(probe, operand):
+    """(mutant number, changed value) for each mutant of a constant operand, or of an
+    element of a tuple of constants (``(1,) * n``)."""
+    if isinstance(operand, ast.Tuple) and isinstance(operand.ctx, ast.Load) and \
+            operand.elts and all(isinstance(e, ast.Constant) for e in operand.elts):
+        values = tuple(e.value for e in operand.elts)
+        return [(k, values[:i] + (v,) + values[i + 1:])
+                for i, e in enumerate(operand.elts) for k, v in _changed_constants(probe, e)]
+    return _changed_constants(probe, operand)
+
+
+def _constant_index(probe, index):
+    """(the index, [(mutant number, changed index)]) of an ``int`` constant index, ``-1``
+    included; None for any other index."""
+    if isinstance(index, ast.Constant) and type(index.value) is int:
+        return index.value, _changed_constants(probe, index)
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and \
+            isinstance(index.operand, ast.Constant) and type(index.operand.value) is int:
+        return -index.operand.value, [(k, -v) for k, v in
+                                      _changed_constants(probe, index.operand)]
+    return None
+
+
+def numbers(mutants) -> dict:
+    """path -> (line, column, operator, n) -> number, for the mutants inside a function
+    whose site is unique (the number: the mutant's position in ``mutants``)."""
+    out: dict = {}
+    shared = {(m.path, m.line, m.col, m.operator, m.n) for m in mutants if "#" in m.id}
+    for k, m in enumerate(mutants):
+        if m.function and (m.path, m.line, m.col, m.operator, m.n) not in shared:
+            out.setdefault(m.path, {})[(m.line, m.col, m.operator, m.n)] = k
+    return out
+
+
+def probed(numbers: dict, sources: dict) -> set:
+    """The numbers of the mutants ``instrument`` probes in the files of ``numbers``
+    (``sources``: path -> text); every other mutant is asked again wherever its
+    function ran."""
+    out: set = set()
+    for path, mine in numbers.items():
+        out |= instrument(ast.parse(sources[path], path), mine)[1]
+    return out
