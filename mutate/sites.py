@@ -16,6 +16,7 @@ _OPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
 #: the flips a probe compares; a flipped ``==`` or ``is`` differs whenever it runs
 _FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
 
+
 def instrument(tree: ast.Module, numbers: dict) -> tuple[ast.Module, set]:
     """``tree`` with a probe at each site of ``numbers`` ((line, column, operator, n) ->
     the mutant's number) whose value it can compare, in place (compiled, it runs exactly
