@@ -27,17 +27,18 @@ the expansions it infected, not every expansion that called its function
   (``t[0]``, ``t[-1]``; ``const``, ``bool``): the operation on the changed constant and
   the same other operand, computed only on values whose operators have no side effects
   (numbers, strings and tuples, and lists as indexed; anything else counts as
-  infected). ``features[-1]``
-  for ``features[0]`` of a one-element tuple, or ``(0,) * n`` for ``(1,) * n`` with
-  ``n == 0``, gives the original's value and is no infection.
+  infected). ``features[-1]`` for ``features[0]`` of a one-element tuple, or
+  ``(0,) * n`` for ``(1,) * n`` with ``n == 0``, gives the original's value and is no
+  infection.
 
 Every other mutant (a flipped ``==``, a constant elsewhere, e.g. a call's argument, a
 dropped statement, a swapped branch: they differ whenever they run) is asked again
 wherever its function ran. Values are "the same" when they are of one type and equal
-(``_same``); an exception while computing a mutant's value counts as infection, and
-so does one the original raises at an arithmetic or index site. Only sites inside a function are
-probed (a site outside one changes what the module defines: ``replay.affected``), and
-a probe records only what it infects, so the recorded sets stay small.
+(``_same``); an exception while computing a mutant's value counts as infection, and so
+does one the original raises at an arithmetic or index site. Only sites inside a
+function are probed (a site outside one changes what the module defines:
+``replay.affected``), and a probe records only what it infects, so the recorded sets
+stay small.
 """
 from __future__ import annotations
 
