@@ -87,13 +87,19 @@ def _same_truth(a, b) -> bool:
 def cmp(sid, a, b):
     op, alts = SPECS[sid]
     r = op(a, b)
+    _alternatives(r, a, b, alts)
+    return r
+
+
+def _alternatives(r, a, b, alts) -> None:
+    """Each mutant of ``alts`` ((number, its operator, its left and right operands,
+    ``UNKNOWN`` for the original's)) whose value differs from ``r`` is infected."""
     for k, alt_op, x, y in alts:
         try:
             if not _same(r, alt_op(a if x is UNKNOWN else x, b if y is UNKNOWN else y)):
                 _infected(k)
         except Exception:
             _infected(k)
-    return r
 
 
 def bend(sid, result):
@@ -127,14 +133,10 @@ def binop(sid, a, b):
     except Exception:  # the mutant may not raise: its value is not known
         _infect_all(alts)
         raise
-    plain = _plain(a) and _plain(b)
-    for k, x, y in alts:
-        try:
-            if not (plain and _same(r, op(a if x is UNKNOWN else x,
-                                          b if y is UNKNOWN else y))):
-                _infected(k)
-        except Exception:
-            _infected(k)
+    if _plain(a) and _plain(b):
+        _alternatives(r, a, b, alts)
+    else:
+        _infect_all(alts)
     return r
 
 
@@ -145,10 +147,12 @@ def index(sid, seq):
     except Exception:
         _infect_all(alts)
         raise
-    plain = type(seq).__getitem__ in _PLAIN_GETITEM
+    if type(seq).__getitem__ not in _PLAIN_GETITEM:
+        _infect_all(alts)
+        return r
     for k, j in alts:
         try:
-            if not (plain and _same(r, seq[j])):
+            if not _same(r, seq[j]):
                 _infected(k)
         except Exception:
             _infected(k)

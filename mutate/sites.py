@@ -142,8 +142,9 @@ class _Probe(ast.NodeTransformer):
         op = _BINOPS.get(type(node.op))
         if not self.func or op is None:
             return self.generic_visit(node)
-        alts = [(k, value, UNKNOWN) for k, value in _changed_operand(self, node.left)]
-        alts += [(k, UNKNOWN, value) for k, value in _changed_operand(self, node.right)]
+        alts = [(k, op, value, UNKNOWN) for k, value in _changed_operand(self, node.left)]
+        alts += [(k, op, UNKNOWN, value)
+                 for k, value in _changed_operand(self, node.right)]
         node = self.generic_visit(node)
         if not alts:
             return node
