@@ -341,11 +341,39 @@ def setup_image(info: dict, scenario, model) -> tuple:
 
 def _fairness(model):
     """What a run observes of the model's action names: the actions its liveness
-    checks take as weakly and strongly fair (often derived from the names) and the fair
-    ones the names leave out (the fairness check's error). The rest only lists actions
-    that never fired in a run's coverage, which no verdict or count depends on."""
+    checks take as weakly and strongly fair (often derived from the names) and what the
+    check of the fairness declaration says (``model.fairness.check_declaration``, run
+    on every model a run checks: a fair name the names leave out is its error). The
+    rest only lists actions that never fired in a run's coverage, which no verdict or
+    count depends on."""
+    from kmc.model.fairness import check_declaration
+
     weak, strong = tuple(model.weakly_fair), tuple(model.strongly_fair)
-    names = model.action_names()
-    unknown = None if names is None else \
-        sorted(set(weak + strong) - set(names), key=repr)
-    return weak, strong, unknown
+    try:
+        check_declaration(model)
+        declared = None
+    except Exception as e:
+        declared = f"{type(e).__name__}: {e}"
+    return weak, strong, declared
+
+
+def same_set_up(image, baseline, fairness_read: bool = True) -> bool:
+    """Did a mutant's set-up build what the baseline's did (``setup_image``s), as far as
+    its run can tell? A run that checks no liveness property (``fairness_read`` False)
+    reads the fair actions only through the declaration's check: the fair actions may
+    then differ where the check says the same (a mutant of the action names, from which
+    a model derives its fair actions)."""
+    if image == baseline:
+        return True
+    if fairness_read:
+        return False
+    return _unfair(image) == _unfair(baseline)  # OPAQUE equals nothing
+
+
+def _unfair(image):
+    """``image`` without the fair actions (OPAQUE when it is not an image)."""
+    if not (isinstance(image, tuple) and len(image) == 5 and isinstance(image[2], tuple)
+            and len(image[2]) == 3):
+        return OPAQUE
+    model, inits, (_weak, _strong, declared), options, params = image
+    return model, inits, declared, options, params

@@ -134,22 +134,26 @@ def replays(entry, spec, where, functions, touch=None, stall=None) -> str:
     ``SAME`` when it is; ``REUSE`` when the set-up built what the baseline's did but a
     successor or a question got another answer (the run is explored with
     ``replay.reusing``); ``FULL`` when the set-up differs (the model may read what it
-    built in any state) or the replay raised (the full run then records it).
+    built in any state; the fair actions count only where the mutant's model checks a
+    liveness property, ``snapshot.same_set_up``) or the replay raised (the full run
+    then records it).
     ``functions``: the code, as (file, first line), through which the mutant can change
     the run (``replay.affected``); ``where``: the first line of the function whose body
     holds the mutant, None outside any function's body; ``touch``: what marks a recorded
     expansion as one the mutant may change (``steps.untouched``; default
     ``functions``). ``stall``: the most seconds the model may take to answer one
     recorded state (``stall.Watch``); past it ``stall.Stalled`` is raised."""
+    from kmc.invariants.liveness import split
     from kmc.mutate.replay import same_graph, set_up_matters
-    from kmc.mutate.snapshot import setup_image
+    from kmc.mutate.snapshot import same_set_up, setup_image
     from kmc.mutate.stall import Watch
     from kmc.mutate.steps import by_states
 
     try:
         api, sc, info, model = _build(entry)
-        if set_up_matters(spec, where, functions) and \
-                setup_image(info, sc, model) != spec.image:
+        if set_up_matters(spec, where, functions) and not same_set_up(
+                setup_image(info, sc, model), spec.image,
+                fairness_read=bool(split(model.properties())[1])):
             return FULL
         watch = Watch(stall)
         with watch:
@@ -219,10 +223,13 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
 
 def namespace_task(served) -> dict:
     """Every module of ``served`` loaded afresh in this fresh process, as a baseline
-    loads them: module -> its globals by value (``snapshot.namespace``)."""
+    loads them: module -> its globals by value (``snapshot.namespace``). The memo tables
+    are off, as in every worker: a memoised function closes over the switch, so with
+    the tables on every one of them would differ from a mutant's and count as changed."""
     from kmc.mutate.isolation import install_unmutated
     from kmc.mutate.snapshot import namespace
 
+    memo.off()
     install_unmutated(served)
     own = frozenset(served)
     mods = [importlib.import_module(name) for name in sorted(served)]

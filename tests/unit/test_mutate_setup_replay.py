@@ -150,6 +150,76 @@ def test_action_names_are_compared_by_the_fair_actions_they_give(runs):
         rows["swap-if"]["killed_by"] == ["Reaches"] and not rows["swap-if"]["replayed"]
 
 
+#: a counter that checks no liveness property: its fair actions, derived from its action
+#: names, count only through the check of the declaration
+SAFETY = '''from kmc import Model, always
+
+
+class Counter(Model):
+    name = "counter-safety"
+
+    def __init__(self, spare):
+        self.spare = spare
+
+    def init_states(self):
+        return [(0,)]
+
+    def actions(self, s):
+        return ["inc"] if s[0] < 3 else []
+
+    def next_state(self, s, a):
+        return (s[0] + 1,)
+
+    def action_name(self, a):
+        return a
+
+    def action_names(self):
+        names = ("inc", "idle") if self.spare > 0 else ("idle",)
+        return names + ("wait",) if self.spare > 1 else names
+
+    @property
+    def weakly_fair(self):
+        return ("inc",) + tuple(n for n in self.action_names() if n == "wait")
+
+    def properties(self):
+        return [always("Small", lambda s: s[0] <= 3)]
+
+
+def make():
+    return Counter(5)
+'''
+
+
+@pytest.fixture(scope="module")
+def safety_runs(tmp_path_factory):
+    path = tmp_path_factory.mktemp("safety") / "mutate_safety_model.py"
+    path.write_text(SAFETY)
+
+    def run(replay):
+        plan = make_plan([Entry(id="safety", scenario=f"{path}:make")])
+        return {r["id"].split("/")[-1]: r for r in mutate(plan, jobs=2,
+                                                          replay=replay)["mutants"]}
+    return run(True), run(False)
+
+
+def test_without_liveness_fair_actions_count_only_through_their_check(safety_runs):
+    fast, full = safety_runs
+    assert {k: _key(r) for k, r in fast.items()} == {k: _key(r) for k, r in full.items()}
+    lines = SAFETY.splitlines()
+    wait = lines.index("        return names + (\"wait\",) if self.spare > 1 else names") + 1
+    names = lines.index(
+        "        names = (\"inc\", \"idle\") if self.spare > 0 else (\"idle\",)") + 1
+    rows = {(r["line"], r["operator"], r["n"]): r for r in fast.values()}
+    # the branches exchanged, "wait" is no longer a name, so no longer fair; the
+    # declaration still holds, no run reads the fair actions: the run is the baseline's
+    dropped = rows[(wait, "swap-if", 0)]
+    assert dropped["outcome"] == "equivalent" and dropped["replayed"] == 1
+    # the branches exchanged, "inc" is fair but no longer a name: the check fails
+    broken = rows[(names, "swap-if", 0)]
+    assert broken["outcome"] == "crash" and broken["killed_by"] == ["UsageError"]
+    assert not broken["replayed"]
+
+
 def test_set_up_code_is_replayed_when_it_builds_the_same(runs):
     fast, _full = runs
     (guard,) = _lines("if i > 100:")
