@@ -45,7 +45,7 @@ from kmc.model.encoding import fingerprint128
 from kmc.mutate import steps
 from kmc.mutate.rebuild import Rebuild
 from kmc.mutate.steps import by_step as _by_step
-from kmc.mutate.steps import SELF, stepwise, untouched
+from kmc.mutate.steps import SELF, stepwise, untouched, vouched
 
 #: the most states a recorded graph holds; a larger run is not recorded (its replay
 #: would hold too much memory in every worker)
@@ -67,8 +67,9 @@ class Graph:
         #: per expanded state, step by step (``Recorder``'s ``by_step``; None: not
         #: known): the functions ``actions`` called, every action it listed, per
         #: action the functions its ``next_state`` called and the position of its next
-        #: state (None: none), and the steps ``actions`` computed itself to tell
-        #: which actions are enabled (``_probed``). Its successors are the listed
+        #: state (None: none), the steps ``actions`` computed itself to tell
+        #: which actions are enabled (``_probed``), and every function all of these
+        #: called (None: one of them is not known). Its successors are the listed
         #: actions with a next state, in order (the contract's ``successors``)
         self.steps: list = []
         #: other questions the run asked the model (a counterexample being rebuilt, a
@@ -115,8 +116,9 @@ class Graph:
         states; ``i`` the position of ``s``): the sets interned, each listed action the
         very object of its successor's where it has one, per action the position of its
         next state (None: it has none), and the steps ``actions`` computed itself as
-        three tuples (their actions, next states' positions, functions called). None
-        when such a step led to a state the run never saw."""
+        three tuples (their actions, next states' positions, functions called), and
+        the functions called by any of them. None when such a step led to a state the
+        run never saw."""
         probed = self._probed(want, i, s, out, probes)
         if probed is None:
             return None
@@ -129,8 +131,10 @@ class Graph:
             else:
                 kept.append(a)
                 results.append(None)
+        every = (listed, *per, *probed[2])
         return (self._intern(listed), tuple(kept), tuple(map(self._intern, per)),
-                tuple(results), probed)
+                tuple(results), probed,
+                None if None in every else self._intern(set().union(*every)))
 
     def _probed(self, want, i, s, out, probes):
         """``probes`` ((action, next state, functions called) of the steps ``actions``
@@ -209,6 +213,8 @@ def same_graph(model, graph, functions=None, reloaded=(), by_states=False) -> bo
         if untouched(functions, called):
             continue
         known = by_step[n] if by_step is not None else None
+        if known is not None and not vouched(known, functions, called):
+            known = None
         got = succ(mine(states[i])) if known is None else \
             stepwise(model, mine(states[i]), known, functions, mine, states.__getitem__)
         if not same(model, got, want, states):
@@ -217,9 +223,10 @@ def same_graph(model, graph, functions=None, reloaded=(), by_states=False) -> bo
         if untouched(functions, called):
             continue
         s = mine(states[i])
-        if method == "rebuild-next" and by_states:
-            continue  # the rebuild's actions, compared by their states, cover it
-        if method == "rebuild-actions":
+        # a rebuild reads only the steps the actions take: with the states they lead
+        # to as the recorded expansion's, it takes the same path (its step's own
+        # answer may differ where another action takes the same step)
+        if method == "rebuild-actions" or method == "rebuild-next" and by_states:
             expansions = expansions if expansions is not None else _expansions(graph)
             if i in expansions:
                 if not same(model, steps.effective(model, s), expansions[i], states):
@@ -256,7 +263,8 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None):
     for n, (i, want, called) in enumerate(zip(expanded, recorded, touched)):
         if untouched(functions, called):
             got = (want, None)
-        elif by_step is not None and by_step[n] is not None:
+        elif by_step is not None and by_step[n] is not None and \
+                vouched(by_step[n], functions, called):
             got = (None, by_step[n])
         else:
             continue

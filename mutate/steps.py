@@ -80,6 +80,20 @@ def untouched(functions, called) -> bool:
     return functions is not None and called is not None and functions.isdisjoint(called)
 
 
+def vouched(known, functions, called) -> bool:
+    """May an expansion that called ``called`` be asked step by step (``known``:
+    ``replay.Graph.steps``)? Only when each function of ``functions`` it called was
+    also called by one of its steps. A model's own successors (a fast path) give its
+    steps' list on the baseline's code; a changed function that only the fast path
+    called (the fast path itself, or a helper no step calls) may make the fast path
+    give another list than the steps, so the expansion is asked of the model's own
+    successors."""
+    every = known[5]
+    if every is None or called is None or functions is None:
+        return False
+    return functions.intersection(called).issubset(every)
+
+
 def stepwise(model, s, known, functions, mine, hand, raw=None) -> list:
     """``model``'s successors of the recorded state ``s`` (as the mutant's process
     holds it), computing only what the mutant may have changed. ``known``: the
@@ -91,7 +105,7 @@ def stepwise(model, s, known, functions, mine, hand, raw=None) -> list:
     (``probes``) gives its recorded next state again (``raw(position)``: the recorded
     state to compare with; default ``hand``). Only the other steps, and the actions
     the baseline did not list, are asked of the model."""
-    listed, acts, per, results, probed = known
+    listed, acts, per, results, probed, _every = known
     fresh: dict = {}  # action -> the mutant's next state, computed once
     if untouched(functions, listed) and \
             probes(model, s, probed, functions, mine, raw or hand, fresh):

@@ -96,9 +96,10 @@ def test_the_baseline_records_each_expansion_step_by_step(tmp_path_factory):
     step_key = (toy, line_of("def next_state(self, s, a):"))
     steps = [s for s in graph[5]]
     assert steps and all(s is not None for s in steps)
-    for (listed, acts, per, _results, _probed), want in zip(steps, graph[2]):
+    for (listed, acts, per, _results, _probed, every), want in zip(steps, graph[2]):
         assert acts_key in listed and step_key not in listed
         assert all(step_key in p and acts_key not in p for p in per)
+        assert set(every) == set(listed).union(*per)  # what the steps vouch for
         assert [a for a, _j in want] == [a for a in acts if a in dict(want)]
 
 
@@ -186,9 +187,10 @@ def test_a_step_that_actions_computes_is_recorded_as_its_own(probing):
     _mod, graph, (acts_key, step_key) = probing
     steps = {tuple(graph[0][i]): st for i, st in zip(graph[1], graph[5])}
     assert set(steps) == {(0,), (1,), (2,), (3,)}
-    for x, (listed, acts, _per, _results, (probed, positions, called)) in \
+    for x, (listed, acts, per, _results, (probed, positions, called), every) in \
             ((s[0], st) for s, st in steps.items()):
         assert acts_key in listed and step_key not in listed  # the list's own code
+        assert set(every) == set(listed).union(*per, *called)
         assert probed == ("inc", "dec") and all(step_key in c for c in called)
         assert acts == (("inc",) if x < 3 else ())
         want = [(x + 1,) if x < 3 else None, None]  # inc's next state; dec has none
