@@ -5,6 +5,8 @@
     python bench/mutate_bench.py --json out.json # also the rows and the baseline's runs
     python bench/mutate_bench.py --by-id         # 1 in K by a hash of each id: the same
                                                  # mutants after an edit elsewhere (A/B)
+    python bench/mutate_bench.py --check --only zk/cluster.py:1
+                                                 # also without replay: outcomes must agree
 
 It plans the run exactly as ``kmc mutate --tier smoke`` does (the same files, mutants
 and entries), runs the baseline on every entry and then every Kth mutant on ``--jobs``
@@ -17,7 +19,11 @@ slowest mutants follow, with how many of their runs a replay decided, and last t
 worker seconds by how each run was decided (replayed, explored reusing the recorded
 successors, explored in full and why; ``--json`` keeps it per mutant). Figures, never
 assertions: the sample's mutants are spread over every file in plan order, so the
-extrapolation holds as far as the sample is typical.
+extrapolation holds as far as the sample is typical. ``--only TEXT`` adds every mutant
+whose id contains TEXT to the sample (the extrapolation then counts them as typical
+too). ``--check`` then runs the sample again without
+replay (``kmc mutate --no-replay``) and lists every mutant whose outcome or
+``killed_by`` differs: replay must change nothing but the time.
 """
 from __future__ import annotations
 
@@ -41,6 +47,10 @@ def main(argv=None) -> int:
                     help="take the mutants whose id hashes to 0 modulo K, not every Kth "
                          "in plan order: an edit that adds or removes mutants in one "
                          "file leaves the sample of every other file as it was")
+    ap.add_argument("--only", action="append", default=[], metavar="TEXT",
+                    help="also every mutant whose id contains TEXT (repeatable)")
+    ap.add_argument("--check", action="store_true",
+                    help="run the sample again without replay and compare the outcomes")
     args = ap.parse_args(argv)
     if args.every < 1:
         ap.error("--every takes a positive number")
@@ -50,11 +60,14 @@ def main(argv=None) -> int:
 
     suite = read_suite(builtin_suite())
     plan = make_plan(suite.select(args.tier), args.files)
-    total = len(plan.mutants)
+    total, every_mutant = len(plan.mutants), list(plan.mutants)
     if args.by_id:
         plan.mutants = [m for m in plan.mutants if _hashed(m.id) % args.every == 0]
     else:
         plan.mutants = plan.mutants[::args.every]
+    chosen = {m.id for m in plan.mutants}
+    plan.mutants += [m for m in every_mutant if m.id not in chosen
+                     and any(text in m.id for text in args.only)]
     if not plan.mutants:
         raise SystemExit("mutate_bench: the sample is empty: give a smaller --every")
     how = f"1 in {args.every} by id" if args.by_id else f"every {args.every}th"
@@ -81,6 +94,8 @@ def main(argv=None) -> int:
     print("\nworker seconds by how a run was decided:")
     for how, (n, s) in sorted(hows.items(), key=lambda kv: -kv[1][1]):
         print(f"  {how:54s} {n:6d} runs {s:8.1f} s ({100 * s / spent:4.1f}%)")
+    if args.check:
+        _check(plan, base, args.jobs, rows)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"every": args.every, "baseline_s": t_base, "mutants_s": t_mut,
@@ -88,6 +103,23 @@ def main(argv=None) -> int:
                        "runs": {k: {"states": v.get("states"), "elapsed": v.get("elapsed")}
                                 for k, v in base["runs"].items()}}, f)
     return 0
+
+
+def _check(plan, base, jobs, rows) -> None:
+    """The sample again, every run explored in full: the mutants whose outcome or
+    ``killed_by`` differs from the replayed run's."""
+    from kmc.mutate.runner import run_mutants
+
+    t0 = time.perf_counter()
+    full, _not_run = run_mutants(plan, base, jobs, replay=False)
+    t_full = time.perf_counter() - t0
+    got = {r["id"]: (r["outcome"], r["killed_by"]) for r in full}
+    differ = [r for r in rows if (r["outcome"], r["killed_by"]) != got.get(r["id"])]
+    print(f"\nwithout replay: {len(full)} mutants in {t_full:.1f} s wall; "
+          f"{len(differ)} with another outcome or killed_by")
+    for r in differ:
+        print(f"  {r['id']}: replayed {r['outcome']} {r['killed_by']}, "
+              f"explored {got.get(r['id'])}")
 
 
 def _hashed(mutant_id: str) -> int:
