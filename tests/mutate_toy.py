@@ -77,6 +77,23 @@ def toy_file(tmp_path_factory) -> str:
     return _written["path"]
 
 
+def both_ways(tmp_path_factory, stem: str, source: str) -> tuple[dict, dict]:
+    """The mutants of the model ``source`` (``make()`` in the file ``stem``.py), run on
+    it with replay and without: two dicts, mutant id (its file's own name and on) ->
+    the report's row."""
+    from kmc.mutate.runner import make_plan, mutate
+    from kmc.reports.regress.suite import Entry
+
+    path = tmp_path_factory.mktemp(stem) / f"{stem}.py"
+    path.write_text(source)
+    plan = make_plan([Entry(id=stem, scenario=f"{path}:make")])
+
+    def run(replay):
+        return {r["id"].split("/")[-1]: r for r in mutate(plan, jobs=2,
+                                                          replay=replay)["mutants"]}
+    return run(True), run(False)
+
+
 def line_of(text: str, source: str = SOURCE) -> int:
     """The line number of the toy's (or ``source``'s) line containing ``text``."""
     hits = [n for n, line in enumerate(source.splitlines(), 1) if text in line]

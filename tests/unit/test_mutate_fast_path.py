@@ -5,9 +5,7 @@ only a counterexample's rebuild asks, gets the outcome a full run gives it: the 
 cannot vouch for code they never ran."""
 import pytest
 
-from kmc.mutate.runner import make_plan, mutate
-from kmc.reports.regress.suite import Entry
-from mutate_toy import line_of
+from mutate_toy import both_ways, line_of
 
 #: a counter whose run calls ``actions`` and ``next_state`` only to rebuild the witness
 #: of ``Three``: the explorer expands states with ``successors``
@@ -40,14 +38,7 @@ def make():
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
-    path = tmp_path_factory.mktemp("fast") / "mutate_fast_path_model.py"
-    path.write_text(FAST)
-    plan = make_plan([Entry(id="fast", scenario=f"{path}:make")])
-
-    def run(replay):
-        return {r["id"].split("/")[-1]: r for r in mutate(plan, jobs=2,
-                                                          replay=replay)["mutants"]}
-    return run(True), run(False)
+    return both_ways(tmp_path_factory, "mutate_fast_path_model", FAST)
 
 
 def _key(row):

@@ -7,8 +7,9 @@ import sys
 import pytest
 
 from kmc.mutate import snapshot as sn
-from kmc.mutate.runner import make_plan, mutate
+from kmc.mutate.runner import make_plan
 from kmc.reports.regress.suite import Entry
+from mutate_toy import both_ways
 
 #: a counter whose successor table the set-up builds; ``UNUSED`` is read by nothing,
 #: ``STEP`` by the successors only, ``LIMIT`` by a property too, and ``table``'s guard
@@ -80,14 +81,7 @@ def _lines(text):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    path = tmp_path_factory.mktemp("setup") / "mutate_setup_model.py"
-    path.write_text(SETUP)
-
-    def run(replay):
-        plan = make_plan([Entry(id="setup", scenario=f"{path}:make")])
-        return {r["id"].split("/")[-1]: r for r in mutate(plan, jobs=2,
-                                                          replay=replay)["mutants"]}
-    return run(True), run(False)
+    return both_ways(tmp_path_factory, "mutate_setup_model", SETUP)
 
 
 def _key(row):
@@ -192,14 +186,7 @@ def make():
 
 @pytest.fixture(scope="module")
 def safety_runs(tmp_path_factory):
-    path = tmp_path_factory.mktemp("safety") / "mutate_safety_model.py"
-    path.write_text(SAFETY)
-
-    def run(replay):
-        plan = make_plan([Entry(id="safety", scenario=f"{path}:make")])
-        return {r["id"].split("/")[-1]: r for r in mutate(plan, jobs=2,
-                                                          replay=replay)["mutants"]}
-    return run(True), run(False)
+    return both_ways(tmp_path_factory, "mutate_safety_model", SAFETY)
 
 
 def test_without_liveness_fair_actions_count_only_through_their_check(safety_runs):
