@@ -39,6 +39,8 @@ full.
 from __future__ import annotations
 
 import os
+from array import array
+from itertools import chain
 from typing import NamedTuple
 
 from kmc.model.encoding import fingerprint128
@@ -191,7 +193,35 @@ class Graph:
         if self.overflow:
             return None
         return (self.states, tuple(self.expanded), tuple(self.successors),
-                tuple(self.calls), tuple(self.touched), tuple(self.steps))
+                tuple(self.calls), tuple(self.touched), tuple(self.steps),
+                by_called(self.touched))
+
+
+def by_called(touched) -> tuple:
+    """The expansions grouped by what they called: (the interned set, or None, the
+    numbers of the expansions that called it, ascending), one pair per distinct set. A
+    replay asks again only the expansions whose set holds a changed function
+    (``asked``): it finds them without a look at every expansion of a large graph."""
+    groups: dict = {}
+    for n, called in enumerate(touched):
+        got = groups.get(id(called))
+        if got is None:
+            got = groups[id(called)] = (called, array("l"))
+        got[1].append(n)
+    return tuple(groups.values())
+
+
+def asked(graph, functions):
+    """The numbers of the recorded expansions, ascending, that called one of
+    ``functions`` (``steps.untouched``): all of them when ``functions`` is None."""
+    expanded, touched = graph[1], graph[4]
+    if functions is None:
+        return range(len(expanded))
+    groups = graph[6] if len(graph) > 6 else by_called(touched)
+    hit = [ns for called, ns in groups if not untouched(functions, called)]
+    if len(hit) == 1:
+        return hit[0]
+    return sorted(chain.from_iterable(hit))
 
 
 def same_graph(model, graph, functions=None, reloaded=(), by_states=False) -> bool:
@@ -209,9 +239,8 @@ def same_graph(model, graph, functions=None, reloaded=(), by_states=False) -> bo
     same = steps.same_states if by_states else steps.same_steps
     by_step = _by_step(graph) if functions is not None else None
     expansions = None  # position -> recorded successors, once a rebuild's step needs it
-    for n, (i, want, called) in enumerate(zip(expanded, recorded, touched)):
-        if untouched(functions, called):
-            continue
+    for n in asked(graph, functions):
+        i, want, called = expanded[n], recorded[n], touched[n]
         known = by_step[n] if by_step is not None else None
         if known is not None and not vouched(known, functions, called):
             known = None

@@ -259,8 +259,10 @@ def test_successors_compare_as_sets_of_states_by_identity_or_by_value():
     # the recorded objects themselves, in another order, one reached twice
     assert same_states(model, [("y", states[2]), ("x", states[1]), ("z", states[1])],
                        want, states)
-    # copies equal in value count as the same states
+    # copies equal in value count as the same states, in order or not
     assert same_states(model, [("x", (1, "b")), ("y", (2, "c"))], want, states)
+    assert same_states(model, [("y", (2, "c")), ("x", (1, "b"))], want, states)
+    assert not same_states(model, [("x", (1, "b")), ("y", (1, "b"))], want, states)
     # one recorded state missing, or one the graph never recorded
     assert not same_states(model, [("x", states[1])], want, states)
     assert not same_states(model, [("x", states[1]), ("y", states[0])], want, states)
@@ -270,3 +272,19 @@ def test_successors_compare_as_sets_of_states_by_identity_or_by_value():
     # the same states, but now every step to them is a fault and before one was not
     assert not same_states(model, [("crash-1", states[1]), ("crash-2", states[2])],
                            want, states)
+
+
+def test_a_replay_finds_the_expansions_that_called_the_changed_code_by_their_set():
+    from kmc.mutate.replay import Graph, asked
+
+    g = Graph()
+    calls = [{KEY}, set(), {KEY, ("toy.py", 9)}, None, {("toy.py", 9)}, {KEY}]
+    for n, called in enumerate(calls):
+        g.add(n, [("inc", n + 1)], called)
+    graph = g.frozen()
+    every = [n for n, c in enumerate(calls) if c is None or KEY in c]
+    assert list(asked(graph, {KEY})) == every == [0, 2, 3, 5]
+    assert list(asked(graph[:6], {KEY})) == every  # a graph kept without the index
+    assert list(asked(graph, {("toy.py", 9)})) == [2, 3, 4]
+    assert list(asked(graph, {("toy.py", 7)})) == [3]  # not known: asked
+    assert list(asked(graph, None)) == list(range(len(calls)))
