@@ -124,7 +124,7 @@ def stepwise(model, s, known, functions, mine, hand, raw=None) -> list:
     else:
         at = {a: n for n, a in enumerate(acts)}
         todo = []
-        for a in model.actions(s):
+        for a in listing(model, s, probed, functions, mine, raw or hand, fresh):
             n = at.get(a)
             todo.append((a, None, None) if n is None else (a, results[n], per[n]))
     out = []
@@ -138,6 +138,46 @@ def stepwise(model, s, known, functions, mine, hand, raw=None) -> list:
         if t is not None:
             out.append((a, t))
     return out
+
+
+def listing(model, s, probed, functions, mine, raw, fresh) -> list:
+    """``model.actions(s)``, where each step it computes itself (``probed``, as in
+    ``probes``) that called none of ``functions`` is answered by its recorded next
+    state instead of being computed (it runs exactly the baseline's code), and every
+    other step it computes on ``s`` goes to ``fresh``. A mutant of the list's own code
+    (which candidates it tries) thus computes only the steps its code may change: on
+    KIP-253's procedure, whose ``actions`` computes every candidate's step to tell
+    whether it is enabled, the list costs its candidates, not their steps."""
+    recorded = {}
+    disjoint = functions.isdisjoint
+    for a, j, called in zip(*probed):
+        if called is not None and disjoint(called):
+            recorded[a] = j
+    if not recorded or not hasattr(model, "__dict__"):
+        return model.actions(s)
+    own = model.__dict__.get("next_state", _NONE)  # a wrapper set on the model itself
+    plain = model.next_state
+
+    def next_state(w, a):
+        if w is not s:
+            return plain(w, a)
+        j = recorded.get(a, _NONE)
+        if j is not _NONE:
+            return None if j is None else s if j == SELF else mine(raw(j))
+        t = fresh[a] if a in fresh else plain(w, a)
+        fresh[a] = t
+        return t
+    model.next_state = next_state
+    try:
+        return model.actions(s)
+    finally:
+        if own is _NONE:
+            del model.next_state
+        else:
+            model.next_state = own
+
+
+_NONE = object()
 
 
 def probes(model, s, probed, functions, mine, raw, fresh) -> bool:

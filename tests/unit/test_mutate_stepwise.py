@@ -206,6 +206,31 @@ def test_a_replay_asks_only_the_steps_actions_computed_not_the_list(probing):
     assert len(m.asked) == 2 * 4
 
 
+def test_a_changed_list_takes_its_unchanged_steps_from_the_record(probing):
+    """A mutant of the list's own code lists again, but the steps the list computes
+    that ran none of the changed code are the recorded ones: only a candidate the
+    baseline never tried is computed."""
+    mod, graph, (acts_key, _step_key) = probing
+
+    class TriesSkip(_counting(mod.Fast)):
+        def actions(self, s):
+            self.asked.append(("actions", s))
+            return [a for a in ("inc", "dec", "skip") if self.next_state(s, a) is not None]
+
+    m = TriesSkip()
+    assert same_graph(m, graph, {acts_key})
+    asked = sorted(m.asked)
+    assert asked == sorted([("actions", (x,)) for x in range(4)] +
+                           [("skip", (x,)) for x in range(4)])
+    assert "next_state" not in m.__dict__  # the model is left as it was
+
+    class NoIncAtOne(_counting(mod.Fast)):  # the list leaves "inc" out at x == 1
+        def actions(self, s):
+            return [a for a in super().actions(s) if s != (1,) or a != "inc"]
+
+    assert not same_graph(NoIncAtOne(), graph, {acts_key})
+
+
 def test_a_step_that_enables_another_action_makes_the_list_be_asked_again(probing):
     mod, graph, (_acts_key, step_key) = probing
 
