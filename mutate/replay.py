@@ -275,7 +275,15 @@ def _expansions(graph) -> dict:
     return dict(zip(expanded, recorded))
 
 
-def reusing(succ, graph, functions, reloaded=(), known=None, model=None):
+def by_value(graph) -> dict:
+    """Each expanded state of ``graph`` -> its expansion's number: how a reusing run
+    finds a recorded state that the mutant computed anew. Hashing a state reads all of
+    it, so the process that forks the workers builds it once per graph (``runner``)."""
+    states, expanded = graph[0], graph[1]
+    return {states[i]: n for n, i in enumerate(expanded)}
+
+
+def reusing(succ, graph, functions, reloaded=(), known=None, model=None, values=None):
     """``succ`` (a mutant's successor function) that gives a recorded state whose
     successors did not call ``functions`` its recorded successors instead of computing
     them: on such a state the mutant runs exactly the baseline's code (the argument of
@@ -284,23 +292,28 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None):
     successors called the changed code, and the states the baseline never expanded, are
     computed; with the mutant's ``model``, a recorded state's successors are computed
     ``steps.stepwise`` (only its steps that called the changed code). ``known``
-    (``answers.Known``) notes every recorded state handed out."""
+    (``answers.Known``) notes every recorded state handed out. ``values``: ``by_value``
+    of ``graph`` (default: built here)."""
     states, expanded, recorded, _calls, touched = graph[:5]
     mine = Rebuild(reloaded) if reloaded else (lambda x: x)
     by_step = _by_step(graph) if model is not None and functions is not None else None
-    table, handed = {}, {}
-    for n, (i, want, called) in enumerate(zip(expanded, recorded, touched)):
-        if untouched(functions, called):
-            got = (want, None)
-        elif by_step is not None and by_step[n] is not None and \
-                vouched(by_step[n], functions, called):
-            got = (None, by_step[n])
-        else:
-            continue
-        table[states[i]] = handed[id(states[i])] = got
     # the explorer mostly expands the very objects ``hand`` gave it: those are found
     # by identity (each stays alive in ``states``, so no other object has its id),
     # without hashing a state; a state the mutant computed or rebuilt anew, by value
+    by_id = {id(states[i]): n for n, i in enumerate(expanded)}
+    values = by_value(graph) if values is None else values
+    changed = set(asked(graph, functions))
+    decided: dict = {}  # expansion number -> how its successors are given (``decide``)
+
+    def decide(n):
+        """(recorded successors, None), (None, its steps: ``stepwise``), or None: the
+        mutant's successor function computes them."""
+        if n not in changed:
+            return (recorded[n], None)
+        if by_step is not None and by_step[n] is not None and \
+                vouched(by_step[n], functions, touched[n]):
+            return (None, by_step[n])
+        return None
 
     def hand(j):
         t = mine(states[j])
@@ -309,9 +322,14 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None):
         return t
 
     def successors(s):
-        got = handed.get(id(s))
-        if got is None:
-            got = table.get(s)
+        n = by_id.get(id(s))
+        if n is None:
+            n = values.get(s)
+            if n is None:
+                return succ(s)
+        got = decided.get(n, _UNKNOWN)
+        if got is _UNKNOWN:
+            got = decided[n] = decide(n)
         if got is None:
             return succ(s)
         want, step = got
@@ -319,6 +337,9 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None):
             return stepwise(model, s, step, functions, mine, hand, states.__getitem__)
         return [(mine(a), hand(j)) for a, j in want]
     return successors
+
+
+_UNKNOWN = object()
 
 
 class Spec(NamedTuple):
@@ -330,6 +351,7 @@ class Spec(NamedTuple):
     outside: frozenset  # (file, first line) called outside successors and set-up
     setup: frozenset   # (file, first line) called by the set-up
     answers: tuple | None = None  # the invariants' answers on its states (answers.record)
+    values: dict | None = None  # its expanded states -> their numbers (by_value)
 
 
 def set_up_matters(spec: Spec, where, functions) -> bool:

@@ -305,7 +305,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
             known = Known(spec.answers) if spec.answers is not None else None
 
             def reuse(succ, model, spec=spec, known=known):
-                return reusing(succ, spec.graph, touch, spec.rebuild, known, model)
+                return reusing(succ, spec.graph, touch, spec.rebuild, known, model,
+                               spec.values)
         with known.installed() if known is not None else nullcontext():
             runs[e.id] = run_entry(e, (limits or {}).get(e.id), reuse=reuse,
                                    stall=(stalls or {}).get(e.id))

@@ -308,7 +308,7 @@ def test_a_run_explored_after_a_replay_reuses_the_untouched_successors(toy):
 def test_a_reusing_run_finds_a_recorded_state_by_identity_or_by_value(toy):
     """The recorded object itself and an equal copy of it both get the recorded
     successors, without the mutant's model being asked; a state never recorded is."""
-    from kmc.mutate.replay import reusing
+    from kmc.mutate.replay import by_value, reusing
 
     mod = _toy_module(toy)
     states, expanded, successors, calls, _touched = record_graph(mod.make(3))[:5]
@@ -319,13 +319,17 @@ def test_a_reusing_run_finds_a_recorded_state_by_identity_or_by_value(toy):
         return []
 
     none = (frozenset(),) * len(expanded)
-    reuse = reusing(succ, (states, expanded, successors, calls, none), {(toy, 1)})
+    graph = (states, expanded, successors, calls, none)
     i, want = expanded[0], successors[0]
     recorded = [(a, states[j]) for a, j in want]
     copy = type(states[i])(*states[i])
     assert copy is not states[i]
-    assert reuse(states[i]) == recorded and reuse(copy) == recorded and not asked
-    assert reuse(mod.S(9, 9)) == [] and asked == [mod.S(9, 9)]
+    # the look-up by value built here, or once for every run by the forking process
+    for reuse in (reusing(succ, graph, {(toy, 1)}),
+                  reusing(succ, graph, {(toy, 1)}, values=by_value(graph))):
+        asked.clear()
+        assert reuse(states[i]) == recorded and reuse(copy) == recorded and not asked
+        assert reuse(mod.S(9, 9)) == [] and asked == [mod.S(9, 9)]
 
 
 def test_only_the_questions_that_called_the_function_are_asked_again(toy):
