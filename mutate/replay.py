@@ -303,7 +303,6 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None, values=
     by_id = {id(states[i]): n for n, i in enumerate(expanded)}
     values = by_value(graph) if values is None else values
     changed = set(asked(graph, functions))
-    decided: dict = {}  # expansion number -> how its successors are given (``decide``)
 
     def decide(n):
         """(recorded successors, None), (None, its steps: ``stepwise``), or None: the
@@ -327,9 +326,7 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None, values=
             n = values.get(s)
             if n is None:
                 return succ(s)
-        got = decided.get(n, _UNKNOWN)
-        if got is _UNKNOWN:
-            got = decided[n] = decide(n)
+        got = decide(n)
         if got is None:
             return succ(s)
         want, step = got
@@ -337,9 +334,6 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None, values=
             return stepwise(model, s, step, functions, mine, hand, states.__getitem__)
         return [(mine(a), hand(j)) for a, j in want]
     return successors
-
-
-_UNKNOWN = object()
 
 
 class Spec(NamedTuple):
