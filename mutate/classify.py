@@ -68,11 +68,13 @@ def classify(baseline: dict, result: dict) -> Verdict:
             evidence.append(f"{eid}: {run['error']}" + (f" at {run['where']}"
                                                        if run.get("where") else ""))
             continue
-        # a run the memory guard or the state limit stopped saw only part of its
-        # states: what it found counts, what it did not find proves nothing
+        # a run the memory guard or the state limit stopped, or one stopped at its first
+        # violation, saw only part of its states: what it found counts, what it did not
+        # find proves nothing
         grew = _grew(base, run)
+        partial = grew or run["stopped_by"] == "violation" != base["stopped_by"]
         flipped = sorted(p for p in set(run["violated"]) ^ set(base["violated"])
-                         if p in run["violated"] or not grew)
+                         if p in run["violated"] or not partial)
         for p in flipped:
             now = "violated" if p in run["violated"] else "no longer violated"
             evidence.append(f"{eid}: {p} {now}")
@@ -83,7 +85,8 @@ def classify(baseline: dict, result: dict) -> Verdict:
                 f"the state limit ({GROWTH} times the baseline's states, plus {GROWTH_SLACK:,})"
             evidence.append(f"{eid}: the state space outgrew {what}")
             continue
-        lost = [w for w in base["witnesses"] if w not in run["witnesses"]]
+        lost = [] if partial else \
+            [w for w in base["witnesses"] if w not in run["witnesses"]]
         for w in lost:
             evidence.append(f"{eid}: witness {w} not found")
         witnesses += lost
@@ -126,6 +129,13 @@ def decisive(base: dict, run: dict) -> bool:
         return True
     return any(p not in run["violated"] for p in base["violated"]) or \
         any(w not in run["witnesses"] for w in base["witnesses"])
+
+
+def clean(base: dict) -> bool:
+    """May a mutant's run of this entry stop at its first violation? When the
+    baseline's run (``base``) violated no property: any violation is then a new one, a
+    kill that the rest of the run cannot undo (``decisive``)."""
+    return not base.get("error") and not base["violated"]
 
 
 def _grew(base: dict, run: dict) -> bool:

@@ -33,7 +33,7 @@ def _build(entry):
 
 
 def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
-              reuse=None, stall: float | None = None) -> dict:
+              reuse=None, stall: float | None = None, first_violation: bool = False) -> dict:
     """One suite entry, run the way ``kmc regress`` runs it (a Spark entry on BFS: same
     verdicts and counts), as a plain dict; an exception is recorded, not raised. With
     ``state_limit`` a BFS or DFS run stops after that many states (``stopped_by:
@@ -43,7 +43,9 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
     function and the model and gives the successor function to explore with
     (``replay.reusing``). ``stall``: the
     most seconds one expansion may take (``stall.Watch``); past it the run ends as out
-    of time. A baseline's run gives its slowest expansion (``slowest_expansion_s``)."""
+    of time. A baseline's run gives its slowest expansion (``slowest_expansion_s``).
+    ``first_violation``: a BFS or DFS run stops once a property is violated, at the end
+    of the level that found it (``stop_on_violation``)."""
     from kmc.mutate.stall import Stalled, Watch
 
     t0 = time.perf_counter()
@@ -69,6 +71,9 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
             opts["states_digest"] = True
         if explorer in ("bfs", "dfs"):
             from kmc.explorers.memory import resident_bytes
+
+            if first_violation:
+                opts["stop_on_violation"] = True
 
             opts["max_memory"] = (resident_bytes() or 0) + RUN_MEMORY
         bounds = {**info["bounds"], **entry.bounds}
@@ -240,7 +245,9 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
                 specs=None, reach=None, stalls=None, quiet=None) -> dict:
     """``entries`` on ``mutant`` of ``source`` (``snapshot``: the modules that import
     it, name -> (path, text)); loaded in this process for good. Given the ``baseline``
-    runs, it stops after the first run that kills the mutant (``classify.decisive``).
+    runs, it stops after the first run that kills the mutant (``classify.decisive``),
+    and a run whose baseline's violated no property stops at its first violation
+    (``classify.clean``): that is already a kill.
     ``limits``: entry id -> the most states its run may reach. ``specs``: entry id ->
     ``replay.Spec`` for the entries the mutant may replay: a replay that matches is the
     baseline's run (``"replayed": true``). ``reach``: (the first line of the function
@@ -254,7 +261,7 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     measuring where a mutation run's time goes."""
     memo.off()  # the recorder and the replay see every call of the model's code
     from kmc.mutate.answers import Known
-    from kmc.mutate.classify import decisive
+    from kmc.mutate.classify import clean, decisive
     from kmc.mutate.isolation import install
     from kmc.mutate.replay import affected, reusing
     from kmc.mutate.stall import Stalled
@@ -309,7 +316,9 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
                                spec.values)
         with known.installed() if known is not None else nullcontext():
             runs[e.id] = run_entry(e, (limits or {}).get(e.id), reuse=reuse,
-                                   stall=(stalls or {}).get(e.id))
+                                   stall=(stalls or {}).get(e.id),
+                                   first_violation=baseline is not None
+                                   and clean(baseline[e.id]))
         hows[e.id] = (how, time.perf_counter() - t_run)
         if baseline is not None and decisive(baseline[e.id], runs[e.id]):
             break

@@ -57,8 +57,9 @@ def add_arguments(p):
                    help="time limit of one mutant (default: 3x the unmutated model's "
                         "time on its runs + 10 s); a mutant over it counts as a crash")
     p.add_argument("--every-run", action="store_true",
-                   help="run every entry on every mutant, even after one killed it "
-                        "(killed_by then names every property that catches it; slower)")
+                   help="run every entry on every mutant in full, even after one "
+                        "killed it (killed_by then names every property that catches "
+                        "it; slower)")
     p.add_argument("--no-replay", action="store_true",
                    help="explore every run in full, even one the mutant cannot have "
                         "changed (by default such a run is decided by replaying the "
