@@ -44,8 +44,8 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
     (``replay.reusing``). ``stall``: the
     most seconds one expansion may take (``stall.Watch``); past it the run ends as out
     of time. A baseline's run gives its slowest expansion (``slowest_expansion_s``).
-    ``first_violation``: a BFS or DFS run stops once a property is violated, at the end
-    of the level that found it (``stop_on_violation``)."""
+    ``first_violation``: a BFS or DFS run stops once a property is violated (a BFS run
+    at the end of the level that found it: ``stop_on_violation``)."""
     from kmc.mutate.stall import Stalled, Watch
 
     t0 = time.perf_counter()
@@ -74,7 +74,6 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
 
             if first_violation:
                 opts["stop_on_violation"] = True
-
             opts["max_memory"] = (resident_bytes() or 0) + RUN_MEMORY
         bounds = {**info["bounds"], **entry.bounds}
         if state_limit is not None and explorer in ("bfs", "dfs"):
@@ -246,7 +245,7 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     """``entries`` on ``mutant`` of ``source`` (``snapshot``: the modules that import
     it, name -> (path, text)); loaded in this process for good. Given the ``baseline``
     runs, it stops after the first run that kills the mutant (``classify.decisive``),
-    and a run whose baseline's violated no property stops at its first violation
+    and a run whose baseline run violated no property stops at its first violation
     (``classify.clean``): that is already a kill.
     ``limits``: entry id -> the most states its run may reach. ``specs``: entry id ->
     ``replay.Spec`` for the entries the mutant may replay: a replay that matches is the
