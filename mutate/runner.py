@@ -119,6 +119,9 @@ def _warm() -> None:
             importlib.import_module(name)
         except ImportError:
             pass
+    from kmc.mutate.setup_reads import framework_names
+
+    framework_names(())  # the framework's names, read once for every worker
 
 
 def run_baseline(plan: Plan, jobs: int = 1) -> dict:

@@ -132,40 +132,50 @@ def _stalled(e, t0: float) -> dict:
             "elapsed": time.perf_counter() - t0}
 
 
-def replays(entry, spec, where, functions, touch=None, stall=None) -> str:
+def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) -> tuple:
     """Is the mutant loaded in this process the baseline's run on ``entry``, by
     ``spec`` (``replay.Spec``: the baseline's graph of it and what its set-up built)?
-    ``SAME`` when it is; ``REUSE`` when the set-up built what the baseline's did but a
-    successor or a question got another answer (the run is explored with
-    ``replay.reusing``); ``FULL`` when the set-up differs (the model may read what it
-    built in any state; the fair actions count only where the mutant's model checks a
-    liveness property, ``snapshot.same_set_up``) or the replay raised (the full run
-    then records it).
+    ``SAME`` when it is; ``REUSE`` when a successor or a question got another answer
+    (the run is explored with ``replay.reusing``); ``FULL`` when the set-up differs
+    where ``set_up`` cannot follow the difference (the fair actions count only where
+    the mutant's model checks a liveness property, ``snapshot.same_set_up``) or the
+    replay raised (the full run then records it). Returned with the ``touch`` the run
+    was decided by.
     ``functions``: the code, as (file, first line), through which the mutant can change
     the run (``replay.affected``); ``where``: the first line of the function whose body
     holds the mutant, None outside any function's body; ``touch``: what marks a recorded
     expansion as one the mutant may change (``steps.untouched``; default
     ``functions``). ``stall``: the most seconds the model may take to answer one
-    recorded state (``stall.Watch``); past it ``stall.Stalled`` is raised."""
+    recorded state (``stall.Watch``); past it ``stall.Stalled`` is raised.
+    ``set_up``: ``(differences, model) -> the code that can read them``
+    (``setup_reads``; None: not known). A set-up that built another model only in values
+    that code reads is replayed as if that code had changed (added to ``touch``),
+    unless a property or other code outside the successors calls it."""
     from kmc.invariants.liveness import split
     from kmc.mutate.replay import same_graph, set_up_matters
+    from kmc.mutate.setup_reads import differences
     from kmc.mutate.snapshot import same_set_up, setup_image
     from kmc.mutate.stall import Watch
     from kmc.mutate.steps import by_states
 
+    touch = functions if touch is None else touch
     try:
         api, sc, info, model = _build(entry)
-        if set_up_matters(spec, where, functions) and not same_set_up(
-                setup_image(info, sc, model), spec.image,
-                fairness_read=bool(split(model.properties())[1])):
-            return FULL
+        if set_up_matters(spec, where, functions):
+            image, fair = setup_image(info, sc, model), bool(split(model.properties())[1])
+            if not same_set_up(image, spec.image, fairness_read=fair):
+                diff = differences(image, spec.image, fair) if set_up else None
+                extra = set_up(diff, model) if diff and diff.paths else None
+                if extra is None or not extra.isdisjoint(spec.outside):
+                    return FULL, touch
+                touch = touch | extra
         watch = Watch(stall)
         with watch:
-            same = same_graph(watch.wrap(model), spec.graph, touch or functions,
+            same = same_graph(watch.wrap(model), spec.graph, touch,
                               spec.rebuild, by_states(entry.explorer, model))
-        return SAME if same else REUSE
+        return (SAME if same else REUSE), touch
     except Exception:
-        return FULL
+        return FULL, touch
 
 
 def _one_line(text: str) -> str:
@@ -280,6 +290,7 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     number = reach[3] if reach else None
     touch = {number} if functions is not None and where is not None \
         and number is not None else functions
+    set_up = _set_up_readers(reach[2] if reach else None)
     runs, hows = {}, {}
     for e in entries:
         t_run = time.perf_counter()
@@ -292,8 +303,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
         if how is None:
             t = time.perf_counter()
             try:
-                decided = replays(e, spec, where, functions, touch,
-                                  (stalls or {}).get(e.id))
+                decided, run_touch = replays(e, spec, where, functions, touch,
+                                             (stalls or {}).get(e.id), set_up)
             except Stalled as x:  # a kill, as a crash is
                 runs[e.id] = _stalled(x, t)
                 hows[e.id] = ("stalled", time.perf_counter() - t_run)
@@ -302,6 +313,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
                 continue
             how = {SAME: "same", REUSE: "reuse"}.get(
                 decided, "full: set-up differs or raised")
+            if decided != FULL and run_touch != (touch if touch is not None else functions):
+                how += ": set-up differs where the asked code reads"
         if decided == SAME:
             runs[e.id] = {**spec.run, "replayed": True}
             hows[e.id] = (how, time.perf_counter() - t_run)
@@ -310,7 +323,7 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
         if decided == REUSE:
             known = Known(spec.answers) if spec.answers is not None else None
 
-            def reuse(succ, model, spec=spec, known=known):
+            def reuse(succ, model, spec=spec, known=known, touch=run_touch):
                 return reusing(succ, spec.graph, touch, spec.rebuild, known, model,
                                spec.values)
         with known.installed() if known is not None else nullcontext():
@@ -322,6 +335,27 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
         if baseline is not None and decisive(baseline[e.id], runs[e.id]):
             break
     return {"runs": runs, "elapsed_s": time.perf_counter() - t0, "how": hows}
+
+
+def _set_up_readers(tracked):
+    """``(differences, model) -> the code that can read them`` (``setup_reads.readers``)
+    over the modules the tracer follows (``tracked``: real path -> file name there)."""
+    if tracked is None:
+        return None
+
+    known: dict = {}  # the entries of one mutant mostly differ alike
+
+    def readers(diff, model):
+        from kmc.mutate.setup_reads import model_modules
+        from kmc.mutate.setup_reads import readers as found
+
+        roots = model_modules(model)
+        key = (tuple(diff.paths), frozenset(diff.fields.items()),
+               tuple(m.__name__ for m in roots))
+        if key not in known:
+            known[key] = found(diff, tracked, roots)
+        return known[key]
+    return readers
 
 
 def _why_full(spec, functions):
