@@ -151,11 +151,6 @@ def readers(diff: Differences, files, roots=None) -> set | None:
     return out
 
 
-def _codes(mod):
-    for f in sn._functions(vars(mod).values(), mod.__name__):
-        yield from _nested(f.__code__)
-
-
 def _reads(code, leaves, containers) -> bool:
     """Can ``code`` read an attribute named in ``leaves``, or let a container named in
     ``containers`` (name -> its data fields) escape?"""
@@ -199,7 +194,6 @@ def _field_read(i, fields) -> bool:
 #: module name -> (the module, the names it reads): ``framework_names``, per module
 _NAMES: dict = {}
 _LOADED: list = []  # not empty once ``_load_framework`` ran in this process
-
 
 
 def framework_names(served, roots=None) -> frozenset:
@@ -307,13 +301,10 @@ def _owned_codes(mod):
     """(code, the class whose method it is, or None) for every code object of the
     functions and classes ``mod`` defines, nested ones included."""
     for v in list(vars(mod).values()):
-        if isinstance(v, type) and v.__module__ == mod.__name__:
-            for f in sn._functions(list(vars(v).values()), v.__module__):
-                for code in _nested(f.__code__):
-                    yield code, v
-        elif isinstance(v, types.FunctionType) and v.__module__ == mod.__name__:
-            for code in _nested(v.__code__):
-                yield code, None
+        owner = v if isinstance(v, type) and v.__module__ == mod.__name__ else None
+        for f in sn._functions([v], mod.__name__):  # a decorated one: its own code
+            for code in _nested(f.__code__):
+                yield code, owner
 
 
 def _nested(code):

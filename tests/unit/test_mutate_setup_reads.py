@@ -11,8 +11,10 @@ from kmc.mutate import snapshot as sn
 from mutate_toy import both_ways
 
 #: ``padding`` is read by nothing, ``fast`` by the jump step only (and its guard never
-#: holds), ``counting`` by the tick step, ``strict`` by a property
-FLAGS = '''from typing import NamedTuple
+#: holds), ``counting`` by the tick step, ``strict`` by a property, ``bonus`` by a cached
+#: function the tick step calls
+FLAGS = '''import functools
+from typing import NamedTuple
 
 from kmc import Model, always
 
@@ -22,13 +24,19 @@ class Flags(NamedTuple):
     counting: bool
     padding: bool
     strict: bool
+    bonus: bool
 
 
-FLAGS = Flags(fast=False, counting=True, padding=False, strict=False)
+FLAGS = Flags(fast=False, counting=True, padding=False, strict=False, bonus=False)
 
 
-def jump_size(flags, at):
-    return 2 if flags.fast and at > 9 else 1
+def jump_size(fast, at):
+    return 2 if fast and at > 9 else 1
+
+
+@functools.lru_cache(maxsize=None)
+def bonus_of(m):
+    return 1 if m.flags.bonus else 0
 
 
 class Ticker(Model):
@@ -45,9 +53,9 @@ class Ticker(Model):
 
     def next_state(self, s, a):
         if a == "jump":
-            return (s[0] + jump_size(self.flags, s[0]), s[1])
+            return (s[0] + jump_size(self.flags.fast, s[0]), s[1])
         f = self.flags
-        return (s[0] + 1, s[1] + (1 if f.counting else 0))
+        return (s[0] + 1, s[1] + (1 if f.counting else 0) + bonus_of(self))
 
     def action_name(self, a):
         return a
@@ -100,12 +108,16 @@ def test_a_flag_the_successors_read_differently_is_explored(runs):
     assert counting["outcome"] != "equivalent" and not counting["replayed"]
 
 
-def test_a_flag_a_property_reads_is_explored(runs):
+def test_a_flag_a_property_or_a_cached_function_reads_is_explored(runs):
     fast, _full = runs
     rows = _flag_rows(fast)
     text = [t for t in FLAGS.splitlines() if t.startswith("FLAGS = ")][0]
     strict = rows["False@" + str(text.index("strict=") + len("strict="))]
     assert not strict["replayed"]
+    # read inside the cached function's own code (not its wrapper's): the tick step
+    # now counts twice, which the property sees
+    bonus = rows["False@" + str(text.index("bonus=") + len("bonus="))]
+    assert bonus["outcome"] == "property" and not bonus["replayed"]
 
 
 class _Flags(NamedTuple):
