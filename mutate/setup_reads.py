@@ -14,9 +14,10 @@ What can read the value at ``model.a.b.c``:
 - code that reads an attribute named ``c`` of any object, or holds the string ``"c"``
   (``getattr``): the value itself;
 - code that reads ``a`` or ``b`` and lets that container escape: anything but reading
-  one of its fields at once (``m.flags.topic_ids``), or through a local variable that
-  is only ever used so (``f = m.flags`` ... ``f.topic_ids``). A container passed on,
-  compared, printed, indexed or asked a method reaches all of its fields.
+  one of its data fields at once (``m.flags.topic_ids``), or through a local variable
+  that is only ever used so (``f = m.flags`` ... ``f.topic_ids``). A container passed
+  on, compared, printed, indexed or asked a method (even one kept for later) reaches
+  all of its fields.
 
 The framework (the explorers, the property checker) reads a model through its
 contract; a name it reads anywhere outside its own objects' attributes (``self.name``
@@ -200,7 +201,7 @@ def framework_names(served, roots=None) -> frozenset:
     """Every attribute name read or written where the tracer does not look, by code that
     can hold the model: kmc's framework (every module of kmc but its models, the
     mutation tester and the command line) and the modules the model's code (``roots``:
-    ``Model.code_modules``; default ``served``) imports, directly or not, but the
+    ``model_modules``; default ``served``) imports, directly or not, but the
     ``served`` ones (whose code the tracer follows); an attribute of ``self`` in a
     method of a class that is not a model left out. A module that reads attributes by
     name (``getattr``) counts its strings as names too. (A scenario module that builds
