@@ -75,11 +75,13 @@ def runs(tmp_path_factory):
     return both_ways(tmp_path_factory, "mutate_flags_model", FLAGS)
 
 
-def _flag_rows(rows):
-    (line,) = [n for n, text in enumerate(FLAGS.splitlines(), 1)
-               if text.startswith("FLAGS = ")]
-    return {r["description"].split()[0] + "@" + str(r["column"]): r
-            for r in rows.values() if r["line"] == line}
+def _flag(rows, field):
+    """The row of the mutant that flips ``field``'s value in the ``FLAGS = ...`` line."""
+    lines = FLAGS.splitlines()
+    (n,) = [i for i, text in enumerate(lines) if text.startswith("FLAGS = ")]
+    column = lines[n].index(field + "=") + len(field) + 1
+    (row,) = [r for r in rows.values() if r["line"] == n + 1 and r["column"] == column]
+    return row
 
 
 def test_every_mutant_gets_the_outcome_of_a_full_run(runs):
@@ -91,32 +93,23 @@ def test_every_mutant_gets_the_outcome_of_a_full_run(runs):
 
 def test_a_flag_nothing_reads_or_whose_readers_answer_alike_is_replayed(runs):
     fast, _full = runs
-    rows = _flag_rows(fast)
-    text = FLAGS.splitlines()[[i for i, t in enumerate(FLAGS.splitlines())
-                               if t.startswith("FLAGS = ")][0]]
-    padding = rows["False@" + str(text.index("padding=") + len("padding="))]
-    fast_row = rows["False@" + str(text.index("fast=") + len("fast="))]
-    for r in (padding, fast_row):
-        assert r["outcome"] == "equivalent" and r["replayed"] == 1
+    for field in ("padding", "fast"):
+        r = _flag(fast, field)
+        assert r["outcome"] == "equivalent" and r["replayed"] == 1, field
 
 
 def test_a_flag_the_successors_read_differently_is_explored(runs):
     fast, _full = runs
-    rows = _flag_rows(fast)
-    text = [t for t in FLAGS.splitlines() if t.startswith("FLAGS = ")][0]
-    counting = rows["True@" + str(text.index("counting=") + len("counting="))]
-    assert counting["outcome"] != "equivalent" and not counting["replayed"]
+    r = _flag(fast, "counting")
+    assert r["outcome"] != "equivalent" and not r["replayed"]
 
 
 def test_a_flag_a_property_or_a_cached_function_reads_is_explored(runs):
     fast, _full = runs
-    rows = _flag_rows(fast)
-    text = [t for t in FLAGS.splitlines() if t.startswith("FLAGS = ")][0]
-    strict = rows["False@" + str(text.index("strict=") + len("strict="))]
-    assert not strict["replayed"]
+    assert not _flag(fast, "strict")["replayed"]
     # read inside the cached function's own code (not its wrapper's): the tick step
     # now counts twice, which the property sees
-    bonus = rows["False@" + str(text.index("bonus=") + len("bonus="))]
+    bonus = _flag(fast, "bonus")
     assert bonus["outcome"] == "property" and not bonus["replayed"]
 
 
