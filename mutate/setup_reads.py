@@ -57,17 +57,14 @@ def differences(image, baseline, fairness_read: bool = True) -> Differences | No
         return None
     rest, base_rest = image[1:], baseline[1:]
     if not fairness_read:  # the fair actions count only through their check
-        rest, base_rest = _unfair(rest), _unfair(base_rest)
+        a, b = sn._unfair(image), sn._unfair(baseline)
+        if a is sn.OPAQUE or b is sn.OPAQUE:
+            return None
+        rest, base_rest = a[1:], b[1:]
     if rest != base_rest:
         return None
     out = Differences([], {})
     return out if _paths(image[0], baseline[0], (), out) else None
-
-
-def _unfair(rest):
-    inits, fairness, options, params = rest
-    declared = fairness[2] if isinstance(fairness, tuple) and len(fairness) == 3 else sn.OPAQUE
-    return inits, declared, options, params
 
 
 def _paths(a, b, path: tuple, out: Differences) -> bool:
