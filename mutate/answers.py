@@ -78,6 +78,13 @@ class Known:
         if position not in self._unknown:
             self.by_id[id(state)] = self._bad.get(position, _CLEAN)
 
+    def note_all(self, states) -> None:
+        """``note`` of every state of ``states`` (a recorded graph's, in order: alive
+        for the whole run)."""
+        bad, unknown = self._bad, self._unknown
+        self.by_id.update((id(s), bad.get(i, _CLEAN)) for i, s in enumerate(states)
+                          if i not in unknown)
+
     @contextmanager
     def installed(self):
         """While the block runs, a ``Checker`` of exactly the recorded invariants gives

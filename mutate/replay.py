@@ -41,6 +41,7 @@ from __future__ import annotations
 import os
 from array import array
 from itertools import chain
+from operator import is_not
 from typing import NamedTuple
 
 from kmc.model.encoding import fingerprint128
@@ -189,12 +190,39 @@ class Graph:
         return kept
 
     def frozen(self):
-        """What a worker keeps: None when the run was too large to record."""
+        """What a worker keeps: None when the run was too large to record. Its states'
+        equal fields are made one object (``shared``)."""
         if self.overflow:
             return None
+        shared(self.states)
         return (self.states, tuple(self.expanded), tuple(self.successors),
                 tuple(self.calls), tuple(self.touched), tuple(self.steps),
                 by_called(self.touched))
+
+
+def shared(states: list) -> None:
+    """Make the equal fields of ``states`` (records of one class) one object, in place:
+    each state is replaced by an equal copy whose fields at each position are the first
+    equal value seen there. A replay hands these states to the explorer, which tells a
+    successor's changed fields from its parent's by identity and looks up only those
+    (``encoding.FieldReprs``): the explorer recorded a state from one parent, and from
+    any other parent its fields would be equal objects, not the same ones, each looked
+    up (hashed and compared whole). A state of any other type, or with an unhashable
+    field, is left as it is; so is every state when there are none of one class."""
+    cls = type(states[0]) if states else None
+    make = getattr(cls, "_make", None)
+    if make is None or not isinstance(getattr(cls, "_fields", None), tuple):
+        return
+    memos = [{} for _ in cls._fields]
+    for i, s in enumerate(states):
+        if type(s) is not cls:
+            continue
+        try:
+            fields = [m.setdefault(v, v) for m, v in zip(memos, s)]
+        except TypeError:
+            continue
+        if any(map(is_not, fields, s)):
+            states[i] = make(fields)
 
 
 def by_called(touched) -> tuple:
@@ -292,8 +320,9 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None, values=
     successors called the changed code, and the states the baseline never expanded, are
     computed; with the mutant's ``model``, a recorded state's successors are computed
     ``steps.stepwise`` (only its steps that called the changed code). ``known``
-    (``answers.Known``) notes every recorded state handed out. ``values``: ``by_value``
-    of ``graph`` (default: built here)."""
+    (``answers.Known``) notes every recorded state handed out (every recorded state at
+    once, when no class is rebuilt: each is then handed out as the very object).
+    ``values``: ``by_value`` of ``graph`` (default: built here)."""
     states, expanded, recorded, _calls, touched = graph[:5]
     mine = Rebuild(reloaded) if reloaded else (lambda x: x)
     by_step = _by_step(graph) if model is not None and functions is not None else None
@@ -314,11 +343,22 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None, values=
             return (None, by_step[n])
         return None
 
-    def hand(j):
-        t = mine(states[j])
+    if reloaded:
+        def hand(j):
+            t = mine(states[j])
+            if known is not None:
+                known.note(j, t)
+            return t
+
+        def handed(want):
+            return [(mine(a), hand(j)) for a, j in want]
+    else:  # the recorded objects themselves: their answers are noted once, here
         if known is not None:
-            known.note(j, t)
-        return t
+            known.note_all(states)
+        hand = states.__getitem__
+
+        def handed(want):
+            return [(a, states[j]) for a, j in want]
 
     def successors(s):
         n = by_id.get(id(s))
@@ -332,7 +372,7 @@ def reusing(succ, graph, functions, reloaded=(), known=None, model=None, values=
         want, step = got
         if step is not None:
             return stepwise(model, s, step, functions, mine, hand, states.__getitem__)
-        return [(mine(a), hand(j)) for a, j in want]
+        return handed(want)
     return successors
 
 

@@ -140,7 +140,8 @@ def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) 
     where ``set_up`` cannot follow the difference (the fair actions count only where
     the mutant's model checks a liveness property, ``snapshot.same_set_up``) or the
     replay raised (the full run then records it). Returned with the ``touch`` the run
-    was decided by.
+    was decided by and, for ``FULL``, why (the part of the set-up that differs, or
+    ``"raised"``; else None).
     ``functions``: the code, as (file, first line), through which the mutant can change
     the run (``replay.affected``); ``where``: the first line of the function whose body
     holds the mutant, None outside any function's body; ``touch``: what marks a recorded
@@ -165,17 +166,31 @@ def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) 
             image, fair = setup_image(info, sc, model), bool(split(model.properties())[1])
             if not same_set_up(image, spec.image, fairness_read=fair):
                 diff = differences(image, spec.image, fair) if set_up else None
-                extra = set_up(diff, model) if diff and diff.paths else None
-                if extra is None or not extra.isdisjoint(spec.outside):
-                    return FULL, touch
+                if not (diff and diff.paths):
+                    return FULL, touch, _unlike(image, spec.image)
+                extra = set_up(diff, model)
+                if extra is None:
+                    return FULL, touch, "a name kmc reads"
+                if not extra.isdisjoint(spec.outside):
+                    return FULL, touch, "read outside successors"
                 touch = touch | extra
         watch = Watch(stall)
         with watch:
             same = same_graph(watch.wrap(model), spec.graph, touch,
                               spec.rebuild, by_states(entry.explorer, model))
-        return (SAME if same else REUSE), touch
+        return (SAME if same else REUSE), touch, None
     except Exception:
-        return FULL, touch
+        return FULL, touch, "raised"
+
+
+def _unlike(image, baseline) -> str:
+    """Which part of two set-ups (``snapshot.setup_image``) differs, first in its order."""
+    parts = ("model", "initial states", "fair actions", "options", "parameters")
+    if isinstance(image, tuple) and isinstance(baseline, tuple) and len(image) == len(baseline):
+        for name, a, b in zip(parts, image, baseline):
+            if a != b:
+                return name
+    return "not described"
 
 
 def _one_line(text: str) -> str:
@@ -303,8 +318,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
         if how is None:
             t = time.perf_counter()
             try:
-                decided, run_touch = replays(e, spec, where, functions, touch,
-                                             (stalls or {}).get(e.id), set_up)
+                decided, run_touch, why = replays(e, spec, where, functions, touch,
+                                                  (stalls or {}).get(e.id), set_up)
             except Stalled as x:  # a kill, as a crash is
                 runs[e.id] = _stalled(x, t)
                 hows[e.id] = ("stalled", time.perf_counter() - t_run)
@@ -312,7 +327,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
                     break
                 continue
             how = {SAME: "same", REUSE: "reuse"}.get(
-                decided, "full: set-up differs or raised")
+                decided, f"full: set-up differs ({why})" if why != "raised"
+                else "full: replay raised")
             if decided != FULL and run_touch != (touch if touch is not None else functions):
                 how += ": set-up differs where the asked code reads"
         if decided == SAME:
