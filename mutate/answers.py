@@ -1,6 +1,6 @@
 """Property answers a mutant's run takes from the baseline instead of computing them.
 
-A run the replay could not decide is explored on the mutant (``replay.reusing``), and
+A run the replay could not decide is explored on the mutant (``reuse.reusing``), and
 its explorer checks every state it reaches against the run's invariants. A mutant is
 replayed only where its code is never called outside the model's successors and
 set-up, and only when the set-up built what the baseline's did: the invariants' code,

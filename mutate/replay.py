@@ -20,7 +20,7 @@ run *is* the baseline's run: the same verdicts, counts, counterexample states an
 set (``steps``: where the answers compare by the steps or states they lead to, a
 counterexample may show another action between the same two states).
 The first answer that differs stops the replay, and the worker explores the run, asking
-the mutant's model only for what the replay could not vouch for (``reusing``): the
+the mutant's model only for what the replay could not vouch for (``reuse.reusing``): the
 successors of the states whose expansion called the changed code, and of the states the
 baseline never reached; every other recorded state gets its recorded successors.
 
@@ -303,79 +303,6 @@ def _expansions(graph) -> dict:
     return dict(zip(expanded, recorded))
 
 
-def by_value(graph) -> dict:
-    """Each expanded state of ``graph`` -> its expansion's number: how a reusing run
-    finds a recorded state that the mutant computed anew. Hashing a state reads all of
-    it, so the process that forks the workers builds it once per graph (``runner``)."""
-    states, expanded = graph[0], graph[1]
-    return {states[i]: n for n, i in enumerate(expanded)}
-
-
-def reusing(succ, graph, functions, reloaded=(), known=None, model=None, values=None):
-    """``succ`` (a mutant's successor function) that gives a recorded state whose
-    successors did not call ``functions`` its recorded successors instead of computing
-    them: on such a state the mutant runs exactly the baseline's code (the argument of
-    ``same_graph``, state by state), so the answer is the one the mutant would compute.
-    A run the replay could not decide is explored with it: only the states whose
-    successors called the changed code, and the states the baseline never expanded, are
-    computed; with the mutant's ``model``, a recorded state's successors are computed
-    ``steps.stepwise`` (only its steps that called the changed code). ``known``
-    (``answers.Known``) notes every recorded state handed out (every recorded state at
-    once, when no class is rebuilt: each is then handed out as the very object).
-    ``values``: ``by_value`` of ``graph`` (default: built here)."""
-    states, expanded, recorded, _calls, touched = graph[:5]
-    mine = Rebuild(reloaded) if reloaded else (lambda x: x)
-    by_step = _by_step(graph) if model is not None and functions is not None else None
-    # the explorer mostly expands the very objects ``hand`` gave it: those are found
-    # by identity (each stays alive in ``states``, so no other object has its id),
-    # without hashing a state; a state the mutant computed or rebuilt anew, by value
-    by_id = {id(states[i]): n for n, i in enumerate(expanded)}
-    values = by_value(graph) if values is None else values
-    changed = set(asked(graph, functions))
-
-    def decide(n):
-        """(recorded successors, None), (None, its steps: ``stepwise``), or None: the
-        mutant's successor function computes them."""
-        if n not in changed:
-            return (recorded[n], None)
-        if by_step is not None and by_step[n] is not None and \
-                vouched(by_step[n], functions, touched[n]):
-            return (None, by_step[n])
-        return None
-
-    if reloaded:
-        def hand(j):
-            t = mine(states[j])
-            if known is not None:
-                known.note(j, t)
-            return t
-
-        def handed(want):
-            return [(mine(a), hand(j)) for a, j in want]
-    else:  # the recorded objects themselves: their answers are noted once, here
-        if known is not None:
-            known.note_all(states)
-        hand = states.__getitem__
-
-        def handed(want):
-            return [(a, states[j]) for a, j in want]
-
-    def successors(s):
-        n = by_id.get(id(s))
-        if n is None:
-            n = values.get(s)
-            if n is None:
-                return succ(s)
-        got = decide(n)
-        if got is None:
-            return succ(s)
-        want, step = got
-        if step is not None:
-            return stepwise(model, s, step, functions, mine, hand, states.__getitem__)
-        return handed(want)
-    return successors
-
-
 class Spec(NamedTuple):
     """What a mutant's worker needs to replay one entry's run."""
     graph: tuple       # Graph.frozen()
@@ -385,7 +312,10 @@ class Spec(NamedTuple):
     outside: frozenset  # (file, first line) called outside successors and set-up
     setup: frozenset   # (file, first line) called by the set-up
     answers: tuple | None = None  # the invariants' answers on its states (answers.record)
-    values: dict | None = None  # its expanded states -> their numbers (by_value)
+    values: dict | None = None  # its expanded states -> their numbers (reuse.by_value)
+    #: the model object's attributes read outside the traced files, and those watched
+    #: (``outside_reads.Watch.read``); None: not watched
+    read_outside: tuple | None = None
 
 
 def set_up_matters(spec: Spec, where, functions) -> bool:

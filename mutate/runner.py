@@ -15,7 +15,8 @@ from kmc.mutate.classify import (EQUIVALENT, SURVIVED, Verdict, classify, score,
 from kmc.mutate.isolation import Mutant, mutants_of, read_source, warm
 from kmc.mutate.operators import pragma_lines
 from kmc.mutate.pool import NOT_RUN, run_tasks
-from kmc.mutate.replay import Spec, by_value
+from kmc.mutate.replay import Spec
+from kmc.mutate.reuse import by_value
 from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path,
                                 model_modules, scenario_module)
 from kmc.mutate.stall import stall_limit
@@ -127,21 +128,18 @@ def _warm() -> None:
 def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     """The unmutated model on every entry that some mutant needs, each entry in a fresh
     worker that loads the mutated files and their importers afresh (as a mutant's worker
-    does); returns {"runs": entry id -> run, "lines": file -> executed lines,
-    "entry_lines": entry id -> file -> executed lines, "outside" and "at_setup": entry
-    id -> (file, first line) of the functions called outside the model's successors and
-    set-up, and by the set-up (``tracer``), "images": entry id -> what its set-up built
-    (``snapshot.setup_image``), "graphs": entry id -> state graph (``replay``),
-    "answers": entry id -> the invariants' answers on its states (``answers.record``),
-    "namespaces": module -> its globals by value (``snapshot.namespace``; None if they
-    could not be read), "tracked": real path -> file name as the tracer gives it,
-    "fixed_classes" and "rebuilt_classes": entry id -> modules of the classes in its
-    states that a replay cannot rebuild, and of its NamedTuples
-    (``rebuild.class_modules``), "probe_numbers": path -> each mutant's number by site
-    (``sites.numbers``), "probed": the numbers of the mutants the probes watch,
-    "ever": entry id -> the numbers of those its run infected anywhere,
-    "stmt_lines" and "def_lines": per file, where each node's statement and function
-    start}."""
+    does). Returns, per entry id: "runs" (the run), "entry_lines" (file -> executed
+    lines), "outside" and "at_setup" ((file, first line) of the functions called
+    outside the model's successors and set-up, and by the set-up: ``tracer``),
+    "images" (``snapshot.setup_image``), "graphs" (``replay``), "answers"
+    (``answers.record``), "ever" (the mutants its run infected: ``probes.EVER``),
+    "read_outside" (``outside_reads.Watch.read``), "fixed_classes" and
+    "rebuilt_classes" (``rebuild.class_modules``); and "lines" (file -> executed
+    lines), "namespaces" (module -> ``snapshot.namespace``; None if they could not be
+    read), "tracked" (real path -> file name as the tracer gives it), "probe_numbers"
+    (``sites.numbers``), "probed" (the numbers of the mutants the probes watch), and
+    "stmt_lines" and "def_lines" (per file, where each node's statement and function
+    start)."""
     wanted = {e.id for es in plan.relevant.values() for e in es}
     entries = [e for e in plan.entries if e.id in wanted]
     served = {}
@@ -158,7 +156,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     tasks.append((namespace_task, (served,), None))
     runs, lines, entry_lines = {}, {f: set() for f in plan.files}, {}
     outside, at_setup, images, graphs, fixed, rebuilt = {}, {}, {}, {}, {}, {}
-    answers, ever = {}, {}
+    answers, ever, read_outside = {}, {}, {}
     namespaces = None
     for i, out in run_tasks(tasks, jobs):
         if i == len(entries):
@@ -176,6 +174,8 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         at_setup[eid] = frozenset(map(tuple, out["at_setup"]))
         images[eid] = out["image"]
         ever[eid] = frozenset(out["ever"])
+        got = out.get("read_outside")
+        read_outside[eid] = None if got is None else tuple(map(frozenset, got))
         if out["graph"] is not None:
             graphs[eid] = out["graph"]
             fixed[eid], rebuilt[eid] = map(set, out["classes"])
@@ -185,7 +185,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     return {"runs": runs, "lines": {f: sorted(v) for f, v in lines.items()},
             "entry_lines": entry_lines, "outside": outside, "at_setup": at_setup,
             "images": images, "graphs": graphs, "answers": answers, "ever": ever,
-            "namespaces": namespaces,
+            "read_outside": read_outside, "namespaces": namespaces,
             "tracked": tracked(plan.files, [p for p, _text in served.values()]),
             "fixed_classes": fixed, "rebuilt_classes": rebuilt,
             "probe_numbers": numbers, "probed": sites.probed(numbers, plan.sources),
@@ -283,7 +283,8 @@ def replay_spec(plan: Plan, base: dict, m: Mutant, e, where):
     return Spec(base["graphs"][e.id], base["runs"][e.id],
                 frozenset(reloaded & base["rebuilt_classes"][e.id]), base["images"][e.id],
                 base["outside"][e.id], base["at_setup"][e.id],
-                base["answers"].get(e.id), values[e.id])
+                base["answers"].get(e.id), values[e.id],
+                base.get("read_outside", {}).get(e.id))
 
 
 def reloads(plan: Plan, m: Mutant) -> set:

@@ -50,8 +50,8 @@ class Differences(NamedTuple):
 
 def differences(image, baseline, fairness_read: bool = True) -> Differences | None:
     """Where two ``snapshot.setup_image``s differ; None when they differ anywhere but
-    in the model object (the initial states, the options, the parameters, the fair
-    actions where a liveness check reads them) or at a value no name reaches."""
+    in the model object (the initial states, the options, the variant or the bounds,
+    the fair actions where a liveness check reads them) or at a value no name reaches."""
     if not (isinstance(image, tuple) and isinstance(baseline, tuple)
             and len(image) == len(baseline) == 5):
         return None
@@ -118,14 +118,18 @@ def _record_fields(module, qualname):
     return tuple(names) if isinstance(obj, type) and isinstance(names, tuple) else None
 
 
-def readers(diff: Differences, files, roots=None) -> set | None:
+def readers(diff: Differences, files, roots=None, outside=None) -> set | None:
     """(file, first line) of every code object of the traced modules (``files``: the
     real path of each file the tracer follows -> its name there) that can read a value
     where the set-ups differ (``diff``; module docstring); None when code the tracer
     does not follow
     reads one of the names (``framework_names``; ``roots``: the modules of the model's
     code). A method a dataclass generated for a class that is not a model reads only
-    its own object's fields."""
+    its own object's fields. ``outside``: (the model object's attributes the run read
+    outside the traced files, those watched: ``outside_reads``), or None; a watched
+    attribute that differs is then judged by the run rather than by its name: a
+    difference under one it read is not decided here, under one it did not read is
+    read by no code outside."""
     from kmc.model.contract import Model
 
     modules = [m for m in list(sys.modules.values())
@@ -133,6 +137,12 @@ def readers(diff: Differences, files, roots=None) -> set | None:
     leaves = frozenset(p[-1] for p in diff.paths)
     containers = {n: diff.fields.get(n, frozenset()) for p in diff.paths for n in p[:-1]}
     names = leaves | frozenset(containers)
+    if outside is not None:
+        read, watched = outside
+        top = {p[0] for p in diff.paths}
+        if not top.isdisjoint(read):
+            return None
+        names -= (top & watched) - {n for p in diff.paths for n in p[1:]}
     if not names.isdisjoint(framework_names(modules, roots)):
         return None
     out = set()

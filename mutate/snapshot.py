@@ -332,8 +332,9 @@ def _functions(values, module: str):
 def setup_image(info: dict, scenario, model) -> tuple:
     """What a run's set-up built, by value: the model object (before anything wraps its
     methods), its initial states, its fair actions (``_fairness``), the scenario's
-    options and the resolved parameters."""
-    params = {k: v for k, v in info.items() if k != "scenario"}
+    options, and the variant and the explorer's bounds. The scenario's parameters reach
+    a run only through what the set-up built from them."""
+    params = {k: v for k, v in info.items() if k not in ("scenario", "params")}
     return tuple(value(x, code=False) for x in (
         model, list(model.init_states()), _fairness(model),
         getattr(scenario, "options", None), params))

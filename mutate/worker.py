@@ -11,6 +11,7 @@ import traceback
 from contextlib import nullcontext
 
 from kmc.model import memo
+from kmc.mutate.outside_reads import watch_outside
 from kmc.mutate.recorder import Recorder
 
 #: memory a run of a mutant may add to its worker before the explorer stops it (bytes;
@@ -33,7 +34,8 @@ def _build(entry):
 
 
 def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
-              reuse=None, stall: float | None = None, first_violation: bool = False) -> dict:
+              reuse=None, stall: float | None = None, first_violation: bool = False,
+              traced=None) -> dict:
     """One suite entry, run the way ``kmc regress`` runs it (a Spark entry on BFS: same
     verdicts and counts), as a plain dict; an exception is recorded, not raised. With
     ``state_limit`` a BFS or DFS run stops after that many states (``stopped_by:
@@ -41,11 +43,13 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
     (a baseline's run) it also gives what the set-up built (``image``:
     ``snapshot.setup_image``). ``reuse``: a function that takes the model's successor
     function and the model and gives the successor function to explore with
-    (``replay.reusing``). ``stall``: the
+    (``reuse.reusing``). ``stall``: the
     most seconds one expansion may take (``stall.Watch``); past it the run ends as out
     of time. A baseline's run gives its slowest expansion (``slowest_expansion_s``).
     ``first_violation``: a BFS or DFS run stops once a property is violated (a BFS run
-    at the end of the level that found it: ``stop_on_violation``)."""
+    at the end of the level that found it: ``stop_on_violation``). ``traced``: the real
+    paths of the files the tracer follows; with it, the run gives the model object's
+    attributes that other code read (``read_outside``, ``outside_reads.Watch``)."""
     from kmc.mutate.stall import Stalled, Watch
 
     t0 = time.perf_counter()
@@ -59,6 +63,7 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
             with tracer.phase(True):
                 api, sc, info, model = _build(entry)
                 image = _image(info, sc, model)
+        seen = None if traced is None else watch_outside(model, traced)
         if reuse is not None:
             model.successors = reuse(model.successors, model)
         explorer = "bfs" if entry.explorer == "spark" else entry.explorer
@@ -88,6 +93,7 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
                 "digest": _digest(recorder, result), "error": None,
                 "elapsed": time.perf_counter() - t0,
                 **({} if image is None else {"image": image}),
+                **({} if seen is None else {"read_outside": seen.read()}),
                 **({"slowest_expansion_s": recorder.slowest}
                    if tracer is not None and recorder else {})}
     except Stalled as e:
@@ -117,11 +123,6 @@ def _image(info, sc, model):
         return snapshot.OPAQUE
 
 
-#: what a replay decides about a run: it is the baseline's run; the run is explored,
-#: reusing the recorded successors the mutant cannot have changed; explored in full
-SAME, REUSE, FULL = "same", "reuse", "full"
-
-
 def _stalled(e, t0: float) -> dict:
     """A run ended by ``stall.Watch``: out of time, as the whole time limit would have
     counted it, and where the expansion was stuck (the timer's own frame left out)."""
@@ -130,67 +131,6 @@ def _stalled(e, t0: float) -> dict:
     where = f"{os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
     return {"error": f"timeout: {e}", "where": where,
             "elapsed": time.perf_counter() - t0}
-
-
-def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) -> tuple:
-    """Is the mutant loaded in this process the baseline's run on ``entry``, by
-    ``spec`` (``replay.Spec``: the baseline's graph of it and what its set-up built)?
-    ``SAME`` when it is; ``REUSE`` when a successor or a question got another answer
-    (the run is explored with ``replay.reusing``); ``FULL`` when the set-up differs
-    where ``set_up`` cannot follow the difference (the fair actions count only where
-    the mutant's model checks a liveness property, ``snapshot.same_set_up``) or the
-    replay raised (the full run then records it). Returned with the ``touch`` the run
-    was decided by and, for ``FULL``, why (the part of the set-up that differs, or
-    ``"raised"``; else None).
-    ``functions``: the code, as (file, first line), through which the mutant can change
-    the run (``replay.affected``); ``where``: the first line of the function whose body
-    holds the mutant, None outside any function's body; ``touch``: what marks a recorded
-    expansion as one the mutant may change (``steps.untouched``; default
-    ``functions``). ``stall``: the most seconds the model may take to answer one
-    recorded state (``stall.Watch``); past it ``stall.Stalled`` is raised.
-    ``set_up``: ``(differences, model) -> the code that can read them``
-    (``setup_reads``; None: not known). A set-up that built another model only in values
-    that code reads is replayed as if that code had changed (added to ``touch``),
-    unless a property or other code outside the successors calls it."""
-    from kmc.invariants.liveness import split
-    from kmc.mutate.replay import same_graph, set_up_matters
-    from kmc.mutate.setup_reads import differences
-    from kmc.mutate.snapshot import same_set_up, setup_image
-    from kmc.mutate.stall import Watch
-    from kmc.mutate.steps import by_states
-
-    touch = functions if touch is None else touch
-    try:
-        api, sc, info, model = _build(entry)
-        if set_up_matters(spec, where, functions):
-            image, fair = setup_image(info, sc, model), bool(split(model.properties())[1])
-            if not same_set_up(image, spec.image, fairness_read=fair):
-                diff = differences(image, spec.image, fair) if set_up else None
-                if not (diff and diff.paths):
-                    return FULL, touch, _unlike(image, spec.image)
-                extra = set_up(diff, model)
-                if extra is None:
-                    return FULL, touch, "a name kmc reads"
-                if not extra.isdisjoint(spec.outside):
-                    return FULL, touch, "read outside successors"
-                touch = touch | extra
-        watch = Watch(stall)
-        with watch:
-            same = same_graph(watch.wrap(model), spec.graph, touch,
-                              spec.rebuild, by_states(entry.explorer, model))
-        return (SAME if same else REUSE), touch, None
-    except Exception:
-        return FULL, touch, "raised"
-
-
-def _unlike(image, baseline) -> str:
-    """Which part of two set-ups (``snapshot.setup_image``) differs, first in its order."""
-    parts = ("model", "initial states", "fair actions", "options", "parameters")
-    if isinstance(image, tuple) and isinstance(baseline, tuple) and len(image) == len(baseline):
-        for name, a, b in zip(parts, image, baseline):
-            if a != b:
-                return name
-    return "not described"
 
 
 def _one_line(text: str) -> str:
@@ -223,22 +163,28 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
     from kmc.mutate.probes import EVER
     from kmc.mutate.rebuild import class_modules
     from kmc.mutate.replay import Graph
-    from kmc.mutate.tracer import Tracer
+    from kmc.mutate.tracer import Tracer, tracked
 
-    tracer = Tracer(files, [p for p, _text in served.values()], decorated)
+    followed = [p for p, _text in served.values()]
+    tracer = Tracer(files, followed, decorated)
     install_unmutated(served, probed, tracer)
     graph = Graph()
     EVER.clear()
+    traced = frozenset(tracked(files, followed))
     with tracer:
-        run = run_entry(entry, tracer=tracer, graph=graph)
+        run = run_entry(entry, tracer=tracer, graph=graph, traced=traced)
     ever = sorted(EVER)
     image = run.pop("image", None)
+    read_outside = run.pop("read_outside", None)
     frozen = graph.frozen() if graph.expanded else None
     answers = None
     if frozen is not None:
         from kmc.mutate.answers import record
         try:
-            answers = record(_build(entry)[3], frozen[0])
+            model = _build(entry)[3]
+            seen = watch_outside(model, traced)  # the invariants read it as the run did
+            answers = record(model, frozen[0])
+            read_outside = _union(read_outside, seen.read())
         except Exception:  # no answers: a mutant's run checks every state itself
             answers = None
 
@@ -247,7 +193,16 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
     return {"run": run, "lines": {f: sorted(v) for f, v in tracer.lines.items()},
             "outside": pairs(tracer.outside), "at_setup": pairs(tracer.at_setup),
             "image": image, "graph": frozen, "answers": answers, "ever": ever,
+            "read_outside": read_outside,
             "classes": [sorted(x) for x in class_modules(frozen)] if frozen else [[], []]}
+
+
+def _union(a, b):
+    """Two ``Watch.read`` answers of one entry's models as one (None: one not watched);
+    a name watched on one model only counts as unwatched."""
+    if a is None or b is None:
+        return None
+    return sorted(set(a[0]) | set(b[0])), sorted(set(a[1]) & set(b[1]))
 
 
 def namespace_task(served) -> dict:
@@ -286,8 +241,10 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     memo.off()  # the recorder and the replay see every call of the model's code
     from kmc.mutate.answers import Known
     from kmc.mutate.classify import clean, decisive
+    from kmc.mutate.decide import FULL, REUSE, SAME, replays, set_up_readers, why_full
     from kmc.mutate.isolation import install
-    from kmc.mutate.replay import affected, reusing
+    from kmc.mutate.replay import affected
+    from kmc.mutate.reuse import reusing
     from kmc.mutate.stall import Stalled
 
     t0 = time.perf_counter()
@@ -305,7 +262,7 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     number = reach[3] if reach else None
     touch = {number} if functions is not None and where is not None \
         and number is not None else functions
-    set_up = _set_up_readers(reach[2] if reach else None)
+    set_up = set_up_readers(reach[2] if reach else None)
     runs, hows = {}, {}
     for e in entries:
         t_run = time.perf_counter()
@@ -314,7 +271,7 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
             hows[e.id] = ("quiet", time.perf_counter() - t_run)
             continue
         spec = (specs or {}).get(e.id)
-        decided, how = FULL, _why_full(spec, functions)
+        decided, how = FULL, why_full(spec, functions)
         if how is None:
             t = time.perf_counter()
             try:
@@ -351,39 +308,6 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
         if baseline is not None and decisive(baseline[e.id], runs[e.id]):
             break
     return {"runs": runs, "elapsed_s": time.perf_counter() - t0, "how": hows}
-
-
-def _set_up_readers(tracked):
-    """``(differences, model) -> the code that can read them`` (``setup_reads.readers``)
-    over the modules the tracer follows (``tracked``: real path -> file name there)."""
-    if tracked is None:
-        return None
-
-    known: dict = {}  # the entries of one mutant mostly differ alike
-
-    def readers(diff, model):
-        from kmc.mutate.setup_reads import model_modules
-        from kmc.mutate.setup_reads import readers as found
-
-        roots = model_modules(model)
-        key = (tuple(diff.paths), frozenset(diff.fields.items()),
-               tuple(m.__name__ for m in roots))
-        if key not in known:
-            known[key] = found(diff, tracked, roots)
-        return known[key]
-    return readers
-
-
-def _why_full(spec, functions):
-    """Why a run must be explored rather than replayed, before its set-up is built; None
-    when a replay may decide it."""
-    if spec is None:  # runner.replay_spec: which of its reasons is not told here
-        return "full: no replay (graph, class or code called outside)"
-    if functions is None:
-        return "full: changed code not told"
-    if not functions.isdisjoint(spec.outside):
-        return "full: called outside successors"
-    return None
 
 
 def _limit_address_space(extra: int) -> None:

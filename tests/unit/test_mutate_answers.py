@@ -8,7 +8,7 @@ import pytest
 from kmc import always, sometimes
 from kmc.api import check
 from kmc.mutate.answers import Known, record
-from kmc.mutate.replay import reusing
+from kmc.mutate.reuse import reusing
 from mutate_toy import record_graph, toy_file
 
 

@@ -282,7 +282,7 @@ def test_a_run_explored_after_a_replay_reuses_the_untouched_successors(toy):
     states whose expansion called the changed code and the states never recorded:
     every other state gets its recorded successors, and the run reaches what the
     mutant's own run reaches."""
-    from kmc.mutate.replay import reusing
+    from kmc.mutate.reuse import reusing
 
     mod = _toy_module(toy)
     states, expanded, successors, calls, _touched = record_graph(mod.make(3))[:5]
@@ -308,7 +308,7 @@ def test_a_run_explored_after_a_replay_reuses_the_untouched_successors(toy):
 def test_a_reusing_run_finds_a_recorded_state_by_identity_or_by_value(toy):
     """The recorded object itself and an equal copy of it both get the recorded
     successors, without the mutant's model being asked; a state never recorded is."""
-    from kmc.mutate.replay import by_value, reusing
+    from kmc.mutate.reuse import by_value, reusing
 
     mod = _toy_module(toy)
     states, expanded, successors, calls, _touched = record_graph(mod.make(3))[:5]

@@ -6,7 +6,8 @@ import pytest
 
 from kmc import Model
 from kmc.mutate.pool import run_one
-from kmc.mutate.replay import reusing, same_graph
+from kmc.mutate.replay import same_graph
+from kmc.mutate.reuse import reusing
 from kmc.mutate.runner import make_plan
 from kmc.mutate.worker import baseline_task
 from kmc.reports.regress.suite import Entry
