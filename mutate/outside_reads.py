@@ -1,22 +1,22 @@
-"""Which of the model object's attributes a baseline run read where the tracer does not
-look.
+"""Where a baseline run read the model object's attributes outside the traced files.
 
-A mutant of the set-up can build a model that differs in an attribute the framework
-also names (``bounds``, ``has_symmetry``, ``partition_fields``). Whether a run reads it
-there is a question of the run, not of the code: the explorer reads ``has_symmetry``
-only when the run asks for symmetry. So the baseline's run watches the model object's
-attributes whose names code outside the traced files spells (``setup_reads.
-framework_names``): each becomes a property of a subclass the object is moved to, which
-notes the name when the frame reading it is not of a traced file. What the run reads
-through ``vars()`` or ``__dict__`` is not seen; the framework reads a model through its
-contract.
+A mutant of the set-up can build a model that differs in an attribute that code the
+tracer does not follow also names (the explorers' ``has_symmetry``, a shared module's
+``flags``). Whether a run reads it there is a question of the run, not of the code:
+the explorer reads ``has_symmetry`` only when the run asks for symmetry, and a shared
+helper reads ``m.flags`` only in the steps that call it. So the baseline's run watches
+the model object: each of its attributes becomes a property of a subclass the object
+is moved to, which notes a read from a frame of no traced file. The tracer counts such
+a read as a call of a function ``(MODEL, name)`` where it happens: in an expansion
+(that expansion may be asked again), in the set-up, or outside (a replay is then not
+tried). What code reads through ``vars()`` or ``__dict__`` is not seen; the framework
+reads a model through its contract.
 
-The watched run and a mutant's run read alike up to the first value that differs: a
-replay that finds every answer the baseline's (``replay.same_graph``) is that run, so
-an attribute nothing outside read in the baseline's run is read nowhere outside in the
-mutant's. A run explored with the recorded successors (``reuse.reusing``) takes a
-recorded state's successors and invariants' answers only where the baseline computed
-them without such a read.
+The watched run and a mutant's replay read alike up to the first value that differs,
+so a replay that asks again every expansion that read a differing attribute, and finds
+every answer the baseline's (``replay.same_graph``), is the baseline's run; a run
+explored with the recorded successors (``reuse.reusing``) takes them only for states
+whose expansion read no differing attribute.
 """
 from __future__ import annotations
 
@@ -24,18 +24,25 @@ import os
 import sys
 
 
-def watch_outside(model, traced) -> "Watch":
+#: the file name a read outside the traced files counts under, as if the attribute
+#: were a function of that name (``tracer.Tracer.note_read``)
+MODEL = "<the model object>"
+
+
+def watch_outside(model, traced, note=None) -> "Watch":
     """A ``Watch`` of every attribute ``model`` holds itself."""
-    return Watch(model, None, traced)
+    return Watch(model, None, traced, note)
 
 
 class Watch:
     """Notes, in ``reads``, the names among ``names`` (None: all) of ``model``'s own
     attributes that code of no file in ``traced`` (real paths) reads while the watch
-    is on. ``watched``: the names it could watch; None when the object cannot be
-    watched (no ``__dict__``, or a class whose objects cannot change class)."""
+    is on; with ``note``, hands each such read to it instead (``note(name)``: a
+    tracer then counts it where it happens, in an expansion or outside). ``watched``:
+    the names it could watch; None when the object cannot be watched (no
+    ``__dict__``, or a class whose objects cannot change class)."""
 
-    def __init__(self, model, names, traced):
+    def __init__(self, model, names, traced, note=None):
         self.model, self.reads = model, set()
         self.watched = None
         own = getattr(model, "__dict__", None)
@@ -44,7 +51,7 @@ class Watch:
         names = frozenset(n for n in own if names is None or n in names)
         cls = type(model)
         known: dict = {}  # a frame's file name -> is it traced
-        reads = self.reads
+        note = note or self.reads.add
 
         def prop(name):
             def get(obj):
@@ -53,7 +60,7 @@ class Watch:
                 if mine is None:
                     mine = known[f] = os.path.realpath(f) in traced
                 if not mine:
-                    reads.add(name)
+                    note(name)
                 try:
                     return obj.__dict__[name]
                 except KeyError:
@@ -76,7 +83,8 @@ class Watch:
         self._cls, self.watched = cls, names
 
     def read(self) -> tuple | None:
-        """(the names read outside, the names watched), sorted; None: not watched."""
+        """(the names read outside and not handed to ``note``, the names watched),
+        sorted; None: not watched."""
         if self.watched is None:
             return None
         return sorted(self.reads), sorted(self.watched)

@@ -36,6 +36,7 @@ import types
 from typing import NamedTuple
 
 from kmc.mutate import snapshot as sn
+from kmc.mutate.outside_reads import MODEL
 
 _MISSING = object()
 
@@ -125,11 +126,12 @@ def readers(diff: Differences, files, roots=None, outside=None) -> set | None:
     does not follow
     reads one of the names (``framework_names``; ``roots``: the modules of the model's
     code). A method a dataclass generated for a class that is not a model reads only
-    its own object's fields. ``outside``: (the model object's attributes the run read
-    outside the traced files, those watched: ``outside_reads``), or None; a watched
-    attribute that differs is then judged by the run rather than by its name: a
-    difference under one it read is not decided here, under one it did not read is
-    read by no code outside."""
+    its own object's fields. ``outside``: (the model object's attributes its
+    invariants' answers read outside the traced files, those the run watched:
+    ``outside_reads``), or None. A watched attribute that differs is then judged by
+    the run rather than by its name: code outside the traced files that read it
+    counted as a call of ``(outside_reads.MODEL, name)`` where it ran, which is then
+    among the readers."""
     from kmc.model.contract import Model
 
     modules = [m for m in list(sys.modules.values())
@@ -137,15 +139,17 @@ def readers(diff: Differences, files, roots=None, outside=None) -> set | None:
     leaves = frozenset(p[-1] for p in diff.paths)
     containers = {n: diff.fields.get(n, frozenset()) for p in diff.paths for n in p[:-1]}
     names = leaves | frozenset(containers)
+    out = set()
     if outside is not None:
         read, watched = outside
         top = {p[0] for p in diff.paths}
         if not top.isdisjoint(read):
             return None
-        names -= (top & watched) - {n for p in diff.paths for n in p[1:]}
+        judged = (top & watched) - {n for p in diff.paths for n in p[1:]}
+        names -= judged
+        out |= {(MODEL, n) for n in judged}
     if not names.isdisjoint(framework_names(modules, roots)):
         return None
-    out = set()
     for mod in modules:
         for code, owner in _owned_codes(mod):
             if not _reads(code, leaves, containers):

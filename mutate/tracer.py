@@ -40,6 +40,8 @@ from __future__ import annotations
 import ast
 import os
 
+from kmc.mutate.outside_reads import MODEL
+
 CALL, CACHED, DONE, HITS = "__kmc_call__", "__kmc_cached__", "__kmc_done__", "__kmc_hits__"
 
 
@@ -55,8 +57,8 @@ class Tracer:
         self._given = {os.path.realpath(p): v for p, v in (decorated or {}).items()}
         self.lines: dict[str, set] = {f: set() for f in files}
         names = list(self.wanted.values())
-        self.outside: dict[str, set] = {f: set() for f in names}
-        self.at_setup: dict[str, set] = {f: set() for f in names}
+        self.outside: dict[str, set] = {f: set() for f in [*names, MODEL]}
+        self.at_setup: dict[str, set] = {f: set() for f in [*names, MODEL]}
         self.inside = False  # set by the Recorder while the model computes successors
         self.setup = False   # set while the run's set-up builds the model
         #: while the Recorder asks the successors of one state: the functions called
@@ -109,6 +111,12 @@ class Tracer:
             self.at_setup[key[0]].add(key[1])
         else:
             self.outside[key[0]].add(key[1])
+
+    def note_read(self, name: str) -> None:
+        """Code the tracer does not follow read the model object's attribute ``name``
+        (``outside_reads.Watch``): it counts as a call, where it happens, of a function
+        ``(outside_reads.MODEL, name)``."""
+        self._call((MODEL, name))
 
     def _cached(self, key) -> None:
         if self.on:

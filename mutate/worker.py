@@ -63,7 +63,8 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
             with tracer.phase(True):
                 api, sc, info, model = _build(entry)
                 image = _image(info, sc, model)
-        seen = None if traced is None else watch_outside(model, traced)
+        seen = None if traced is None else \
+            watch_outside(model, traced, tracer.note_read if tracer is not None else None)
         if reuse is not None:
             model.successors = reuse(model.successors, model)
         explorer = "bfs" if entry.explorer == "spark" else entry.explorer
@@ -182,7 +183,7 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
         from kmc.mutate.answers import record
         try:
             model = _build(entry)[3]
-            seen = watch_outside(model, traced)  # the invariants read it as the run did
+            seen = watch_outside(model, traced)  # what the invariants' answers read
             answers = record(model, frozen[0])
             read_outside = _union(read_outside, seen.read())
         except Exception:  # no answers: a mutant's run checks every state itself

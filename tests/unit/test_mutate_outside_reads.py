@@ -9,7 +9,7 @@ import pytest
 
 from kmc.api import check
 from kmc.mutate import setup_reads as sr
-from kmc.mutate.outside_reads import Watch, watch_outside
+from kmc.mutate.outside_reads import MODEL, Watch, watch_outside
 from mutate_toy import both_ways
 
 #: ``SYMMETRIC`` is read by the set-up only; the explorer reads the attribute it sets
@@ -82,6 +82,15 @@ def test_the_explorer_reads_has_symmetry_only_in_a_run_that_asks_for_it(toy):
         assert w.read()[0] == read
 
 
+def test_a_watch_hands_each_read_outside_to_a_note(toy):
+    path, mod = toy
+    m, noted = mod.make(), []
+    w = watch_outside(m, frozenset({path}), noted.append)
+    m.actions((0,))
+    assert m.limit == 4 and noted == ["limit"] and w.read() == ([], ["has_symmetry",
+                                                                      "limit"])
+
+
 def test_an_object_without_its_own_attributes_is_not_watched():
     class Slotted:
         __slots__ = ("x",)
@@ -98,7 +107,8 @@ def test_readers_judge_a_watched_name_by_the_run(toy):
     assert sr.readers(diff, files, [mod]) is None  # the explorers name it
     found = sr.readers(diff, files, [mod], (frozenset(), frozenset({"has_symmetry"})))
     init = mod.Counter.__init__.__code__.co_firstlineno
-    assert found == {("mutate_watched_model.py", init)}
+    # the set-up's own code, and any code outside where the run read it
+    assert found == {("mutate_watched_model.py", init), (MODEL, "has_symmetry")}
     read = (frozenset({"has_symmetry"}), frozenset({"has_symmetry"}))
     assert sr.readers(diff, files, [mod], read) is None
     # a name the run did not watch is still judged by its name
@@ -112,3 +122,63 @@ def test_a_set_up_mutant_of_an_attribute_no_run_reads_is_replayed(tmp_path_facto
     line = WATCHED.splitlines().index("SYMMETRIC = False") + 1
     (flip,) = [r for r in fast.values() if r["line"] == line]
     assert flip["outcome"] == "equivalent" and flip["replayed"] == 1
+
+
+#: ``LIMIT`` reaches the successors only through a helper module the tracer does not
+#: follow (a neighbour of the model's file), which reads the model's ``limit``
+CAPPED = '''from kmc import Model, always
+import mutate_capped_helper as helper
+
+LIMIT = 4
+
+
+class Capped(Model):
+    name = "capped-watched"
+
+    def __init__(self):
+        self.limit = LIMIT
+
+    def init_states(self):
+        return [(0,)]
+
+    def actions(self, s):
+        return ["inc"] if s[0] < helper.cap(self) else []
+
+    def next_state(self, s, a):
+        return (s[0] + 1,)
+
+    def properties(self):
+        return [always("Small", lambda s: s[0] <= 4)]
+
+
+def make():
+    return Capped()
+'''
+
+HELPER = '''def cap(m):
+    return min(m.limit, 4)
+'''
+
+
+def test_an_attribute_read_outside_the_traced_code_asks_those_expansions_again(
+        tmp_path):
+    """``LIMIT`` 4 -> 5 changes no cap: the expansions that read it (through the
+    helper) answer alike, and the run is replayed; 4 -> 3 stops one step earlier."""
+    from kmc.mutate.runner import make_plan, mutate
+    from kmc.reports.regress.suite import Entry
+
+    path = tmp_path / "mutate_capped_model.py"
+    path.write_text(CAPPED)
+    (tmp_path / "mutate_capped_helper.py").write_text(HELPER)
+    plan = make_plan([Entry(id="capped", scenario=f"{path}:make")])
+
+    def run(replay):
+        return {r["id"].split(":", 1)[1]: r
+                for r in mutate(plan, jobs=2, replay=replay)["mutants"]}
+    fast, full = run(True), run(False)
+    key = lambda r: (r["outcome"], r["killed_by"], r["evidence"])  # noqa: E731
+    assert {k: key(r) for k, r in fast.items()} == {k: key(r) for k, r in full.items()}
+    line = CAPPED.splitlines().index("LIMIT = 4") + 1
+    up, down = (fast[f"{line}:8:const:{n}"] for n in (0, 1))
+    assert up["outcome"] == "equivalent" and up["replayed"] == 1
+    assert down["outcome"] == "count_only" and not down["replayed"]
