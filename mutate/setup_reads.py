@@ -180,15 +180,28 @@ def _reads(code, leaves, containers) -> bool:
             nxt = ins[j + 1] if j + 1 < len(ins) else None
             if nxt is not None and nxt.opname == "STORE_FAST":
                 aliases[nxt.argval] = aliases.get(nxt.argval, fields) & fields
-            elif not _field_read(nxt, fields):
+            elif not _harmless(ins, j + 1, fields):
                 return True
         elif i.opname in ("STORE_ATTR", "DELETE_ATTR") and i.argval in containers:
             return True
     for j, i in enumerate(ins):
         if i.opname.startswith("LOAD_FAST") and i.argval in aliases and \
-                not _field_read(ins[j + 1] if j + 1 < len(ins) else None, aliases[i.argval]):
+                not _harmless(ins, j + 1, aliases[i.argval]):
             return True
     return False
+
+
+def _harmless(ins, j, fields) -> bool:
+    """Does the value just loaded (``ins[j]`` next) go only to a read of one of its
+    data ``fields``, or to a test of whether it is None, which reads none of them?"""
+    i = ins[j] if j < len(ins) else None
+    if _field_read(i, fields):
+        return True
+    if i is not None and i.opname.startswith("POP_JUMP") and i.opname.endswith("NONE"):
+        return True
+    k = ins[j + 1] if j + 1 < len(ins) else None
+    return i is not None and i.opname == "LOAD_CONST" and i.argval is None and \
+        k is not None and k.opname == "IS_OP"
 
 
 def _attr(i):

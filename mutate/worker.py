@@ -48,8 +48,9 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
     of time. A baseline's run gives its slowest expansion (``slowest_expansion_s``).
     ``first_violation``: a BFS or DFS run stops once a property is violated (a BFS run
     at the end of the level that found it: ``stop_on_violation``). ``traced``: the real
-    paths of the files the tracer follows; with it, the run gives the model object's
-    attributes that other code read (``read_outside``, ``outside_reads.Watch``)."""
+    paths of the files the tracer follows; with it, the run watches the model object
+    (``outside_reads.Watch``): a read of one of its attributes by other code goes to the
+    tracer (``note_read``), and the run gives what was watched (``read_outside``)."""
     from kmc.mutate.stall import Stalled, Watch
 
     t0 = time.perf_counter()

@@ -162,6 +162,16 @@ def _method_kept(m):
     return count(1)
 
 
+def _none_tested(m):
+    f = m.flags
+    return 0 if f is None else f.a
+
+
+def _none_compared(m):
+    f = m.flags
+    return f is not None and f.a
+
+
 def _leaf(x):
     return x.b
 
@@ -172,11 +182,12 @@ def _by_name(m):
 
 @pytest.mark.parametrize("fn, reads", [
     (_field_only, False), (_through_local, False), (_passed_on, True),
-    (_local_passed_on, True), (_method_kept, True), (_leaf, True), (_by_name, True)])
+    (_local_passed_on, True), (_method_kept, True), (_leaf, True), (_by_name, True),
+    (_none_tested, False), (_none_compared, False)])
 def test_a_container_that_escapes_reaches_every_field(fn, reads):
     """Reading ``flags.b`` (path ``("flags", "b")``): reading ``.b`` of anything, or
     letting ``flags`` go anywhere but to a read of one of its data fields at once, can
-    read it."""
+    read it; testing whether it is None reads no field."""
     containers = {"flags": frozenset({"a", "b"})}
     assert sr._reads(fn.__code__, frozenset({"b"}), containers) is reads
 
