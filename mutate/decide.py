@@ -73,8 +73,9 @@ def _unlike(image, baseline) -> str:
 
 
 def set_up_readers(tracked):
-    """``(differences, model) -> the code that can read them`` (``setup_reads.readers``)
-    over the modules the tracer follows (``tracked``: real path -> file name there)."""
+    """``(differences, model, outside=None) -> the code that can read them``
+    (``setup_reads.readers``; ``outside``: ``replay.Spec.read_outside``) over the
+    modules the tracer follows (``tracked``: real path -> file name there)."""
     if tracked is None:
         return None
 
