@@ -29,26 +29,21 @@ import sys
 MODEL = "<the model object>"
 
 
-def watch_outside(model, traced, note=None) -> "Watch":
-    """A ``Watch`` of every attribute ``model`` holds itself."""
-    return Watch(model, None, traced, note)
-
-
 class Watch:
-    """Notes, in ``reads``, the names among ``names`` (None: all) of ``model``'s own
-    attributes that code of no file in ``traced`` (real paths) reads while the watch
-    is on; with ``note``, hands each such read to it instead (``note(name)``: a
-    tracer then counts it where it happens, in an expansion or outside). ``watched``:
-    the names it could watch; None when the object cannot be watched (no
-    ``__dict__``, or a class whose objects cannot change class)."""
+    """Notes, in ``reads``, the names of ``model``'s own attributes that code of no
+    file in ``traced`` (real paths) reads while the watch is on; with ``note``, hands
+    each such read to it instead (``note(name)``: a tracer then counts it where it
+    happens, in an expansion or outside). ``watched``: the names it could watch;
+    None when the object cannot be watched (no ``__dict__``, or a class whose objects
+    cannot change class)."""
 
-    def __init__(self, model, names, traced, note=None):
+    def __init__(self, model, traced, note=None):
         self.model, self.reads = model, set()
         self.watched = None
         own = getattr(model, "__dict__", None)
         if own is None:
             return
-        names = frozenset(n for n in own if names is None or n in names)
+        names = frozenset(own)
         cls = type(model)
         known: dict = {}  # a frame's file name -> is it traced
         note = note or self.reads.add

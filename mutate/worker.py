@@ -11,7 +11,7 @@ import traceback
 from contextlib import nullcontext
 
 from kmc.model import memo
-from kmc.mutate.outside_reads import watch_outside
+from kmc.mutate.outside_reads import Watch as OutsideWatch
 from kmc.mutate.recorder import Recorder
 
 #: memory a run of a mutant may add to its worker before the explorer stops it (bytes;
@@ -65,7 +65,7 @@ def run_entry(entry, state_limit: int | None = None, tracer=None, graph=None,
                 api, sc, info, model = _build(entry)
                 image = _image(info, sc, model)
         seen = None if traced is None else \
-            watch_outside(model, traced, tracer.note_read if tracer is not None else None)
+            OutsideWatch(model, traced, tracer.note_read if tracer is not None else None)
         if reuse is not None:
             model.successors = reuse(model.successors, model)
         explorer = "bfs" if entry.explorer == "spark" else entry.explorer
@@ -184,7 +184,7 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
         from kmc.mutate.answers import record
         try:
             model = _build(entry)[3]
-            seen = watch_outside(model, traced)  # what the invariants' answers read
+            seen = OutsideWatch(model, traced)  # what the invariants' answers read
             answers = record(model, frozen[0])
             read_outside = _union(read_outside, seen.read())
         except Exception:  # no answers: a mutant's run checks every state itself

@@ -77,15 +77,19 @@ def toy_file(tmp_path_factory) -> str:
     return _written["path"]
 
 
-def both_ways(tmp_path_factory, stem: str, source: str) -> tuple[dict, dict]:
+def both_ways(tmp_path_factory, stem: str, source: str,
+              neighbours=None) -> tuple[dict, dict]:
     """The mutants of the model ``source`` (``make()`` in the file ``stem``.py), run on
     it with replay and without: two dicts, mutant id (its file's own name and on) ->
-    the report's row."""
+    the report's row. ``neighbours``: module name -> source of modules written beside
+    it (the model may import them; they are not mutated)."""
     from kmc.mutate.runner import make_plan, mutate
     from kmc.reports.regress.suite import Entry
 
     path = tmp_path_factory.mktemp(stem) / f"{stem}.py"
     path.write_text(source)
+    for name, text in (neighbours or {}).items():
+        (path.parent / f"{name}.py").write_text(text)
     plan = make_plan([Entry(id=stem, scenario=f"{path}:make")])
 
     def run(replay):

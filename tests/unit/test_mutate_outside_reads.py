@@ -9,7 +9,7 @@ import pytest
 
 from kmc.api import check
 from kmc.mutate import setup_reads as sr
-from kmc.mutate.outside_reads import MODEL, Watch, watch_outside
+from kmc.mutate.outside_reads import MODEL, Watch
 from mutate_toy import both_ways
 
 #: ``SYMMETRIC`` is read by the set-up only; the explorer reads the attribute it sets
@@ -62,7 +62,7 @@ def toy(tmp_path_factory):
 def test_a_watch_notes_only_what_code_outside_the_traced_files_reads(toy):
     path, mod = toy
     m = mod.make()
-    w = watch_outside(m, frozenset({path}))
+    w = Watch(m, frozenset({path}))
     assert m.actions((0,)) == ["inc"]  # the model's own code reads ``limit``
     assert w.read() == ([], ["has_symmetry", "limit"])
     m.limit = 2  # written through the watch, read here: outside the model's code
@@ -77,7 +77,7 @@ def test_the_explorer_reads_has_symmetry_only_in_a_run_that_asks_for_it(toy):
     path, mod = toy
     for symmetry, read in ((False, []), (True, ["has_symmetry"])):
         m = mod.make()
-        w = watch_outside(m, frozenset({path}))
+        w = Watch(m, frozenset({path}))
         assert check(m, symmetry=symmetry).unique_states == 5
         assert w.read()[0] == read
 
@@ -85,7 +85,7 @@ def test_the_explorer_reads_has_symmetry_only_in_a_run_that_asks_for_it(toy):
 def test_a_watch_hands_each_read_outside_to_a_note(toy):
     path, mod = toy
     m, noted = mod.make(), []
-    w = watch_outside(m, frozenset({path}), noted.append)
+    w = Watch(m, frozenset({path}), noted.append)
     m.actions((0,))
     assert m.limit == 4 and noted == ["limit"] and w.read() == ([], ["has_symmetry",
                                                                       "limit"])
@@ -97,7 +97,7 @@ def test_an_object_without_its_own_attributes_is_not_watched():
 
     s = Slotted()
     s.x = 1
-    assert Watch(s, None, frozenset()).read() is None
+    assert Watch(s, frozenset()).read() is None
 
 
 def test_readers_judge_a_watched_name_by_the_run(toy):
@@ -161,24 +161,14 @@ HELPER = '''def cap(m):
 
 
 def test_an_attribute_read_outside_the_traced_code_asks_those_expansions_again(
-        tmp_path):
+        tmp_path_factory):
     """``LIMIT`` 4 -> 5 changes no cap: the expansions that read it (through the
     helper) answer alike, and the run is replayed; 4 -> 3 stops one step earlier."""
-    from kmc.mutate.runner import make_plan, mutate
-    from kmc.reports.regress.suite import Entry
-
-    path = tmp_path / "mutate_capped_model.py"
-    path.write_text(CAPPED)
-    (tmp_path / "mutate_capped_helper.py").write_text(HELPER)
-    plan = make_plan([Entry(id="capped", scenario=f"{path}:make")])
-
-    def run(replay):
-        return {r["id"].split(":", 1)[1]: r
-                for r in mutate(plan, jobs=2, replay=replay)["mutants"]}
-    fast, full = run(True), run(False)
+    fast, full = both_ways(tmp_path_factory, "mutate_capped_model", CAPPED,
+                           {"mutate_capped_helper": HELPER})
     key = lambda r: (r["outcome"], r["killed_by"], r["evidence"])  # noqa: E731
     assert {k: key(r) for k, r in fast.items()} == {k: key(r) for k, r in full.items()}
     line = CAPPED.splitlines().index("LIMIT = 4") + 1
-    up, down = (fast[f"{line}:8:const:{n}"] for n in (0, 1))
+    up, down = (fast[f"mutate_capped_model.py:{line}:8:const:{n}"] for n in (0, 1))
     assert up["outcome"] == "equivalent" and up["replayed"] == 1
     assert down["outcome"] == "count_only" and not down["replayed"]
