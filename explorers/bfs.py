@@ -49,7 +49,7 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     coverage = core.coverage_counter()
-    expand = level_expander(core, coverage)
+    expand = level_expander(core, coverage, getattr(model, "known_keys", None))
     check_new = core.check_new
     watch_new = bool(core.always or core.pending_witness)
 

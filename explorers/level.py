@@ -23,6 +23,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from kmc.explorers.visited import keys_array
+from kmc.model.encoding import fingerprint128
 
 
 class Level(NamedTuple):
@@ -36,18 +37,20 @@ class Level(NamedTuple):
     pieces: Optional[list] = None
 
 
-def level_expander(core, coverage):
+def level_expander(core, coverage, known=None):
     """``expand(frontier, level_id, tick, pieces=None) -> Level``. ``tick(i)`` is called
     every 1024 frontier states and aborts the level when it returns True (time limits,
     progress). ``pieces``: the frontier's ``Level.pieces``, if the caller kept them (the
-    field-wise expander then does not look its states' fields up again)."""
+    field-wise expander then does not look its states' fields up again). ``known``: the
+    model's ``known_keys`` (id of a state object -> its ``fingerprint128``), for a caller
+    whose successors are the very objects the model handed out, in this process."""
     m = core.model
     fast = core.packed and not core.needs_settled and not core.bounded and \
         not core.check_symmetry and \
         m.make_successor_states is not None and isinstance(coverage, list)
     if fast:
         return _packed(core, m.make_successor_states(coverage))
-    return _generic(core, coverage)
+    return _generic(core, coverage, known)
 
 
 def _packed(core, succ_states):
@@ -72,9 +75,11 @@ def _packed(core, succ_states):
     return expand
 
 
-def _generic(core, coverage):
+def _generic(core, coverage, known=None):
     fields = core.field_keys()
     if fields is not None:
+        if known and core.rkey is fingerprint128:
+            return _by_known_fields(core, coverage, known.get, *fields)
         return _by_fields(core, coverage, *fields)
     successors, rkey = core.successors, core.rkey
     check_settled, needs_settled = core.check_settled, core.needs_settled
@@ -134,6 +139,50 @@ def _by_fields(core, coverage, cls, reprs, key):
                     k = key(tp)
                 else:  # a field the successor shares with its parent is not looked up
                     tp = of_child(t, s, sp)
+                    k = key(tp)
+                if k not in index:
+                    index[k] = pi
+                    cand.append(t)
+                    cand_pieces.append(tp)
+            if not pi & 1023 and pi and tick(pi):
+                return Level(_EMPTY, _EMPTY_I, [], generated, True)
+        keys = keys_array(list(index), len(cand), core.key_dtype)
+        parents = np.fromiter(index.values(), dtype=np.int64, count=len(cand))
+        return Level(keys, parents, cand, generated, False, cand_pieces)
+    return expand
+
+
+def _by_known_fields(core, coverage, known, cls, reprs, key):
+    """``_by_fields`` for successors some of whose keys the model knows (``known``: id
+    -> key): such a successor's key is taken as it is, and its field reprs are left out
+    (None in ``Level.pieces``: whoever reads them looks them up when needed). A state's
+    own reprs are looked up only when one of its successors' keys is not known."""
+    successors, rkey = core.successors, core.rkey
+    check_settled, needs_settled = core.check_settled, core.needs_settled
+    of, of_child = reprs.of, reprs.of_child
+
+    def expand(frontier, level_id, tick, pieces=None):
+        index: dict = {}
+        cand: list = []
+        cand_pieces: list = []
+        generated = 0
+        for pi, s in enumerate(frontier):
+            succ = successors(s)
+            generated += len(succ)
+            sp = None if pieces is None else pieces[pi]
+            if needs_settled:
+                check_settled(s, succ, (level_id, pi), sp)
+            for a, t in succ:
+                coverage[a] += 1
+                k = known(id(t))
+                if k is not None:
+                    tp = None
+                elif type(t) is not cls:
+                    k, tp = rkey(t), None
+                else:
+                    if sp is None and type(s) is cls:
+                        sp = of(s)
+                    tp = of(t) if sp is None else of_child(t, s, sp)
                     k = key(tp)
                 if k not in index:
                     index[k] = pi

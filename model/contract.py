@@ -82,6 +82,13 @@ class Model:
     #: (the same keys, 20% less fingerprinting on lifecycle-large)
     partition_fields: tuple | None = None
 
+    #: id of a state object that ``successors`` hands out -> ``fingerprint128`` of the
+    #: state, for objects that stay alive for the whole run (None: none known). A BFS
+    #: takes such a successor's key from here instead of computing it; a successor
+    #: function that hands out states recorded by an earlier run (``kmc mutate``'s
+    #: reusing runs) knows their keys already
+    known_keys: dict | None = None
+
     # ---- fairness (liveness properties only; model/fairness.py) -------------------------
     #: action names (as ``action_name`` gives them) that are weakly fair: a behaviour in
     #: which one of them stays enabled forever takes it infinitely often (TLA+'s WF). A

@@ -15,6 +15,8 @@ keys already require: never ``True`` where ``1`` may occur), and a table holds a
 ``kmc mutate``'s workers turn every table off (``off``): the recorder learns which code each
 expansion runs, and an answer taken from a table would hide that code from it (and a
 mutant's answer, kept, would stand for code the mutant's replay then thinks did not run).
+A mutant's run that is explored records nothing: it runs with tables that start empty
+and are emptied after it (``fresh``), so every answer is the mutant's own, for its run.
 """
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ LIMIT = 1 << 14
 #: ``_on[0]``: whether tables answer (a list, so a closure reads the current value)
 _on = [True]
 _MISS = object()
+#: every table, so that ``clear`` can empty them all
+_tables: list = []
 
 
 def pure(config=None):
@@ -59,6 +63,7 @@ def pure(config=None):
                 return got
         memoised = functools.wraps(fn)(memoised)
         memoised.table = table
+        _tables.append(table)
         return memoised
     return memoised_by
 
@@ -78,3 +83,26 @@ def disabled():
         yield
     finally:
         _on[0] = before
+
+
+@contextlib.contextmanager
+def fresh():
+    """Inside this block every table starts empty and answers, whether or not they
+    are off outside it; on leaving, every table is emptied again and the switch is
+    what it was. Every answer it gives was computed inside the block, by the code
+    loaded then, for the arguments it was asked: a process that loads other code
+    (a mutant) explores as fast as with the tables on, and gets the answers it would
+    get with them off."""
+    before = _on[0]
+    _clear()
+    _on[0] = True
+    try:
+        yield
+    finally:
+        _on[0] = before
+        _clear()
+
+
+def _clear() -> None:
+    for table in _tables:
+        table.clear()

@@ -9,7 +9,8 @@ baseline's. An invariant's verdict on a state is then a function of the state al
 and the baseline's answer on a state is the mutant's answer on an equal state.
 
 So the baseline's worker, after its run, checks the invariants (the properties that
-must hold in every state) on every state of its recorded graph once (``record``). A
+must hold in every state) on every state of its recorded graph once (``record``), and
+the witnesses (the properties some state must satisfy) the same way. A
 mutant's reusing run hands out recorded states as the successors of the states its
 mutant cannot have changed; those objects, and their answers, are noted by identity
 (``Known.note``: the recorded graph, or the replay's rebuilt copies, keep them alive
@@ -17,8 +18,8 @@ for the whole run, so no other object can take their id). While the run lasts, t
 explorer's check of the invariants on a noted state is the recorded answer
 (``Known.installed``); every other state, the initial states and every state the
 mutant's own code computed included, is checked as usual. The answer is the list of
-the failing invariants' indices, so a recorded violation is found again exactly where
-the baseline's run found it.
+the failing properties' indices, so a recorded violation (or witness) is found again
+exactly where the baseline's run found it.
 """
 from __future__ import annotations
 
@@ -30,17 +31,19 @@ from kmc.invariants.properties import ALWAYS
 _CLEAN: tuple = ()
 
 
-def record(model, states) -> tuple | None:
+def record(model, states, kind: str = ALWAYS) -> tuple | None:
     """The invariants' answers on ``states`` (a recorded graph's, in order): (their
     names in the explorer's order, position -> indices of the invariants false there
     (positions where all hold are left out), positions where checking raised (no answer
     is taken there)). None when the model has no invariant, or when an invariant asks
     the model for its actions or steps: the mutant's code may answer those (a replay
-    asks them again, ``replay.same_graph``), so its verdicts are not the baseline's."""
+    asks them again, ``replay.same_graph``), so its verdicts are not the baseline's.
+    ``kind``: the properties of another kind checked on every new state instead
+    (``SOMETIMES``: the witnesses; their answers are the same list, of those false)."""
     asked = []
     for name in ("actions", "next_state", "successors"):
         setattr(model, name, _noting(getattr(model, name), asked))
-    always = [p for p in model.properties() if p.kind == ALWAYS]
+    always = [p for p in model.properties() if p.kind == kind]
     if not always:
         return None
     check = Checker(always).false_at
@@ -66,38 +69,41 @@ def _noting(method, asked: list):
 
 
 class Known:
-    """The recorded answers a reusing run may take (``record``'s), by the identity of
-    the state objects it handed out."""
+    """The recorded answers a reusing run may take (``record``'s, one set per kind of
+    property; None where a kind has none), by the identity of the state objects it
+    handed out."""
 
-    def __init__(self, answers):
-        self.names, self._bad, self._unknown = answers
-        self.by_id: dict = {}
+    def __init__(self, *answers):
+        self._sets = [(names, bad, unknown, {}) for names, bad, unknown in
+                      (a for a in answers if a is not None)]
 
     def note(self, position: int, state) -> None:
         """``state`` (alive for the whole run) is the recorded state at ``position``."""
-        if position not in self._unknown:
-            self.by_id[id(state)] = self._bad.get(position, _CLEAN)
+        for _names, bad, unknown, by_id in self._sets:
+            if position not in unknown:
+                by_id[id(state)] = bad.get(position, _CLEAN)
 
     def note_all(self, states) -> None:
         """``note`` of every state of ``states`` (a recorded graph's, in order: alive
         for the whole run)."""
-        bad, unknown = self._bad, self._unknown
-        self.by_id.update((id(s), bad.get(i, _CLEAN)) for i, s in enumerate(states)
-                          if i not in unknown)
+        for _names, bad, unknown, by_id in self._sets:
+            by_id.update((id(s), bad.get(i, _CLEAN)) for i, s in enumerate(states)
+                         if i not in unknown)
 
     @contextmanager
     def installed(self):
-        """While the block runs, a ``Checker`` of exactly the recorded invariants gives
-        a noted state its recorded answer."""
+        """While the block runs, a ``Checker`` of exactly the properties of one set of
+        recorded answers gives a noted state its recorded answer."""
         plain = Checker.false_at
-        names, by_id, seen = self.names, self.by_id, {}
+        sets = {names: by_id for names, _bad, _unknown, by_id in self._sets}
+        seen = {}
 
         def false_at(chk, state, pieces=None):
             mine = seen.get(id(chk))
             if mine is None or mine[0] is not chk:
-                mine = seen[id(chk)] = (chk, tuple(p.name for p in chk.props) == names)
-            if mine[1]:
-                hit = by_id.get(id(state))
+                mine = seen[id(chk)] = (chk, sets.get(tuple(p.name for p in chk.props)))
+            if mine[1] is not None:
+                hit = mine[1].get(id(state))
                 if hit is not None:
                     return list(hit)
             return plain(chk, state, pieces)

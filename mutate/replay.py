@@ -191,13 +191,17 @@ class Graph:
 
     def frozen(self):
         """What a worker keeps: None when the run was too large to record. Its states'
-        equal fields are made one object (``shared``)."""
+        equal fields are made one object (``shared``); the last part is each state's
+        ``fingerprint128``, in order."""
         if self.overflow:
             return None
         shared(self.states)
+        keys = [0] * len(self.states)
+        for fp, i in self.index.items():
+            keys[i] = fp
         return (self.states, tuple(self.expanded), tuple(self.successors),
                 tuple(self.calls), tuple(self.touched), tuple(self.steps),
-                by_called(self.touched))
+                by_called(self.touched), keys)
 
 
 def shared(states: list) -> None:
@@ -311,11 +315,13 @@ class Spec(NamedTuple):
     image: tuple       # what the set-up built (snapshot.setup_image)
     outside: frozenset  # (file, first line) called outside successors and set-up
     setup: frozenset   # (file, first line) called by the set-up
-    answers: tuple | None = None  # the invariants' answers on its states (answers.record)
+    #: the invariants' and the witnesses' answers on its states (``answers.record``)
+    answers: tuple | None = None
     values: dict | None = None  # its expanded states -> their numbers (reuse.by_value)
     #: the model object's attributes read outside the traced files, and those watched
     #: (``outside_reads.Watch.read``); None: not watched
     read_outside: tuple | None = None
+    keys: dict | None = None  # id of each of its states -> its key (reuse.keys_by_id)
 
 
 def set_up_matters(spec: Spec, where, functions) -> bool:

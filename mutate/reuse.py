@@ -16,6 +16,17 @@ def by_value(graph) -> dict:
     return {states[i]: n for n, i in enumerate(expanded)}
 
 
+def keys_by_id(graph) -> dict | None:
+    """The id of each state of ``graph`` -> its ``fingerprint128`` (None: the graph
+    does not give them): a reusing run hands these very objects to the explorer, which
+    takes their keys from here (``Model.known_keys``) instead of computing them. Built
+    once per graph by the process that forks the workers; the ids hold in the workers,
+    which share its objects."""
+    if len(graph) < 8:
+        return None
+    return dict(zip(map(id, graph[0]), graph[7]))
+
+
 def reusing(succ, graph, functions, reloaded=(), known=None, model=None, values=None):
     """``succ`` (a mutant's successor function) that gives a recorded state whose
     successors did not call ``functions`` its recorded successors instead of computing

@@ -16,7 +16,7 @@ from kmc.mutate.isolation import Mutant, mutants_of, read_source, warm
 from kmc.mutate.operators import pragma_lines
 from kmc.mutate.pool import NOT_RUN, run_tasks
 from kmc.mutate.replay import Spec
-from kmc.mutate.reuse import by_value
+from kmc.mutate.reuse import by_value, keys_by_id
 from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path,
                                 model_modules, scenario_module)
 from kmc.mutate.stall import stall_limit
@@ -279,12 +279,13 @@ def replay_spec(plan: Plan, base: dict, m: Mutant, e, where):
         return None
     values = base.setdefault("values", {})  # built once per graph, shared by the workers
     if e.id not in values:
-        values[e.id] = by_value(base["graphs"][e.id])
+        graph = base["graphs"][e.id]
+        values[e.id] = (by_value(graph), keys_by_id(graph))
     return Spec(base["graphs"][e.id], base["runs"][e.id],
                 frozenset(reloaded & base["rebuilt_classes"][e.id]), base["images"][e.id],
                 base["outside"][e.id], base["at_setup"][e.id],
-                base["answers"].get(e.id), values[e.id],
-                base.get("read_outside", {}).get(e.id))
+                base["answers"].get(e.id), values[e.id][0],
+                base.get("read_outside", {}).get(e.id), keys=values[e.id][1])
 
 
 def reloads(plan: Plan, m: Mutant) -> set:

@@ -181,11 +181,13 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
     frozen = graph.frozen() if graph.expanded else None
     answers = None
     if frozen is not None:
+        from kmc.invariants.properties import SOMETIMES
         from kmc.mutate.answers import record
         try:
             model = _build(entry)[3]
             seen = OutsideWatch(model, traced)  # what the invariants' answers read
-            answers = record(model, frozen[0])
+            answers = (record(model, frozen[0]), record(model, frozen[0], SOMETIMES))
+            answers = None if answers == (None, None) else answers
             read_outside = _union(read_outside, seen.read())
         except Exception:  # no answers: a mutant's run checks every state itself
             answers = None
@@ -296,12 +298,15 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
             continue
         reuse, known = None, None
         if decided == REUSE:
-            known = Known(spec.answers) if spec.answers is not None else None
+            known = Known(*spec.answers) if spec.answers is not None else None
 
             def reuse(succ, model, spec=spec, known=known, touch=run_touch):
+                model.known_keys = spec.keys  # the recorded states' keys
                 return reusing(succ, spec.graph, touch, spec.rebuild, known, model,
                                spec.values)
-        with known.installed() if known is not None else nullcontext():
+        # an exploration records nothing: the tables may answer, each filled by this
+        # run alone (a run's model reads what no table's key holds, its scenario's)
+        with memo.fresh(), known.installed() if known is not None else nullcontext():
             runs[e.id] = run_entry(e, (limits or {}).get(e.id), reuse=reuse,
                                    stall=(stalls or {}).get(e.id),
                                    first_violation=baseline is not None

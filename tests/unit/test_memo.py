@@ -1,6 +1,7 @@
 """Memoised pure steps (``model.memo``): the Kafka models give the same successors with
 their tables as without, models of other release lines never share an answer, and
-``kmc mutate``'s workers keep no table (its recorder must see every call)."""
+``kmc mutate``'s workers keep no table while recording (its recorder must see every
+call), and a mutant's explored run only the answers of its own code."""
 from __future__ import annotations
 
 from kmc.explorers.bfs import bfs
@@ -133,3 +134,98 @@ def test_a_call_with_keywords_is_computed():
     assert scaled(3) == 6 and scaled(3) == 6 and calls == [3]
     assert scaled(3, by=5) == 15 and scaled(3, by=5) == 15 and calls == [3, 3, 3]
     assert scaled(3) == 6 and calls == [3, 3, 3]
+
+
+def test_fresh_tables_answer_inside_and_are_emptied_after():
+    calls = []
+
+    @memo.pure()
+    def doubled(x):
+        calls.append(x)
+        return 2 * x
+
+    assert doubled(1) == 2 and doubled.table  # on: kept
+    with memo.disabled():
+        with memo.fresh():
+            assert not doubled.table  # what was kept before is gone
+            assert doubled(2) == 4 and doubled(2) == 4
+            assert calls == [1, 2] and doubled.table  # inside: kept and read
+        assert not doubled.table  # emptied on leaving
+        assert doubled(2) == 4 and calls == [1, 2, 2] and not doubled.table  # off again
+    assert doubled(3) == 6 and doubled.table  # on again outside both
+
+
+HELPER = '''from kmc.model import memo
+
+
+@memo.pure(lambda m: m.limit)
+def step(m, x):
+    return m.bump(x)
+'''
+
+STALE = '''from typing import NamedTuple
+
+from kmc import Model, always
+
+import mutate_memo_helper as helper
+
+
+class S(NamedTuple):
+    x: int
+
+
+class Counter(Model):
+    """Counts to its limit through a memoised step of another module."""
+    name = "counter"
+
+    def __init__(self, limit=3):
+        self.limit = limit
+
+    def init_states(self):
+        return [S(0)]
+
+    def actions(self, s):
+        return ["inc"] if s.x < self.limit else []
+
+    def next_state(self, s, a):
+        return S(helper.step(self, s.x))
+
+    def bump(self, x):
+        return x + 1
+
+    def properties(self):
+        return [always("Bounded", lambda s: s.x <= self.limit)]
+
+
+def make():
+    return Counter()
+'''
+
+
+def test_a_mutant_is_explored_with_no_answer_of_the_baseline(tmp_path, monkeypatch):
+    """The process that forks the workers has run the model with its tables on, so
+    the helper's table holds the baseline's steps. A mutant of ``bump`` is explored
+    with the tables answering, but only with what its own run put in them: ``x + 2``
+    goes past the limit (killed by Bounded) and ``x + 0`` stays at 0 (fewer states),
+    as with the tables off."""
+    import importlib
+    import sys
+
+    from kmc.mutate.runner import mutate
+
+    (tmp_path / "mutate_memo_helper.py").write_text(HELPER)
+    path = tmp_path / "mutate_memo_model.py"
+    path.write_text(STALE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plan = make_plan([Entry(id="stale", scenario=f"{path}:make")])
+    model = importlib.import_module("mutate_memo_model").make()
+    state = model.init_states()[0]
+    for _ in range(3):  # the baseline's steps, kept in this process's table
+        state = model.next_state(state, "inc")
+    helper = sys.modules["mutate_memo_helper"]
+    assert len(helper.step.table) == 3
+    line = line_of("return x + 1", STALE)
+    rows = {(r["line"], r["description"]): r for r in mutate(plan, jobs=2)["mutants"]}
+    assert rows[(line, "1 -> 2")]["outcome"] == "property"
+    assert rows[(line, "1 -> 2")]["killed_by"] == ["Bounded"]
+    assert rows[(line, "1 -> 0")]["outcome"] == "count_only"

@@ -7,6 +7,7 @@ import pytest
 
 from kmc import always, sometimes
 from kmc.api import check
+from kmc.invariants.properties import SOMETIMES
 from kmc.mutate.answers import Known, record
 from kmc.mutate.reuse import reusing
 from mutate_toy import record_graph, toy_file
@@ -21,15 +22,20 @@ def toy(tmp_path_factory):
     return path, mod
 
 
-def _tight(mod, limit, asked):
+def _tight(mod, limit, asked, marked=None):
     """The toy with an invariant that fails once x passes 2; ``asked`` collects every
-    state the invariant is evaluated on."""
+    state the invariant is evaluated on (``marked``: the witness)."""
     class Tight(mod.Toy):
         def properties(self):
             def small(s):
                 asked.append(s)
                 return s.x <= 2
-            return [always("Small", small), sometimes("Marked", lambda s: s.y == 1)]
+
+            def mark(s):
+                if marked is not None:
+                    marked.append(s)
+                return s.y == 1
+            return [always("Small", small), sometimes("Marked", mark)]
     return Tight(limit)
 
 
@@ -39,6 +45,9 @@ def test_record_gives_the_failing_invariants_per_recorded_state(toy):
     names, bad, unknown = record(_tight(mod, 3, []), states)
     assert names == ("Small",) and not unknown
     assert bad == {i: (0,) for i, s in enumerate(states) if s.x > 2} and bad
+    names, bad, unknown = record(_tight(mod, 3, []), states, SOMETIMES)
+    assert names == ("Marked",) and not unknown
+    assert bad == {i: (0,) for i, s in enumerate(states) if s.y != 1} and bad
     assert record(type("NoInvariant", (mod.Toy,), {"properties": lambda self: []})(3),
                   states) is None
 
@@ -79,3 +88,33 @@ def test_a_reusing_run_with_the_recorded_answers_is_the_mutants_own_run(toy):
     mine = {id(t) for t in computed}
     assert reused_asked and all(id(s) in mine or s == mod.S(0, 0) for s in reused_asked)
     assert len(reused_asked) < len(own_asked)
+
+
+def test_the_witnesses_answers_are_taken_too(toy):
+    """With the witnesses' answers recorded as well, a reusing run evaluates the
+    witness only on the states the mutant's code computed (and the initial state)."""
+    path, mod = toy
+    graph = record_graph(mod.make(3))
+    states, expanded, successors, calls, _touched = graph[:5]
+    answers = [record(_tight(mod, 3, []), states, kind) for kind in ("always", SOMETIMES)]
+    touched = tuple(frozenset({(path, 1)}) if states[i].x >= 2 else frozenset()
+                    for i in expanded)
+    own_marked, reused_marked = [], []
+    own = check(_tight(mod, 4, [], own_marked))
+    mutant = _tight(mod, 4, [], reused_marked)
+    computed, plain = [], mutant.successors
+
+    def computing(s):
+        out = plain(s)
+        computed.extend(t for _a, t in out)
+        return out
+    known = Known(*answers)
+    mutant.successors = reusing(computing, (states, expanded, successors, calls, touched),
+                                {(path, 1)}, known=known)
+    with known.installed():
+        reused = check(mutant)
+    assert reused.verdicts() == own.verdicts() and reused.verdict("Marked") == "witness_found"
+    assert reused.discoveries["Marked"].trace.states == own.discoveries["Marked"].trace.states
+    mine = {id(t) for t in computed}
+    assert all(id(s) in mine or s == mod.S(0, 0) for s in reused_marked)
+    assert len(reused_marked) < len(own_marked)
