@@ -33,13 +33,14 @@ _CLEAN: tuple = ()
 
 def record(model, states, kind: str = ALWAYS) -> tuple | None:
     """The invariants' answers on ``states`` (a recorded graph's, in order): (their
-    names in the explorer's order, position -> indices of the invariants false there
-    (positions where all hold are left out), positions where checking raised (no answer
-    is taken there)). None when the model has no invariant, or when an invariant asks
-    the model for its actions or steps: the mutant's code may answer those (a replay
-    asks them again, ``replay.same_graph``), so its verdicts are not the baseline's.
-    ``kind``: the properties of another kind checked on every new state instead
-    (``SOMETIMES``: the witnesses; their answers are the same list, of those false)."""
+    names in the explorer's order, per position the indices of the invariants false
+    there: ``()`` where all hold, None where checking raised (no answer is taken
+    there); one tuple object per distinct answer). None when the model has no
+    invariant, or when an invariant asks the model for its actions or steps: the
+    mutant's code may answer those (a replay asks them again, ``replay.same_graph``),
+    so its verdicts are not the baseline's. ``kind``: the properties of another kind
+    checked on every new state instead (``SOMETIMES``: the witnesses; their answers
+    are the same list, of those false)."""
     asked = []
     for name in ("actions", "next_state", "successors"):
         setattr(model, name, _noting(getattr(model, name), asked))
@@ -47,18 +48,16 @@ def record(model, states, kind: str = ALWAYS) -> tuple | None:
     if not always:
         return None
     check = Checker(always).false_at
-    bad, unknown = {}, set()
-    for i, s in enumerate(states):
+    answers, one = [], {(): _CLEAN}
+    for s in states:
         try:
-            out = check(s)
+            out = tuple(check(s))
         except Exception:  # a state the explorer never checks (outside the bounds)
-            unknown.add(i)
-            continue
-        if out:
-            bad[i] = tuple(out)
+            out = None
+        answers.append(out if out is None else one.setdefault(out, out))
         if asked:
             return None
-    return tuple(p.name for p in always), bad, frozenset(unknown)
+    return tuple(p.name for p in always), tuple(answers)
 
 
 def _noting(method, asked: list):
@@ -74,28 +73,27 @@ class Known:
     handed out."""
 
     def __init__(self, *answers):
-        self._sets = [(names, bad, unknown, {}) for names, bad, unknown in
+        self._sets = [(names, per, {}) for names, per in
                       (a for a in answers if a is not None)]
 
     def note(self, position: int, state) -> None:
         """``state`` (alive for the whole run) is the recorded state at ``position``."""
-        for _names, bad, unknown, by_id in self._sets:
-            if position not in unknown:
-                by_id[id(state)] = bad.get(position, _CLEAN)
+        for _names, per, by_id in self._sets:
+            if per[position] is not None:
+                by_id[id(state)] = per[position]
 
     def note_all(self, states) -> None:
         """``note`` of every state of ``states`` (a recorded graph's, in order: alive
         for the whole run)."""
-        for _names, bad, unknown, by_id in self._sets:
-            by_id.update((id(s), bad.get(i, _CLEAN)) for i, s in enumerate(states)
-                         if i not in unknown)
+        for _names, per, by_id in self._sets:
+            by_id.update((id(s), a) for s, a in zip(states, per) if a is not None)
 
     @contextmanager
     def installed(self):
         """While the block runs, a ``Checker`` of exactly the properties of one set of
         recorded answers gives a noted state its recorded answer."""
         plain = Checker.false_at
-        sets = {names: by_id for names, _bad, _unknown, by_id in self._sets}
+        sets = {names: by_id for names, _per, by_id in self._sets}
         seen = {}
 
         def false_at(chk, state, pieces=None):

@@ -81,6 +81,11 @@ class Graph:
         self.calls: list = []
         self._done: set = set()
         self.overflow = False
+        # one object per distinct action, (action, position) pair and tuple of those:
+        # a graph repeats a few hundred actions over millions of successors and steps,
+        # and the process that forks the workers holds every graph (``_value``, ``_one``)
+        self._values: dict = {}
+        self._ones: dict = {}
 
     def _at(self, s) -> int:
         fp = fingerprint128(s)
@@ -106,7 +111,8 @@ class Graph:
             return
         self._done.add(i)
         self.expanded.append(i)
-        self.successors.append(tuple((a, self._at(t)) for a, t in out))
+        self.successors.append(tuple(self._one((self._value(a), self._at(t)))
+                                     for a, t in out))
         self.touched.append(self._intern(called))
         self.steps.append(None if steps is None else
                           self._steps(self.successors[-1], i, s, out, *steps))
@@ -132,11 +138,11 @@ class Graph:
                 results.append(want[k][1])
                 k += 1
             else:
-                kept.append(a)
+                kept.append(self._value(a))
                 results.append(None)
         every = (listed, *per, *probed[2])
-        return (self._intern(listed), tuple(kept), tuple(map(self._intern, per)),
-                tuple(results), probed,
+        return (self._intern(listed), self._one(tuple(kept)),
+                self._one(tuple(map(self._intern, per))), tuple(results), probed,
                 None if None in every else self._intern(set().union(*every)))
 
     def _probed(self, want, i, s, out, probes):
@@ -162,8 +168,8 @@ class Graph:
                 if j is None:
                     return None
                 positions.append(j)
-        return (tuple(actions), tuple(positions),
-                tuple(self._intern(c) for _a, _t, c in probes))
+        return (self._one(tuple(map(self._value, actions))), tuple(positions),
+                self._one(tuple(self._intern(c) for _a, _t, c in probes)))
 
     def call(self, method: str, s, args: tuple, out, called=None) -> None:
         """The run asked ``method(s, *args)`` and got ``out`` (a state, a list of
@@ -176,6 +182,17 @@ class Graph:
             out = self._at(out)
         self.calls.append((method, i, args, out if state else list(out),
                            self._intern(called)))
+
+    def _value(self, x):
+        """``x``, or the object kept for an equal value of the same repr (an action:
+        two that print alike and compare equal are the same to every reader)."""
+        got = self._values.setdefault(repr(x), x)
+        return got if got is x or got == x else x
+
+    def _one(self, parts: tuple) -> tuple:
+        """``parts`` (a tuple of kept objects: ``_value``'s, ``_intern``'s, positions),
+        or the equal tuple of the very same objects kept before."""
+        return self._ones.setdefault(tuple(map(id, parts)), parts)
 
     def _intern(self, called):
         """``called`` as a tuple, one object per distinct set (None stays None): a few

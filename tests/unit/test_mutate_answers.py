@@ -42,12 +42,19 @@ def _tight(mod, limit, asked, marked=None):
 def test_record_gives_the_failing_invariants_per_recorded_state(toy):
     _path, mod = toy
     states = record_graph(mod.make(3))[0]
-    names, bad, unknown = record(_tight(mod, 3, []), states)
-    assert names == ("Small",) and not unknown
-    assert bad == {i: (0,) for i, s in enumerate(states) if s.x > 2} and bad
-    names, bad, unknown = record(_tight(mod, 3, []), states, SOMETIMES)
-    assert names == ("Marked",) and not unknown
-    assert bad == {i: (0,) for i, s in enumerate(states) if s.y != 1} and bad
+    names, per = record(_tight(mod, 3, []), states)
+    assert names == ("Small",)
+    assert per == tuple((0,) if s.x > 2 else () for s in states) and (0,) in per
+    names, per = record(_tight(mod, 3, []), states, SOMETIMES)
+    assert names == ("Marked",)
+    assert per == tuple((0,) if s.y != 1 else () for s in states) and () in per
+    assert len({id(a) for a in per}) == 2  # one object per distinct answer
+
+    class Raising(mod.Toy):  # no answer where checking raised
+        def properties(self):
+            return [always("NotTwo", lambda s: 1 // (s.x - 2) != 5)]
+    names, per = record(Raising(3), states)
+    assert per == tuple(None if s.x == 2 else () for s in states) and None in per
     assert record(type("NoInvariant", (mod.Toy,), {"properties": lambda self: []})(3),
                   states) is None
 
