@@ -29,6 +29,7 @@ def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) 
     had changed (added to ``touch``), unless a property or other code outside the
     successors calls it."""
     from kmc.invariants.liveness import split
+    from kmc.model import memo
     from kmc.mutate.replay import same_graph, set_up_matters
     from kmc.mutate.setup_reads import differences
     from kmc.mutate.snapshot import same_set_up, setup_image
@@ -52,7 +53,7 @@ def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) 
                     return FULL, touch, "read outside successors"
                 touch = touch | extra
         watch = Watch(stall)
-        with watch:
+        with watch, memo.fresh():  # the set-up is compared: the answers are the mutant's
             same = same_graph(watch.wrap(model), spec.graph, touch,
                               spec.rebuild, by_states(entry.explorer, model))
         return (SAME if same else REUSE), touch, None

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 from kmc.errors import UsageError
-from kmc.mutate import sites
+from kmc.mutate import hugepages, sites
 from kmc.mutate.classify import (EQUIVALENT, SURVIVED, Verdict, classify, score,
                                  state_limits)
 from kmc.mutate.isolation import Mutant, mutants_of, read_source, warm
@@ -337,6 +337,7 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
     # copy every page it writes to (a fork of a large process is quicker too)
     gc.collect()
     gc.freeze()
+    hugepages.collapse()  # and a fork copies one page-table entry per 2 MiB
     try:
         for i, result in run_tasks(tasks, jobs, budget):
             m = todo[i]
