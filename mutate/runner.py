@@ -115,7 +115,8 @@ def _warm() -> None:
     import importlib
 
     for name in ("kmc.api", "kmc.reports.regress.expect", "kmc.explorers.bfs",
-                 "kmc.explorers.dfs", "kmc.explorers.simulate"):
+                 "kmc.explorers.dfs", "kmc.explorers.simulate", "kmc.mutate.answers",
+                 "kmc.mutate.decide", "kmc.mutate.snapshot"):
         try:
             importlib.import_module(name)
         except ImportError:
