@@ -156,7 +156,8 @@ def _by_known_fields(core, coverage, known, cls, reprs, key):
     """``_by_fields`` for successors some of whose keys the model knows (``known``: id
     -> key): such a successor's key is taken as it is, and its field reprs are left out
     (None in ``Level.pieces``: whoever reads them looks them up when needed). A state's
-    own reprs are looked up only when one of its successors' keys is not known."""
+    own reprs are looked up only when one of its successors' keys is not known. A loop
+    of its own, so that every other run's loop pays nothing for the look-up."""
     successors, rkey = core.successors, core.rkey
     check_settled, needs_settled = core.check_settled, core.needs_settled
     of, of_child = reprs.of, reprs.of_child

@@ -15,8 +15,8 @@ keys already require: never ``True`` where ``1`` may occur), and a table holds a
 ``kmc mutate``'s workers turn every table off (``off``): the recorder learns which code each
 expansion runs, and an answer taken from a table would hide that code from it (and a
 mutant's answer, kept, would stand for code the mutant's replay then thinks did not run).
-A mutant's run that is explored records nothing: it runs with tables that start empty
-and are emptied after it (``fresh``), so every answer is the mutant's own, for its run.
+A mutant's replay and its explored runs record nothing: each runs with tables that start
+empty and are emptied after it (``fresh``), so every answer is the mutant's own.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ LIMIT = 1 << 14
 #: ``_on[0]``: whether tables answer (a list, so a closure reads the current value)
 _on = [True]
 _MISS = object()
-#: every table, so that ``clear`` can empty them all
+#: every table, so that ``fresh`` can empty them all
 _tables: list = []
 
 

@@ -53,7 +53,9 @@ def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) 
                     return FULL, touch, "read outside successors"
                 touch = touch | extra
         watch = Watch(stall)
-        with watch, memo.fresh():  # the set-up is compared: the answers are the mutant's
+        # the set-up was compared with the tables off, as the baseline built it; the
+        # replay's answers come from tables that this replay alone fills
+        with watch, memo.fresh():
             same = same_graph(watch.wrap(model), spec.graph, touch,
                               spec.rebuild, by_states(entry.explorer, model))
         return (SAME if same else REUSE), touch, None

@@ -24,8 +24,8 @@ level's objects) are loaded only after their HMAC verifies. A local directory's 
 files are read and written by the driver directly (``ckptfiles``); blocks always go
 through Spark.
 
-Only the two newest block sets are kept; level files are small (16 bytes per state, 32 with 128-bit keys) and are
-all kept, because traces are rebuilt from them.
+Only the two newest block sets are kept; level files are small (16 bytes per state, 32
+with 128-bit keys) and are all kept, because traces are rebuilt from them.
 """
 from __future__ import annotations
 
