@@ -305,7 +305,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
                 return reusing(succ, spec.graph, touch, spec.rebuild, known, model,
                                spec.values)
         # an exploration records nothing: the tables may answer, each filled by this
-        # run alone (a run's model reads what no table's key holds, its scenario's)
+        # run alone (a table's key need not hold what the mutant's code reads of the
+        # run's model, which no other run then shares)
         with memo.fresh(), known.installed() if known is not None else nullcontext():
             runs[e.id] = run_entry(e, (limits or {}).get(e.id), reuse=reuse,
                                    stall=(stalls or {}).get(e.id),
