@@ -78,9 +78,8 @@ def _packed(core, succ_states):
 def _generic(core, coverage, known=None):
     fields = core.field_keys()
     if fields is not None:
-        if known and core.rkey is fingerprint128:
-            return _by_known_fields(core, coverage, known.get, *fields)
-        return _by_fields(core, coverage, *fields)
+        known = known.get if known and core.rkey is fingerprint128 else None
+        return _by_fields(core, coverage, *fields, known)
     successors, rkey = core.successors, core.rkey
     check_settled, needs_settled = core.check_settled, core.needs_settled
 
@@ -105,59 +104,16 @@ def _generic(core, coverage, known=None):
     return expand
 
 
-def _by_fields(core, coverage, cls, reprs, key):
+def _by_fields(core, coverage, cls, reprs, key, known=None):
     """The generic expander for record states (``Core.field_keys``): every successor is
     keyed as it is generated, from its parent's field reprs and the memoised reprs of the
     fields it changed, and candidates are told apart by key (an int) instead of by
     hashing and comparing whole states. Same candidates, keys and first parents.
     Each candidate's field reprs come with it (``Level.pieces``): the caller hands them to
-    the property checks and back with the next frontier."""
-    successors, rkey = core.successors, core.rkey
-    check_settled, needs_settled = core.check_settled, core.needs_settled
-    of, of_child = reprs.of, reprs.of_child
-
-    def expand(frontier, level_id, tick, pieces=None):
-        index: dict = {}
-        cand: list = []
-        cand_pieces: list = []
-        generated = 0
-        for pi, s in enumerate(frontier):
-            succ = successors(s)
-            generated += len(succ)
-            if type(s) is not cls:
-                sp = None
-            else:
-                sp = of(s) if pieces is None or pieces[pi] is None else pieces[pi]
-            if needs_settled:
-                check_settled(s, succ, (level_id, pi), sp)
-            for a, t in succ:
-                coverage[a] += 1
-                if type(t) is not cls:
-                    k, tp = rkey(t), None
-                elif sp is None:
-                    tp = of(t)
-                    k = key(tp)
-                else:  # a field the successor shares with its parent is not looked up
-                    tp = of_child(t, s, sp)
-                    k = key(tp)
-                if k not in index:
-                    index[k] = pi
-                    cand.append(t)
-                    cand_pieces.append(tp)
-            if not pi & 1023 and pi and tick(pi):
-                return Level(_EMPTY, _EMPTY_I, [], generated, True)
-        keys = keys_array(list(index), len(cand), core.key_dtype)
-        parents = np.fromiter(index.values(), dtype=np.int64, count=len(cand))
-        return Level(keys, parents, cand, generated, False, cand_pieces)
-    return expand
-
-
-def _by_known_fields(core, coverage, known, cls, reprs, key):
-    """``_by_fields`` for successors some of whose keys the model knows (``known``: id
-    -> key): such a successor's key is taken as it is, and its field reprs are left out
-    (None in ``Level.pieces``: whoever reads them looks them up when needed). A state's
-    own reprs are looked up only when one of its successors' keys is not known. A loop
-    of its own, so that every other run's loop pays nothing for the look-up."""
+    the property checks and back with the next frontier. ``known`` (id of a successor
+    object -> its key, or None): such a successor's key is taken as it is and its reprs
+    are left out (None in ``Level.pieces``); a state without reprs then has its own
+    looked up only when one of its successors' keys is not known."""
     successors, rkey = core.successors, core.rkey
     check_settled, needs_settled = core.check_settled, core.needs_settled
     of, of_child = reprs.of, reprs.of_child
@@ -171,18 +127,21 @@ def _by_known_fields(core, coverage, known, cls, reprs, key):
             succ = successors(s)
             generated += len(succ)
             sp = None if pieces is None else pieces[pi]
+            if sp is None and known is None and type(s) is cls:
+                sp = of(s)
             if needs_settled:
                 check_settled(s, succ, (level_id, pi), sp)
             for a, t in succ:
                 coverage[a] += 1
-                k = known(id(t))
+                k = None if known is None else known(id(t))
                 if k is not None:
                     tp = None
                 elif type(t) is not cls:
                     k, tp = rkey(t), None
                 else:
-                    if sp is None and type(s) is cls:
+                    if sp is None and type(s) is cls:  # with known keys: when needed
                         sp = of(s)
+                    # a field the successor shares with its parent is not looked up
                     tp = of(t) if sp is None else of_child(t, s, sp)
                     k = key(tp)
                 if k not in index:

@@ -16,14 +16,12 @@ def by_value(graph) -> dict:
     return {states[i]: n for n, i in enumerate(expanded)}
 
 
-def keys_by_id(graph) -> dict | None:
-    """The id of each state of ``graph`` -> its ``fingerprint128`` (None: the graph
-    does not give them): a reusing run hands these very objects to the explorer, which
-    takes their keys from here (``Model.known_keys``) instead of computing them. Built
-    once per graph by the process that forks the workers; the ids hold in the workers,
-    which share its objects."""
-    if len(graph) < 8:
-        return None
+def keys_by_id(graph) -> dict:
+    """The id of each state of ``graph`` -> its ``fingerprint128``: a reusing run
+    hands these very objects to the explorer, which takes their keys from here
+    (``Model.known_keys``) instead of computing them. Built once per graph by the
+    process that forks the workers; the ids hold in the workers, which share its
+    objects."""
     return dict(zip(map(id, graph[0]), graph[7]))
 
 
