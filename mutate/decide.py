@@ -5,6 +5,11 @@ from __future__ import annotations
 #: what a replay decides about a run: it is the baseline's run; the run is explored,
 #: reusing the recorded successors the mutant cannot have changed; explored in full
 SAME, REUSE, FULL = "same", "reuse", "full"
+#: explored reusing the recorded successors the mutant cannot have changed, every
+#: state's key and answers its own: the changed code also runs outside the successors
+#: (a property, the explorer asking the model whether an action is a fault), so any
+#: state may answer otherwise, and no replay can tell the run is the baseline's
+SUCCESSORS = "successors"
 
 
 def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) -> tuple:
@@ -14,9 +19,11 @@ def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) 
     (the run is explored with ``reuse.reusing``); ``FULL`` when the set-up differs
     where ``set_up`` cannot follow the difference (the fair actions count only where
     the mutant's model checks a liveness property, ``snapshot.same_set_up``) or the
-    replay raised (the full run then records it). Returned with the ``touch`` the run
-    was decided by and, for ``FULL``, why (the part of the set-up that differs, or
-    ``"raised"``; else None).
+    replay raised (the full run then records it); ``SUCCESSORS``, without a replay, when
+    code outside the successors calls the changed code (``spec.outside``), unless a
+    cached function does (``FULL``: its answer may be handed out where its lines do not
+    run). Returned with the ``touch`` the run was decided by and, for ``FULL``, why
+    (the part of the set-up that differs, or ``"raised"``; else None).
     ``functions``: the code, as (file, first line), through which the mutant can change
     the run (``replay.affected``); ``where``: the first line of the function whose body
     holds the mutant, None outside any function's body; ``touch``: what marks a recorded
@@ -26,8 +33,7 @@ def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) 
     ``set_up``: ``(differences, model, what the baseline's run read outside) -> the
     code that can read them`` (``set_up_readers``; None: not known). A set-up that
     built another model only in values that code reads is replayed as if that code
-    had changed (added to ``touch``), unless a property or other code outside the
-    successors calls it."""
+    had changed (added to ``touch``)."""
     from kmc.invariants.liveness import split
     from kmc.model import memo
     from kmc.mutate.replay import same_graph, set_up_matters
@@ -38,6 +44,7 @@ def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) 
     from kmc.mutate.worker import _build
 
     touch = functions if touch is None else touch
+    outside = not functions.isdisjoint(spec.outside)
     try:
         api, sc, info, model = _build(entry)
         if set_up_matters(spec, where, functions):
@@ -49,9 +56,12 @@ def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) 
                 extra = set_up(diff, model, spec.read_outside)
                 if extra is None:
                     return FULL, touch, "a name kmc reads"
-                if not extra.isdisjoint(spec.outside):
-                    return FULL, touch, "read outside successors"
+                if not extra.isdisjoint(spec.cached):
+                    return FULL, touch, "read by a cached function"
+                outside = outside or not extra.isdisjoint(spec.outside)
                 touch = touch | extra
+        if outside:  # every key and answer is the mutant's: no replay decides the run
+            return SUCCESSORS, touch, None
         watch = Watch(stall)
         # the set-up was compared with the tables off, as the baseline built it; the
         # replay's answers come from tables that this replay alone fills
@@ -101,11 +111,11 @@ def why_full(spec, functions):
     """Why a run must be explored rather than replayed, before its set-up is built; None
     when a replay may decide it."""
     if spec is None:  # runner.replay_spec: which of its reasons is not told here
-        return "full: no replay (graph, class or code called outside)"
+        return "full: no replay (graph, class or code a cached function calls)"
     if functions is None:
         return "full: changed code not told"
-    if not functions.isdisjoint(spec.outside):
-        return "full: called outside successors"
+    if not functions.isdisjoint(spec.cached):
+        return "full: called by a cached function"
     return None
 
 

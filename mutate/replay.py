@@ -339,6 +339,8 @@ class Spec(NamedTuple):
     #: (``outside_reads.Watch.read``); None: not watched
     read_outside: tuple | None = None
     keys: dict | None = None  # id of each of its states -> its key (reuse.keys_by_id)
+    #: the part of ``outside`` called by or inside a cached function (``tracer``)
+    cached: frozenset = frozenset()
 
 
 def set_up_matters(spec: Spec, where, functions) -> bool:

@@ -130,8 +130,9 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     """The unmutated model on every entry that some mutant needs, each entry in a fresh
     worker that loads the mutated files and their importers afresh (as a mutant's worker
     does). Returns, per entry id: "runs" (the run), "entry_lines" (file -> executed
-    lines), "outside" and "at_setup" ((file, first line) of the functions called
-    outside the model's successors and set-up, and by the set-up: ``tracer``),
+    lines), "outside", "cached" and "at_setup" ((file, first line) of the functions
+    called outside the model's successors and set-up, the part of those a cached
+    function called, and those the set-up called: ``tracer``),
     "images" (``snapshot.setup_image``), "graphs" (``replay``), "answers"
     (``answers.record``), "ever" (the mutants its run infected: ``probes.EVER``),
     "read_outside" (``outside_reads.Watch.read``), "fixed_classes" and
@@ -157,6 +158,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     tasks.append((namespace_task, (served,), None))
     runs, lines, entry_lines = {}, {f: set() for f in plan.files}, {}
     outside, at_setup, images, graphs, fixed, rebuilt = {}, {}, {}, {}, {}, {}
+    cached: dict = {}
     answers, ever, read_outside = {}, {}, {}
     namespaces = None
     for i, out in run_tasks(tasks, jobs):
@@ -173,6 +175,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
         entry_lines[eid] = {f: set(v) for f, v in out["lines"].items()}
         outside[eid] = frozenset(map(tuple, out["outside"]))
         at_setup[eid] = frozenset(map(tuple, out["at_setup"]))
+        cached[eid] = frozenset(map(tuple, out["cached"]))
         images[eid] = out["image"]
         ever[eid] = frozenset(out["ever"])
         got = out.get("read_outside")
@@ -185,6 +188,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
             lines[f].update(v)
     return {"runs": runs, "lines": {f: sorted(v) for f, v in lines.items()},
             "entry_lines": entry_lines, "outside": outside, "at_setup": at_setup,
+            "cached": cached,
             "images": images, "graphs": graphs, "answers": answers, "ever": ever,
             "read_outside": read_outside, "namespaces": namespaces,
             "tracked": tracked(plan.files, [p for p, _text in served.values()]),
@@ -264,17 +268,17 @@ def replay_spec(plan: Plan, base: dict, m: Mutant, e, where):
     """What ``m``'s worker needs to replay the baseline's run of ``e`` (``replay.Spec``),
     or None when it may not: the run did not record its graph, an object of its states
     has a class the mutant reloads that a replay cannot rebuild
-    (``rebuild.Rebuild``), or the function holding ``m`` was called outside the model's
-    successors and set-up (by a property, the symmetry reduction or a cached
-    function; ``where``: its first line, None outside any function's body). The worker
-    decides the rest (``replay.affected``)."""
+    (``rebuild.Rebuild``), or the function holding ``m`` was called by or inside a
+    cached function, whose answer may be handed out where its lines do not run
+    (``where``: its first line, None outside any function's body). The worker decides
+    the rest (``replay.affected``, ``decide``)."""
     if e.id not in base["graphs"]:
         return None
     reloaded = reloads(plan, m)
     if reloaded & base["fixed_classes"][e.id]:
         return None
     if where is not None:
-        if (m.path, where) in base["outside"][e.id]:
+        if (m.path, where) in base["cached"][e.id]:
             return None
     elif base["namespaces"] is None:  # outside any function's body: replay.affected
         return None
@@ -286,7 +290,8 @@ def replay_spec(plan: Plan, base: dict, m: Mutant, e, where):
                 frozenset(reloaded & base["rebuilt_classes"][e.id]), base["images"][e.id],
                 base["outside"][e.id], base["at_setup"][e.id],
                 base["answers"].get(e.id), values[e.id][0],
-                base.get("read_outside", {}).get(e.id), keys=values[e.id][1])
+                base.get("read_outside", {}).get(e.id), keys=values[e.id][1],
+                cached=base["cached"][e.id])
 
 
 def reloads(plan: Plan, m: Mutant) -> set:

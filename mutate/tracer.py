@@ -10,8 +10,10 @@ A call is one of three kinds, and ``replay`` treats each its own way:
   mutant's worker asks the successors of those states again;
 - **outside** (``outside``): anything else (a property, the symmetry reduction, a
   report), and every call made from inside a decorated (cached) function, whose result
-  may be handed out later where its lines do not run. A mutant reaching such code is
-  explored in full.
+  may be handed out later where its lines do not run (those are also ``cached``). A
+  mutant reaching code a cached function calls is explored in full; one reaching other
+  code called outside is explored reusing the recorded successors of the states whose
+  successors did not call it (``decide.SUCCESSORS``).
 
 Hooks compiled into the served modules tell it. A trace function (``sys.settrace``)
 would tell the same, but on CPython 3.11 it slows every frame of the process, the
@@ -59,6 +61,8 @@ class Tracer:
         names = list(self.wanted.values())
         self.outside: dict[str, set] = {f: set() for f in [*names, MODEL]}
         self.at_setup: dict[str, set] = {f: set() for f in [*names, MODEL]}
+        #: the part of ``outside`` called by or inside a decorated (cached) function
+        self.cached: dict[str, set] = {f: set() for f in [*names, MODEL]}
         self.inside = False  # set by the Recorder while the model computes successors
         self.setup = False   # set while the run's set-up builds the model
         #: while the Recorder asks the successors of one state: the functions called
@@ -104,6 +108,7 @@ class Tracer:
             return
         if self._cached_depth:
             self.outside[key[0]].add(key[1])
+            self.cached[key[0]].add(key[1])
         elif self.inside:
             if self.called is not None:
                 self.called.add(key)
@@ -121,6 +126,7 @@ class Tracer:
     def _cached(self, key) -> None:
         if self.on:
             self.outside[key[0]].add(key[1])
+            self.cached[key[0]].add(key[1])
             self._cached_depth += 1
 
     def _done(self) -> None:

@@ -196,6 +196,7 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
         return sorted((f, n) for f, v in calls.items() for n in v)
     return {"run": run, "lines": {f: sorted(v) for f, v in tracer.lines.items()},
             "outside": pairs(tracer.outside), "at_setup": pairs(tracer.at_setup),
+            "cached": pairs(tracer.cached),
             "image": image, "graph": frozen, "answers": answers, "ever": ever,
             "read_outside": read_outside,
             "classes": [sorted(x) for x in class_modules(frozen)] if frozen else [[], []]}
@@ -245,7 +246,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     memo.off()  # the recorder and the replay see every call of the model's code
     from kmc.mutate.answers import Known
     from kmc.mutate.classify import clean, decisive
-    from kmc.mutate.decide import FULL, REUSE, SAME, replays, set_up_readers, why_full
+    from kmc.mutate.decide import (FULL, REUSE, SAME, SUCCESSORS, replays, set_up_readers,
+                                   why_full)
     from kmc.mutate.isolation import install
     from kmc.mutate.replay import affected
     from kmc.mutate.reuse import reusing
@@ -287,7 +289,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
                 if baseline is not None:
                     break
                 continue
-            how = {SAME: "same", REUSE: "reuse"}.get(
+            how = {SAME: "same", REUSE: "reuse",
+                   SUCCESSORS: "reuse successors: called outside successors"}.get(
                 decided, f"full: set-up differs ({why})" if why != "raised"
                 else "full: replay raised")
             if decided != FULL and run_touch != (touch if touch is not None else functions):
@@ -297,11 +300,16 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
             hows[e.id] = (how, time.perf_counter() - t_run)
             continue
         reuse, known = None, None
-        if decided == REUSE:
-            known = Known(*spec.answers) if spec.answers is not None else None
+        if decided in (REUSE, SUCCESSORS):
+            # the recorded answers and keys hold only where no changed code runs
+            # outside the successors
+            mine = decided == SUCCESSORS
+            known = Known(*spec.answers) if spec.answers is not None and not mine \
+                else None
 
-            def reuse(succ, model, spec=spec, known=known, touch=run_touch):
-                model.known_keys = spec.keys  # the recorded states' keys
+            def reuse(succ, model, spec=spec, known=known, touch=run_touch, mine=mine):
+                if not mine:
+                    model.known_keys = spec.keys  # the recorded states' keys
                 return reusing(succ, spec.graph, touch, spec.rebuild, known, model,
                                spec.values)
         # an exploration records nothing: the tables may answer, each filled by this
