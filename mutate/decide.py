@@ -10,6 +10,9 @@ SAME, REUSE, FULL = "same", "reuse", "full"
 #: (a property, the explorer asking the model whether an action is a fault), so any
 #: state may answer otherwise, and no replay can tell the run is the baseline's
 SUCCESSORS = "successors"
+#: why a ``SUCCESSORS`` run may still take the recorded invariants' answers: they never
+#: called the changed code nor read what the set-up built otherwise
+ANSWERS_HOLD = "answers hold"
 
 
 def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) -> tuple:
@@ -23,7 +26,9 @@ def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) 
     code outside the successors calls the changed code (``spec.outside``), unless a
     cached function does (``FULL``: its answer may be handed out where its lines do not
     run). Returned with the ``touch`` the run was decided by and, for ``FULL``, why
-    (the part of the set-up that differs, or ``"raised"``; else None).
+    (the part of the set-up that differs, or ``"raised"``); for ``SUCCESSORS``,
+    ``ANSWERS_HOLD`` when the recorded answers never called the changed code
+    (``spec.answer_calls``); else None.
     ``functions``: the code, as (file, first line), through which the mutant can change
     the run (``replay.affected``); ``where``: the first line of the function whose body
     holds the mutant, None outside any function's body; ``touch``: what marks a recorded
@@ -45,6 +50,7 @@ def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) 
 
     touch = functions if touch is None else touch
     outside = not functions.isdisjoint(spec.outside)
+    changed = functions
     try:
         api, sc, info, model = _build(entry)
         if set_up_matters(spec, where, functions):
@@ -59,9 +65,10 @@ def replays(entry, spec, where, functions, touch=None, stall=None, set_up=None) 
                 if not extra.isdisjoint(spec.cached):
                     return FULL, touch, "read by a cached function"
                 outside = outside or not extra.isdisjoint(spec.outside)
-                touch = touch | extra
-        if outside:  # every key and answer is the mutant's: no replay decides the run
-            return SUCCESSORS, touch, None
+                touch, changed = touch | extra, changed | extra
+        if outside:  # the keys and answers are the mutant's: no replay decides the run
+            held = spec.answer_calls is not None and changed.isdisjoint(spec.answer_calls)
+            return SUCCESSORS, touch, ANSWERS_HOLD if held else None
         watch = Watch(stall)
         # the set-up was compared with the tables off, as the baseline built it; the
         # replay's answers come from tables that this replay alone fills

@@ -17,11 +17,17 @@ the expansions it infected, not every expansion that called its function
   or the changed constant, on the same operands;
 - ``and``/``or`` (``drop-and``, ``drop-or``, ``and-or``): the mutated operator or operand
   list folded over the operand values the original evaluated; an operand the original
-  never evaluated makes the mutant infected (its value is not known). Where only the
+  never evaluated is evaluated by the probe where a mutant needs it (through a lambda
+  the instrumented code passes, in the same scope), and one that cannot be (an
+  assignment expression, a ``yield``) or raises makes the mutant infected. Where only the
   truth of the result is read (a test of ``if``, ``while``, ``assert``, a conditional
   expression, a comprehension's ``if``, ``not``), only the truth is compared;
 - a ``_replace`` update (``drop-field``): infected when the new value differs from the
   field's current one (dropping an update to the value already there changes nothing);
+- an ``if`` without ``else`` dropped (``drop-stmt``): infected where its test is true or
+  raises (``taken``; the test is asked through a lambda, so that one that raises infects
+  it too). Where the test is false the original runs nothing more, and the mutant asks
+  nothing: tests are taken to have no side effect, as every probed operand is;
 - an ``int`` or ``bool`` constant operand of an arithmetic or bitwise operator, or an
   element of a tuple of constants that is one (``(1,) * n``), and an ``int`` index
   (``t[0]``, ``t[-1]``; ``const``, ``bool``): the operation on the changed constant and
@@ -31,8 +37,8 @@ the expansions it infected, not every expansion that called its function
   ``(0,) * n`` for ``(1,) * n`` with ``n == 0``, gives the original's value and is no
   infection.
 
-Every other mutant (a flipped ``==``, a constant elsewhere, e.g. a call's argument, a
-dropped statement, a swapped branch: they differ whenever they run) is asked again
+Every other mutant (a flipped ``==``, a constant elsewhere, e.g. a call's argument, any
+other dropped statement, a swapped branch: they differ whenever they run) is asked again
 wherever its function ran. Values are "the same" when they are of one type and equal
 (``_same``); an exception while computing a mutant's value counts as infection, and so
 does one the original raises at an arithmetic or index site. Only sites inside a
@@ -62,7 +68,15 @@ NAME, LAST_NAME = "__kmc_probes__", "__kmc_last__"
 UNKNOWN = object()
 
 
+#: ``_ASKING[0]``: how many operands the probes are evaluating that the original
+#: skipped; the probes inside such an operand infect nothing (the original, and every
+#: mutant of those sites, skips it)
+_ASKING = [0]
+
+
 def _infected(k) -> None:
+    if _ASKING[0]:
+        return
     SINK.add(k)
     EVER.add(k)
 
@@ -102,28 +116,60 @@ def _alternatives(r, a, b, alts) -> None:
             _infected(k)
 
 
-def bend(sid, result):
+def bend(sid, result, thunks=()):
     """An ``and``/``or`` evaluated to ``result``; ``LAST[sid]``: the chain of the
-    operands it evaluated, (index, previous link, value), the last first."""
+    operands it evaluated, (index, previous link, value), the last first. ``thunks``:
+    per operand, a function that evaluates it, or None; an operand the original never
+    evaluated is asked of its thunk, once, where a mutant needs it (one without a thunk,
+    or whose thunk raises, infects that mutant)."""
     seen = {}
     link = LAST[sid]
     while link is not None:
         seen[link[0]] = link[2]
         link = link[1]
-    n_seen = len(seen)
     truth = SPECS[sid][0]
     for k, order, is_and in SPECS[sid][1]:
         last = len(order) - 1
         for pos, i in enumerate(order):
-            if i >= n_seen:  # an operand the original never evaluated
-                _infected(k)
-                break
-            v = seen[i]
+            v = seen.get(i, UNKNOWN)
+            if v is UNKNOWN:  # an operand the original never evaluated
+                v = seen[i] = _ask(thunks[i] if i < len(thunks) else None)
+                if v is UNKNOWN:
+                    _infected(k)
+                    break
             if pos == last or (not v if is_and else v):
                 if not (_same_truth(v, result) if truth else _same(v, result)):
                     _infected(k)
                 break
     return result
+
+
+def _ask(thunk):
+    """``thunk()``, or ``UNKNOWN`` (no thunk, or it raised)."""
+    if thunk is None:
+        return UNKNOWN
+    _ASKING[0] += 1
+    try:
+        return thunk()
+    except Exception:
+        return UNKNOWN
+    finally:
+        _ASKING[0] -= 1
+
+
+def taken(sid, test):
+    """The test of an ``if`` without ``else``, asked by calling ``test``: where it is
+    true, or raises, the mutant that drops the statement (``SPECS[sid]``) is infected;
+    where it is false, that mutant (which asks nothing there) runs as the original."""
+    try:
+        value = test()
+        truth = bool(value)
+    except BaseException:
+        _infected(SPECS[sid])
+        raise
+    if truth:
+        _infected(SPECS[sid])
+    return truth
 
 
 def binop(sid, a, b):

@@ -341,6 +341,9 @@ class Spec(NamedTuple):
     keys: dict | None = None  # id of each of its states -> its key (reuse.keys_by_id)
     #: the part of ``outside`` called by or inside a cached function (``tracer``)
     cached: frozenset = frozenset()
+    #: the code the answers called, and the model's attributes they read (as
+    #: ``(outside_reads.MODEL, name)``); None: not known
+    answer_calls: frozenset | None = None
 
 
 def set_up_matters(spec: Spec, where, functions) -> bool:

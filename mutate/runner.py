@@ -134,7 +134,8 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     called outside the model's successors and set-up, the part of those a cached
     function called, and those the set-up called: ``tracer``),
     "images" (``snapshot.setup_image``), "graphs" (``replay``), "answers"
-    (``answers.record``), "ever" (the mutants its run infected: ``probes.EVER``),
+    (``answers.record``) and "answer_calls" (the code they called), "ever" (the
+    mutants its run infected: ``probes.EVER``),
     "read_outside" (``outside_reads.Watch.read``), "fixed_classes" and
     "rebuilt_classes" (``rebuild.class_modules``); and "lines" (file -> executed
     lines), "namespaces" (module -> ``snapshot.namespace``; None if they could not be
@@ -158,7 +159,7 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     tasks.append((namespace_task, (served,), None))
     runs, lines, entry_lines = {}, {f: set() for f in plan.files}, {}
     outside, at_setup, images, graphs, fixed, rebuilt = {}, {}, {}, {}, {}, {}
-    cached: dict = {}
+    cached, answer_calls = {}, {}
     answers, ever, read_outside = {}, {}, {}
     namespaces = None
     for i, out in run_tasks(tasks, jobs):
@@ -184,11 +185,13 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
             graphs[eid] = out["graph"]
             fixed[eid], rebuilt[eid] = map(set, out["classes"])
             answers[eid] = out["answers"]
+            got = out.get("answer_calls")
+            answer_calls[eid] = None if got is None else frozenset(map(tuple, got))
         for f, v in out["lines"].items():
             lines[f].update(v)
     return {"runs": runs, "lines": {f: sorted(v) for f, v in lines.items()},
             "entry_lines": entry_lines, "outside": outside, "at_setup": at_setup,
-            "cached": cached,
+            "cached": cached, "answer_calls": answer_calls,
             "images": images, "graphs": graphs, "answers": answers, "ever": ever,
             "read_outside": read_outside, "namespaces": namespaces,
             "tracked": tracked(plan.files, [p for p, _text in served.values()]),
@@ -291,7 +294,8 @@ def replay_spec(plan: Plan, base: dict, m: Mutant, e, where):
                 base["outside"][e.id], base["at_setup"][e.id],
                 base["answers"].get(e.id), values[e.id][0],
                 base.get("read_outside", {}).get(e.id), keys=values[e.id][1],
-                cached=base["cached"][e.id])
+                cached=base["cached"][e.id],
+                answer_calls=base.get("answer_calls", {}).get(e.id))
 
 
 def reloads(plan: Plan, m: Mutant) -> set:

@@ -5,6 +5,7 @@ plan's probes watch."""
 from __future__ import annotations
 
 import ast
+import copy
 import operator
 
 from kmc.mutate import probes
@@ -99,10 +100,27 @@ class _Probe(ast.NodeTransformer):
                              node.comparators[0]], node)
 
     def visit_If(self, node):
+        """An ``if`` without ``else`` dropped (``drop-stmt``) differs only where its body
+        runs: its test is asked through a lambda, and a true test, or one that raises,
+        infects it (``probes.taken``)."""
+        self.truthy.add(id(node.test))
+        ids = self._ids(node, "drop-stmt", (0,)) \
+            if self.func and not node.orelse and _lambda_safe(node.test) else []
+        node = self.generic_visit(node)
+        if ids:
+            k = ids[0][1]
+            self.probed.add(k)
+            probes.SPECS.append(k)
+            test = ast.Lambda(_no_args(), node.test)
+            node.test = _call("taken", [_const(len(probes.SPECS) - 1, node),
+                                        _point(test, node.test)], node.test)
+        return node
+
+    def visit_While(self, node):
         self.truthy.add(id(node.test))
         return self.generic_visit(node)
 
-    visit_While = visit_Assert = visit_If
+    visit_Assert = visit_While
 
     def visit_comprehension(self, node):
         self.truthy.update(map(id, node.ifs))
@@ -111,6 +129,7 @@ class _Probe(ast.NodeTransformer):
     def visit_BoolOp(self, node):
         if id(node) in self.truthy:  # an operand's value is then only tested too
             self.truthy.update(map(id, node.values))
+        plain = [_plain_operand(v) for v in node.values]
         node = self.generic_visit(node)
         if not self.func:
             return node
@@ -126,8 +145,14 @@ class _Probe(ast.NodeTransformer):
         # where only its truth is read (a test), the value an `and` gives does not count
         probes.SPECS.append((id(node) in self.truthy, tuple(alts)))
         sid = len(probes.SPECS) - 1
+        # each later plain operand also as a lambda: the probe evaluates one the
+        # original skipped where a mutant would not (a copy: no node is in the tree twice)
+        thunks = ast.Tuple([ast.Constant(None)] + [
+            _point(ast.Lambda(_no_args(), copy.deepcopy(v)), v) if ok
+            else ast.Constant(None) for v, ok in zip(node.values[1:], plain[1:])],
+            ast.Load())
         node.values = [_link(sid, i, v) for i, v in enumerate(node.values)]
-        return _call("bend", [_const(sid, node), node], node)
+        return _call("bend", [_const(sid, node), node, _point(thunks, node)], node)
 
     def visit_UnaryOp(self, node):
         if isinstance(node.op, ast.Not):
@@ -192,6 +217,27 @@ def _link(sid, i, value):
                          ast.Constant(2), ast.Load())
     pair = ast.Tuple([put, read], ast.Load())
     return _point(ast.Subscript(pair, ast.Constant(1), ast.Load()), value)
+
+
+def _no_args() -> ast.arguments:
+    return ast.arguments([], [], None, [], [], None, [])
+
+
+def _lambda_safe(expr) -> bool:
+    """Does ``expr`` mean the same inside a lambda? Not with an assignment expression
+    (it would bind in the lambda), a ``yield`` or ``await``, or ``super()``."""
+    return not any(isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await))
+                   or isinstance(n, ast.Name) and n.id == "super" for n in ast.walk(expr))
+
+
+def _plain_operand(expr) -> bool:
+    """May a probe evaluate ``expr`` where the original did not? When it calls nothing
+    (no function, no lambda or comprehension: code the tracer would see run) and means
+    the same inside a lambda: names, constants, attributes, subscripts, operators and
+    comparisons, as the models' guards are."""
+    return _lambda_safe(expr) and not any(
+        isinstance(n, (ast.Call, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                       ast.GeneratorExp)) for n in ast.walk(expr))
 
 
 def _changed_constants(probe, operand):

@@ -11,6 +11,7 @@ import traceback
 from contextlib import nullcontext
 
 from kmc.model import memo
+from kmc.mutate.outside_reads import MODEL
 from kmc.mutate.outside_reads import Watch as OutsideWatch
 from kmc.mutate.recorder import Recorder
 
@@ -155,7 +156,8 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
     ``served`` were called from (``tracer``: set-up, outside), what the set-up built
     (``snapshot.setup_image``), the run's state graph (``replay``; None when too large)
     and the modules of the classes in its states (``rebuild.class_modules``), and the
-    invariants' answers on the graph's states (``answers.record``).
+    invariants' answers on the graph's states (``answers.record``), with the code
+    those answers called and the model's attributes they read (``answer_calls``).
     ``decorated``: file -> ``tracer.decorated_lines``. ``probed``: path -> its mutants'
     numbers by site: those files run with probes (``probes``), and each recorded
     expansion holds, besides the functions it called, the numbers of the mutants it
@@ -179,16 +181,24 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
     image = run.pop("image", None)
     read_outside = run.pop("read_outside", None)
     frozen = graph.frozen() if graph.expanded else None
-    answers = None
+    answers, answer_calls = None, None
     if frozen is not None:
         from kmc.invariants.properties import SOMETIMES
         from kmc.mutate.answers import record
         try:
             model = _build(entry)[3]
             seen = OutsideWatch(model, traced)  # what the invariants' answers read
-            answers = (record(model, frozen[0]), record(model, frozen[0], SOMETIMES))
+            tracer.on, tracer.inside, tracer.called = True, True, set()
+            try:  # and the code they call
+                answers = (record(model, frozen[0]), record(model, frozen[0], SOMETIMES))
+            finally:
+                called = tracer.called
+                tracer.on, tracer.inside, tracer.called = False, False, None
             answers = None if answers == (None, None) else answers
-            read_outside = _union(read_outside, seen.read())
+            got = seen.read()
+            read_outside = _union(read_outside, got)
+            answer_calls = None if got is None else \
+                sorted(called | {(MODEL, name) for name in got[0]})
         except Exception:  # no answers: a mutant's run checks every state itself
             answers = None
 
@@ -198,6 +208,7 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
             "outside": pairs(tracer.outside), "at_setup": pairs(tracer.at_setup),
             "cached": pairs(tracer.cached),
             "image": image, "graph": frozen, "answers": answers, "ever": ever,
+            "answer_calls": None if answers is None else answer_calls,
             "read_outside": read_outside,
             "classes": [sorted(x) for x in class_modules(frozen)] if frozen else [[], []]}
 
@@ -246,8 +257,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
     memo.off()  # the recorder and the replay see every call of the model's code
     from kmc.mutate.answers import Known
     from kmc.mutate.classify import clean, decisive
-    from kmc.mutate.decide import (FULL, REUSE, SAME, SUCCESSORS, replays, set_up_readers,
-                                   why_full)
+    from kmc.mutate.decide import (ANSWERS_HOLD, FULL, REUSE, SAME, SUCCESSORS, replays,
+                                   set_up_readers, why_full)
     from kmc.mutate.isolation import install
     from kmc.mutate.replay import affected
     from kmc.mutate.reuse import reusing
@@ -290,7 +301,8 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
                     break
                 continue
             how = {SAME: "same", REUSE: "reuse",
-                   SUCCESSORS: "reuse successors: called outside successors"}.get(
+                   SUCCESSORS: "reuse successors: called outside successors" +
+                   (", answers recorded" if why == ANSWERS_HOLD else "")}.get(
                 decided, f"full: set-up differs ({why})" if why != "raised"
                 else "full: replay raised")
             if decided != FULL and run_touch != (touch if touch is not None else functions):
@@ -301,11 +313,11 @@ def mutant_task(mutant, source, snapshot, entries, baseline=None, limits=None,
             continue
         reuse, known = None, None
         if decided in (REUSE, SUCCESSORS):
-            # the recorded answers and keys hold only where no changed code runs
-            # outside the successors
+            # the recorded keys hold only where no changed code runs outside the
+            # successors; the answers also where the invariants never called it
             mine = decided == SUCCESSORS
-            known = Known(*spec.answers) if spec.answers is not None and not mine \
-                else None
+            known = Known(*spec.answers) if spec.answers is not None and \
+                (not mine or why == ANSWERS_HOLD) else None
 
             def reuse(succ, model, spec=spec, known=known, touch=run_touch, mine=mine):
                 if not mine:

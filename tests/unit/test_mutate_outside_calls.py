@@ -109,6 +109,20 @@ def test_code_called_outside_the_successors_reuses_them(runs):
     assert [(r["outcome"], r["killed_by"]) for r in faults] == [("property", ["Finished"])]
 
 
+def test_the_invariants_answers_are_taken_only_where_they_never_called_the_code(runs):
+    """``is_fault`` no invariant or witness calls: their recorded answers hold on the
+    recorded states; ``small`` and ``bump`` they call: every state is checked anew."""
+    fast, _full, hows = runs
+
+    def decided(name):
+        return {how for r in fast if r["function"] == name
+                for how, _s in hows[r["id"]].values() if how != "quiet"}
+    assert decided("is_fault") == {"reuse successors: called outside successors, "
+                                   "answers recorded"}
+    assert decided("small") == decided("bump") == {
+        "reuse successors: called outside successors"}
+
+
 def test_code_a_cached_function_calls_is_explored_in_full(runs):
     fast, _full, hows = runs
     rows = [r for r in fast if r["function"] == "memo_step"]

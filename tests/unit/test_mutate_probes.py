@@ -72,7 +72,7 @@ def mutants():
     original, _P = _load(ast.parse(SOURCE))
     own = {k: _load(mutated_tree(m, SOURCE))[0] for k, m in enumerate(ms) if k in watched}
     assert {ms[k].operator for k in watched} == {"cmp", "const", "drop-and", "drop-or",
-                                                  "and-or", "drop-field"}
+                                                  "and-or", "drop-field", "drop-stmt"}
     return ms, probed, original, own, P
 
 
@@ -129,6 +129,19 @@ def test_a_dropped_conjunct_is_infected_only_where_it_decides(mutants):
     # `x > 0 and y` without `y`: differs where x > 0 and y == 0
     assert _where_infected(mutants, _number(ms, "if x > 0 and y", "drop-and", 1)) == \
         {(x, 0) for x in range(1, 4)}
+    # without `x > 0`: where x <= 0 the original never asks `y`; the probe asks it, and
+    # the mutant differs only where y holds
+    assert _where_infected(mutants, _number(ms, "if x > 0 and y", "drop-and", 0)) == \
+        {(x, y) for x in (-1, 0) for y in range(1, 4)}
+
+
+def test_a_dropped_if_is_infected_only_where_its_body_runs(mutants):
+    ms, _probed, _original, own, _P = mutants
+    assert _where_infected(mutants, _number(ms, "if not (x < 2)", "drop-stmt")) == \
+        {(x, y) for x in (2, 3) for y in range(4)}
+    # with an `else` one branch always runs: not probed
+    k = _number(ms, "if 0 <= x < 3", "drop-stmt")
+    assert k not in own
 
 
 def test_an_update_to_the_value_already_there_is_no_infection(mutants):

@@ -55,8 +55,13 @@ def make():
 '''
 
 
-#: the operators whose mutants a probe may watch (``probes``)
+#: the operators whose mutants a probe may watch (``probes``), and a dropped ``if``
 WATCHED = ("cmp", "const", "bool", "drop-and", "drop-or", "and-or", "drop-field")
+
+
+def _watched(row) -> bool:
+    return row["operator"] in WATCHED or \
+        row["operator"] == "drop-stmt" and row["description"].startswith("drop `if ")
 
 
 def _key(row):
@@ -108,7 +113,7 @@ def test_replay_gives_every_mutant_the_outcome_of_a_full_run(cached_runs):
     # the properties' code runs outside the successors: never replayed from the graph;
     # only a mutant whose probe never saw it differ is decided, as equivalent
     props = [r for r in fast["mutants"] if r["function"] == "properties"]
-    assert props and all(r["outcome"] == "equivalent" and r["operator"] in WATCHED
+    assert props and all(r["outcome"] == "equivalent" and _watched(r)
                          for r in props if r["replayed"])
     assert any(not r["replayed"] for r in props if r["outcome"] == "equivalent")
     # a mutant that changes the graph is explored in full and killed
@@ -126,10 +131,15 @@ def test_a_cached_function_is_never_replayed(cached_runs):
     # its guard never fires either, but the cache may hand its answer out where its
     # lines do not run: explored in full, unless a probe watched the mutant and never
     # saw it give another value (then no evaluation anywhere differed)
-    assert inside and all(r["operator"] in WATCHED for r in inside if r["replayed"])
-    dropped = [r for r in guard if r["operator"] == "drop-stmt"]
-    assert dropped and not any(r["replayed"] for r in dropped)
+    assert inside and all(_watched(r) for r in inside if r["replayed"])
     assert any(r["replayed"] for r in guard if r["operator"] == "cmp")
+    # dropping the guard changes nothing where its test is false: decided so
+    dropped = [r for r in guard if r["operator"] == "drop-stmt"]
+    assert dropped and all(r["replayed"] for r in dropped)
+    # a mutant the probe saw differ is explored in full, and killed
+    step = [r for r in inside if r["line"] in _lines_of("return x + 1")]
+    assert step and not any(r["replayed"] for r in step) and \
+        {r["outcome"] for r in step} <= {"property", "witness"}
 
 
 #: states of a NamedTuple class with a method the successors call, and a frozen
@@ -170,6 +180,8 @@ class Classy(Model):
             out.append("inc")
         if s.x > 100:
             out.append("never")
+        else:  # an `if` with an `else`: no probe watches its drop
+            pass
         return out
 
     def next_state(self, s, a):
@@ -213,7 +225,7 @@ def test_a_reloaded_state_class_is_rebuilt_for_the_replay(classy):
     # a dataclass cannot be rebuilt: with it in the states nothing is replayed from the
     # graph (a probe that never saw a mutant differ still decides it)
     frozen = run(True, "frozen")
-    assert frozen and all(r["operator"] in WATCHED for r in frozen if r["replayed"])
+    assert frozen and all(_watched(r) for r in frozen if r["replayed"])
     assert [r for r in frozen if r["operator"] == "drop-stmt" and not r["replayed"]
             and r["line"] in _lines_of("if s.x > 100:", CLASSY)]
     assert [r for r in frozen if r["line"] in _lines_of("if s.x > 100:", CLASSY)
