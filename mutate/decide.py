@@ -117,7 +117,7 @@ def set_up_readers(tracked):
 def why_full(spec, functions):
     """Why a run must be explored rather than replayed, before its set-up is built; None
     when a replay may decide it."""
-    if spec is None:  # runner.replay_spec: which of its reasons is not told here
+    if spec is None:  # specs.replay_spec: which of its reasons is not told here
         return "full: no replay (graph, class or code a cached function calls)"
     if functions is None:
         return "full: changed code not told"

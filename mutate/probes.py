@@ -16,10 +16,12 @@ the expansions it infected, not every expansion that called its function
   ``bool`` constant operand (``const``, ``bool``; ``in`` excepted): the flipped operator,
   or the changed constant, on the same operands;
 - ``and``/``or`` (``drop-and``, ``drop-or``, ``and-or``): the mutated operator or operand
-  list folded over the operand values the original evaluated; an operand the original
-  never evaluated is evaluated by the probe where a mutant needs it (through a lambda
-  the instrumented code passes, in the same scope), and one that cannot be (an
-  assignment expression, a ``yield``) or raises makes the mutant infected. Where only the
+  list folded over the operand values the original evaluated. An operand the original
+  never evaluated is evaluated by the probe where a mutant needs it, when it calls
+  nothing (names, attributes, subscripts, operators and comparisons: a lambda the
+  instrumented code passes, in the same scope; the probes inside it infect nothing,
+  since the original skips it). Any other, or one that raises, makes the mutant
+  infected. Where only the
   truth of the result is read (a test of ``if``, ``while``, ``assert``, a conditional
   expression, a comprehension's ``if``, ``not``), only the truth is compared;
 - a ``_replace`` update (``drop-field``): infected when the new value differs from the
