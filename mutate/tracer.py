@@ -40,6 +40,7 @@ The hooks record only while the tracer is open; what runs before or after is not
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 
 from kmc.mutate.outside_reads import MODEL
@@ -163,6 +164,16 @@ class Tracer:
     def phase(self, setup: bool):
         """A context in which calls count as set-up (``True``) or not."""
         return _Phase(self, setup)
+
+    @contextlib.contextmanager
+    def collecting(self):
+        """Switched on for the block, which then counts as one expansion: yields the set
+        its calls are added to (``called``)."""
+        self.on, self.inside, self.called = True, True, set()
+        try:
+            yield self.called
+        finally:
+            self.on, self.inside, self.called = False, False, None
 
 
 def _hook(name: str, args, at) -> ast.Expr:

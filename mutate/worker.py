@@ -188,12 +188,8 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
         try:
             model = _build(entry)[3]
             seen = OutsideWatch(model, traced)  # what the invariants' answers read
-            tracer.on, tracer.inside, tracer.called = True, True, set()
-            try:  # and the code they call
+            with tracer.collecting() as called:  # and the code they call
                 answers = (record(model, frozen[0]), record(model, frozen[0], SOMETIMES))
-            finally:
-                called = tracer.called
-                tracer.on, tracer.inside, tracer.called = False, False, None
             answers = None if answers == (None, None) else answers
             got = seen.read()
             read_outside = _union(read_outside, got)
