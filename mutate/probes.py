@@ -123,27 +123,70 @@ def bend(sid, result, thunks=()):
     operands it evaluated, (index, previous link, value), the last first. ``thunks``:
     per operand, a function that evaluates it, or None; an operand the original never
     evaluated is asked of its thunk, once, where a mutant needs it (one without a thunk,
-    or whose thunk raises, infects that mutant)."""
-    seen = {}
+    or whose thunk raises, infects that mutant).
+
+    The mutants infected depend only on the operands' values: where every value the
+    answer read is a bool (and no thunk was asked), it is memoised by those values."""
+    values = []
     link = LAST[sid]
-    while link is not None:
-        seen[link[0]] = link[2]
+    while link is not None:  # the evaluated operands are 0..j, contiguous
+        values.append(link[2])
         link = link[1]
-    truth = SPECS[sid][0]
-    for k, order, is_and in SPECS[sid][1]:
+    values.reverse()
+    key = None
+    if result is True or result is False:
+        for v in values:
+            if v is not True and v is not False:
+                break
+        else:
+            key = (sid, *values)
+            got = _BOOLS.get(key)
+            if got is not None:
+                for k in got:
+                    _infected(k)
+                return result
+    infected = _bend(sid, result, values, thunks)
+    if key is not None and infected is not None:
+        if len(_BOOLS) >= 1 << 16:
+            _BOOLS.clear()
+        _BOOLS[key] = infected
+    return result
+
+
+_NOT_ASKED = object()
+#: (site, the values of the operands the original evaluated, all bools) -> the mutants
+#: of the site they infect (``bend``)
+_BOOLS: dict = {}
+
+
+def _bend(sid, result, values, thunks):
+    """Infect the mutants of the ``and``/``or`` site ``sid`` whose value differs from
+    ``result``, ``values`` being the operands the original evaluated (in order); returns
+    them as a tuple, or None when an operand was asked of its thunk (the answer then
+    depends on more than ``values``)."""
+    j = len(values) - 1
+    truth, alts = SPECS[sid]
+    asked = {}
+    out = []
+    for k, order, is_and in alts:
         last = len(order) - 1
         for pos, i in enumerate(order):
-            v = seen.get(i, UNKNOWN)
-            if v is UNKNOWN:  # an operand the original never evaluated
-                v = seen[i] = _ask(thunks[i] if i < len(thunks) else None)
+            if i <= j:
+                v = values[i]
+            else:  # an operand the original never evaluated
+                v = asked.get(i, _NOT_ASKED)
+                if v is _NOT_ASKED:
+                    v = asked[i] = _ask(thunks[i] if i < len(thunks) else None)
                 if v is UNKNOWN:
-                    _infected(k)
+                    out.append(k)
                     break
             if pos == last or (not v if is_and else v):
                 if not (_same_truth(v, result) if truth else _same(v, result)):
-                    _infected(k)
+                    out.append(k)
                 break
-    return result
+    for k in out:
+        _infected(k)
+    return None if asked else tuple(out)
 
 
 def _ask(thunk):

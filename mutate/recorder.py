@@ -40,7 +40,7 @@ class Recorder:
     ``tracer`` (``tracer.Tracer``), tells it when the model computes successors and
     when the explorer asks for what the set-up built (initial states, action names),
     and adds to the functions each expansion called the mutants its probes saw infected
-    (``probes.SINK``); with a ``graph`` (``replay.Graph``), records every expansion."""
+    (``probes.SINK``); with a ``graph`` (``graph.Graph``), records every expansion."""
 
     def __init__(self, model, tracer=None, graph=None, watch=None, hashes=True):
         from kmc.model.encoding import fingerprint
@@ -123,7 +123,7 @@ class Recorder:
         probing = [None]
 
         def by_step(s, out):
-            """What ``replay.Graph.add`` keeps of ``s``'s expansion step by step: the
+            """What ``graph.Graph.add`` keeps of ``s``'s expansion step by step: the
             functions ``actions(s)`` called, its actions, and per action the functions
             its ``next_state`` called, and the steps ``actions`` computed itself
             (``probe``); None when they do not give ``out`` (the contract's

@@ -60,7 +60,7 @@ def same_steps(model, got, want, states) -> bool:
 def same_states(model, got, want, states) -> bool:
     """``got`` and ``want`` lead to the same set of states, and either all of their
     actions are faults or neither's are. A recorded state is one object, held once in
-    ``states`` (``replay.Graph`` keeps one per value), so when every state of ``got``
+    ``states`` (``graph.Graph`` keeps one per value), so when every state of ``got``
     is such an object (a step that ran the baseline's code hands out the recorded
     one), the sets compare by identity, without hashing a state."""
     wanted = {id(states[j]) for _b, j in want}
@@ -93,7 +93,7 @@ def untouched(functions, called) -> bool:
 
 def vouched(known, functions, called) -> bool:
     """May an expansion that called ``called`` be asked step by step (``known``:
-    ``replay.Graph.steps``)? Only when each function of ``functions`` it called was
+    ``graph.Graph.steps``)? Only when each function of ``functions`` it called was
     also called by one of its steps. A model's own successors (a fast path) give its
     steps' list on the baseline's code; a changed function that only the fast path
     called (the fast path itself, or a helper no step calls) may make the fast path
@@ -108,7 +108,7 @@ def vouched(known, functions, called) -> bool:
 def stepwise(model, s, known, functions, mine, hand, raw=None) -> list:
     """``model``'s successors of the recorded state ``s`` (as the mutant's process
     holds it), computing only what the mutant may have changed. ``known``: the
-    recorded expansion step by step (``replay.Graph.steps``). The contract's
+    recorded expansion step by step (``graph.Graph.steps``). The contract's
     ``successors`` is ``next_state`` of each of the ``actions`` that has one, in order;
     a step that called none of ``functions`` runs exactly the baseline's code, so its
     recorded next state is the mutant's (``hand(position)`` gives it), and so are the

@@ -166,7 +166,7 @@ def baseline_task(entry, files, served, decorated=None, probed=None) -> dict:
     from kmc.mutate.isolation import install_unmutated
     from kmc.mutate.probes import EVER
     from kmc.mutate.rebuild import class_modules
-    from kmc.mutate.replay import Graph
+    from kmc.mutate.graph import Graph
     from kmc.mutate.tracer import Tracer, tracked
 
     followed = [p for p, _text in served.values()]

@@ -106,11 +106,11 @@ def line_of(text: str, source: str = SOURCE) -> int:
 
 
 def record_graph(model, listed=None, per=None):
-    """The whole state graph of ``model`` as a baseline records it (``replay.Graph``; no
+    """The whole state graph of ``model`` as a baseline records it (``graph.Graph``; no
     tracer: every state counts as touching every function). With ``listed(s)`` and
     ``per(s, a)``, the functions ``actions(s)`` and ``next_state(s, a)`` called: each
     expansion is also recorded step by step, having called all of them."""
-    from kmc.mutate.replay import Graph
+    from kmc.mutate.graph import Graph
 
     g = Graph()
 

@@ -207,3 +207,16 @@ def test_the_baseline_records_where_a_guard_mutant_is_infected(tmp_path_factory)
     states, expanded, _succ, _calls, touched = out["graph"][:5]
     marked = {tuple(states[i]) for i, t in zip(expanded, touched) if k in t}
     assert marked == {(2, 0)}
+
+
+def test_memoised_and_or_answers_infect_what_a_fresh_answer_does(mutants):
+    """An ``and``/``or`` whose operands are bools is answered from a memo by their
+    values: every input infects the same mutants with the memo cold and warm."""
+    _ms, probed, _original, _own, P = mutants
+    cold = []
+    for x, y, items in INPUTS:
+        probes._BOOLS.clear()
+        cold.append(_infected(probed, P, x, y, items)[1])
+    assert probes._BOOLS  # the toy has such a site: `x == 1 or y > 2`
+    warm = [_infected(probed, P, x, y, items)[1] for x, y, items in INPUTS]
+    assert warm == cold

@@ -3,6 +3,7 @@ state graph: the same outcomes as exploring every run, and never for code whose 
 can escape the successors (a cached function)."""
 import json
 import sys
+from typing import NamedTuple
 
 import pytest
 
@@ -419,11 +420,44 @@ def test_code_a_property_reaches_through_actions_is_still_replayed(tmp_path_fact
 
 
 def test_a_graph_larger_than_its_limit_is_not_kept(toy, monkeypatch):
-    """A run with more states than ``replay.MAX_STATES`` records no graph (every
+    """A run with more states than ``graph.MAX_STATES`` records no graph (every
     worker would hold it): its mutants explore it."""
-    from kmc.mutate import replay
+    from kmc.mutate import graph
 
     mod = _toy_module(toy)
     assert record_graph(mod.make(3)) is not None
-    monkeypatch.setattr(replay, "MAX_STATES", 3)
+    monkeypatch.setattr(graph, "MAX_STATES", 3)
     assert record_graph(mod.make(3)) is None
+
+
+class _Rec(NamedTuple):
+    n: int
+    seen: tuple
+    __repr__ = tuple.__repr__
+
+
+def test_a_graph_keys_each_state_by_its_fingerprint():
+    """A recorded graph finds its states by ``fingerprint128``: for records made from
+    their fields' memoised reprs (a successor's from its parent's), for any other state
+    from its whole repr. Equal states are one position."""
+    from kmc.model.encoding import fingerprint128
+    from kmc.mutate.graph import Graph
+
+    g = Graph()
+    todo, done = [_Rec(0, ())], set()
+    while todo:
+        s = todo.pop()
+        if s in done:
+            continue
+        done.add(s)
+        out = [(("inc", k), s._replace(n=s.n + k, seen=tuple(sorted({*s.seen, k}))))
+               for k in (1, 2) if s.n + k <= 5]
+        out.append((("plain",), ("plain", s.n)))  # not a record
+        g.add(s, out)
+        todo.extend(t for _a, t in out if type(t) is _Rec)
+    states, keys = g.frozen()[0], g.frozen()[-1]
+    assert keys == [fingerprint128(s) for s in states]
+    assert len(set(keys)) == len(states)
+    records = [s for s in states if type(s) is _Rec]
+    assert len(records) == len(done)
+    assert len(states) == len(done) + len({s.n for s in done})

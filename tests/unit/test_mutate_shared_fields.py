@@ -2,7 +2,7 @@
 of a reusing run tells a successor's changed fields from its parent's by identity."""
 from typing import NamedTuple
 
-from kmc.mutate.replay import Graph, shared
+from kmc.mutate.graph import Graph, shared
 
 
 class W(NamedTuple):

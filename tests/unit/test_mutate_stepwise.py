@@ -301,7 +301,8 @@ def test_successors_compare_as_sets_of_states_by_identity_or_by_value():
 
 
 def test_a_replay_finds_the_expansions_that_called_the_changed_code_by_their_set():
-    from kmc.mutate.replay import Graph, asked
+    from kmc.mutate.graph import Graph
+    from kmc.mutate.replay import asked
 
     g = Graph()
     calls = [{KEY}, set(), {KEY, ("toy.py", 9)}, None, {("toy.py", 9)}, {KEY}]
