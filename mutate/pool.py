@@ -4,7 +4,9 @@ its own time limit, and an overall time budget.
 A task runs in a child forked from this process, so it starts with kmc already imported,
 and whatever the task does to its modules (a mutant) dies with it. A child that runs out
 of time is killed; a child that dies without answering is reported as such. Results are
-delivered in task order, whatever order the children finish in.
+delivered in the order the tasks start (task order, unless the caller gives another:
+longest expected first keeps both workers busy to the end), whatever order the children
+finish in.
 """
 from __future__ import annotations
 
@@ -36,15 +38,19 @@ def run_one(fn, args, timeout: float | None = None):
     return next(iter(run_tasks([(fn, args, timeout)], 1)))[1]
 
 
-def run_tasks(tasks, jobs: int, budget: float | None = None, on_result=None):
-    """Run ``tasks`` (``(fn, args, timeout)``) on up to ``jobs`` children; yield
-    ``(index, result)`` in task order. ``result`` is what ``fn`` returned, or
-    ``{"status": TIMEOUT | DIED | NOT_RUN}``. Once ``budget`` seconds have passed, tasks
-    not yet started are not run."""
+def run_tasks(tasks, jobs: int, budget: float | None = None, on_result=None,
+              order=None):
+    """Run ``tasks`` (``(fn, args, timeout)``) on up to ``jobs`` children, started in
+    ``order`` (their indices; default: task order); yield ``(index, result)`` in that
+    order. ``result`` is what ``fn`` returned, or ``{"status": TIMEOUT | DIED |
+    NOT_RUN}``. Once ``budget`` seconds have passed, tasks not yet started are not
+    run."""
     ctx = multiprocessing.get_context("fork")
     start = time.monotonic()
-    pending = list(enumerate(tasks))
-    pending.reverse()
+    order = list(range(len(tasks))) if order is None else list(order)
+    if sorted(order) != list(range(len(tasks))):
+        raise ValueError("order must list every task's index once")  # pragma: no mutate
+    pending = [(i, tasks[i]) for i in reversed(order)]
     active: dict = {}  # reader -> (index, process, deadline)
     done: dict = {}
     nxt = 0
@@ -63,13 +69,19 @@ def run_tasks(tasks, jobs: int, budget: float | None = None, on_result=None):
                 active[reader] = (i, proc, deadline)
             if active:
                 _collect(active, done)
-            while nxt in done:
-                yield nxt, done.pop(nxt)
+            while nxt < len(order) and order[nxt] in done:
+                yield order[nxt], done.pop(order[nxt])
                 nxt += 1
     finally:
         for reader, (_i, proc, _d) in active.items():
             _stop(proc)
             reader.close()
+
+
+def longest_first(costs) -> list:
+    """The indices of ``costs``, largest cost first (ties in index order): a start
+    order for ``run_tasks``."""
+    return sorted(range(len(costs)), key=lambda i: -costs[i])
 
 
 def _collect(active, done) -> None:

@@ -14,7 +14,7 @@ from kmc.mutate.classify import (EQUIVALENT, SURVIVED, Verdict, classify, score,
                                  state_limits)
 from kmc.mutate.isolation import Mutant, mutants_of, read_source, warm
 from kmc.mutate.operators import pragma_lines
-from kmc.mutate.pool import NOT_RUN, run_tasks
+from kmc.mutate.pool import NOT_RUN, longest_first, run_tasks
 from kmc.mutate.sources import (Graph, chosen_files, default_files, display_path,
                                 model_modules, scenario_module)
 from kmc.mutate.specs import replay_spec
@@ -161,7 +161,10 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     cached, answer_calls = {}, {}
     answers, ever, read_outside = {}, {}, {}
     namespaces = None
-    for i, out in run_tasks(tasks, jobs):
+    # the largest runs first (by the suite's recorded state counts), so that no large
+    # one starts last, on one worker while the other has nothing left to do
+    costs = [_expected_states(e) for e in entries] + [0]
+    for i, out in run_tasks(tasks, jobs, order=longest_first(costs)):
         if i == len(entries):
             namespaces = out if "load_error" not in out and "status" not in out else None
             continue
@@ -280,7 +283,7 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
               for eid, r in base["runs"].items()}
     stmt_lines = base["stmt_lines"]
     numbers, probed = base["probe_numbers"], base["probed"]
-    tasks, todo, rows, not_run = [], [], [], []
+    tasks, todo, rows, not_run, costs = [], [], [], [], []
     for m in plan.mutants:
         entries = entries_reaching(plan, base, m, stmt_lines[m.path])
         if not entries:  # no run executes the mutated line: nothing to run
@@ -289,9 +292,10 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
             if on_row is not None:
                 on_row(row)
             continue
-        limit = timeout or TIMEOUT_FACTOR * sum(base["runs"][e.id]["elapsed"]
-                                                for e in entries) + SLACK
+        cost = sum(base["runs"][e.id]["elapsed"] for e in entries)
+        limit = timeout or TIMEOUT_FACTOR * cost + SLACK
         todo.append(m)
+        costs.append(cost)
         where = base["def_lines"][m.path].get((m.line, m.col))
         specs = {e.id: spec for e in entries
                  if replay and (spec := replay_spec(plan, base, m, e, where)) is not None}
@@ -312,7 +316,11 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
     gc.freeze()
     hugepages.collapse()  # and a fork copies one page-table entry per 2 MiB
     try:
-        for i, result in run_tasks(tasks, jobs, budget):
+        # the mutants whose runs took the baseline longest first (an upper bound on
+        # theirs, before a replay or a kill shortens them): the last to start are short.
+        # Within a budget, in plan order: the mutants left out are the plan's last
+        order = longest_first(costs) if budget is None else None
+        for i, result in run_tasks(tasks, jobs, budget, order=order):
             m = todo[i]
             if result.get("status") == NOT_RUN:
                 not_run.append(m.id)
@@ -330,6 +338,13 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
     order = {m.id: k for k, m in enumerate(plan.mutants)}
     rows.sort(key=lambda r: order[r["id"]])
     return rows, not_run
+
+
+def _expected_states(entry) -> int:
+    """The state count the suite recorded for ``entry`` (a range's upper end; 0:
+    none)."""
+    states = entry.expect.states if entry.expect is not None else None
+    return states[1] if isinstance(states, tuple) else states or 0
 
 
 def _row(m: Mutant, v: Verdict, reached: bool, elapsed=None, replayed: int = 0) -> dict:

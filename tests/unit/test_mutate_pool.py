@@ -40,3 +40,17 @@ def test_results_come_in_task_order_and_every_child_is_reaped():
     assert [r["x"] for r in answered] == [0, 1, 3, 5]
     assert all(_gone(r["pid"]) for r in answered)  # exited and joined, not zombies
 
+
+
+def test_tasks_start_and_come_back_in_the_order_given():
+    """``order`` starts the tasks in that order, the longest expected first
+    (``longest_first``), and results come back in it, whatever order they end in."""
+    from kmc.mutate.pool import longest_first
+
+    costs = [1, 5, 0, 5, 3]
+    order = longest_first(costs)
+    assert order == [1, 3, 4, 0, 2]
+    tasks = [(_answer, (k,), None) for k in range(5)]
+    got = list(run_tasks(tasks, jobs=2, order=order))
+    assert [i for i, _r in got] == order
+    assert [r["x"] for _i, r in got] == order
