@@ -292,10 +292,10 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
             if on_row is not None:
                 on_row(row)
             continue
-        cost = sum(base["runs"][e.id]["elapsed"] for e in entries)
-        limit = timeout or TIMEOUT_FACTOR * cost + SLACK
+        limit = timeout or TIMEOUT_FACTOR * sum(base["runs"][e.id]["elapsed"]
+                                                for e in entries) + SLACK
         todo.append(m)
-        costs.append(cost)
+        costs.append(sum(map(_expected_states, entries)))
         where = base["def_lines"][m.path].get((m.line, m.col))
         specs = {e.id: spec for e in entries
                  if replay and (spec := replay_spec(plan, base, m, e, where)) is not None}
@@ -316,8 +316,9 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
     gc.freeze()
     hugepages.collapse()  # and a fork copies one page-table entry per 2 MiB
     try:
-        # the mutants whose runs took the baseline longest first (an upper bound on
-        # theirs, before a replay or a kill shortens them): the last to start are short.
+        # the mutants whose entries have the most states first (an upper bound on their
+        # work, before a replay or a kill shortens it): the last to start are short. A
+        # recorded count, not a time, so that rows come in the same order on every run.
         # Within a budget, in plan order: the mutants left out are the plan's last
         order = longest_first(costs) if budget is None else None
         for i, result in run_tasks(tasks, jobs, budget, order=order):
