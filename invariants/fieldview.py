@@ -22,7 +22,7 @@ from __future__ import annotations
 from operator import attrgetter, itemgetter
 
 #: entries per part's memo before it starts over (a bound on memory, not on meaning)
-MEMO_LIMIT = 1 << 11
+MEMO_LIMIT = 1 << 15
 
 
 def getter(fields):
@@ -36,7 +36,7 @@ def _none(_state):
 
 
 class _Part:
-    __slots__ = ("fields", "get", "fn", "memo", "inputs", "last", "by_repr")
+    __slots__ = ("fields", "get", "fn", "memo", "inputs", "last", "by_repr", "entries")
 
     def __init__(self, fields, fn, inputs=None):
         self.fields = tuple(fields)
@@ -44,6 +44,8 @@ class _Part:
         self.fn, self.memo, self.inputs = fn, {}, inputs
         self.last = (None, None)  # (state, entry): the entry of the state asked last
         self.by_repr: dict = {}  # the same entries keyed by the fields' reprs
+        #: each distinct entry once, by its relations: the memos' entries share them
+        self.entries: dict = {}
 
     def __getstate__(self):  # the memo stays in the process that built it
         return (self.fields, self.fn, self.inputs)
@@ -52,9 +54,19 @@ class _Part:
         self.__init__(*st)
 
     def compute(self, state, base):
+        """The part's entry for ``state`` (``base``: a derived part's inputs): (the
+        relations the view shows, every relation it gave), the very object of an equal
+        entry computed before, so that the memos of many field values hold a few
+        entries (the messages in flight take tens of thousands of values, their
+        relations a handful)."""
         rels = self.fn(base) if self.inputs is not None else self.fn(state)
         every = {k: frozenset(v) for k, v in rels.items()}
-        return {k: v for k, v in every.items() if not k.startswith("_")}, every
+        same = tuple(every.items())
+        got = self.entries.get(same)
+        if got is None:
+            got = keep(self.entries, same,
+                       ({k: v for k, v in every.items() if not k.startswith("_")}, every))
+        return got
 
 
 class FieldView:
