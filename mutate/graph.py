@@ -19,6 +19,10 @@ from kmc.mutate.steps import SELF
 MAX_STATES = 200_000
 
 
+class _NONE:
+    """The states' class when their keys are not made from field reprs: no state's."""
+
+
 class Graph:
     """The states a run expanded, each with the successors the model gave it."""
 
@@ -50,18 +54,22 @@ class Graph:
         # and the process that forks the workers holds every graph (``_value``, ``_one``)
         self._values: dict = {}
         self._ones: dict = {}
-        #: the states' ``fieldwise`` class (the first state's), its memoised field
-        #: reprs and key: ``fingerprint128`` of a state of that class, from its fields'
-        #: reprs, a successor's from its parent's (``model.encoding.FieldReprs``)
+        #: the states' ``fieldwise`` class (the first state's, if its key from field
+        #: reprs is its ``fingerprint128``; else ``_NONE``), its memoised field reprs
+        #: and key: a successor's reprs come from its parent's
+        #: (``model.encoding.FieldReprs``)
         self._cls = None
         self._reprs = self._key = None
 
     def _pieces(self, s, parent=None, pieces=None):
         """The reprs of the fields of ``s`` (None: not of the states' class); from
         its ``parent``'s ``pieces`` when given."""
-        if self._cls is None and fieldwise(type(s)):
-            self._cls, self._key = type(s), fields_key(type(s))
-            self._reprs = FieldReprs(len(self._cls._fields))
+        if self._cls is None:
+            self._cls = _NONE
+            if fieldwise(type(s)):  # checked on the first state, as the explorers do
+                reprs, key = FieldReprs(len(type(s)._fields)), fields_key(type(s))
+                if key(reprs.of(s)) == fingerprint128(s):
+                    self._cls, self._reprs, self._key = type(s), reprs, key
         if type(s) is not self._cls:
             return None
         if pieces is None or type(parent) is not self._cls:

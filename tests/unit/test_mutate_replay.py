@@ -461,3 +461,16 @@ def test_a_graph_keys_each_state_by_its_fingerprint():
     records = [s for s in states if type(s) is _Rec]
     assert len(records) == len(done)
     assert len(states) == len(done) + len({s.n for s in done})
+
+
+def test_a_graph_whose_first_state_breaks_the_field_reprs_keys_by_whole_reprs():
+    """``True`` and ``1`` compare equal and print apart: a memo of field reprs would
+    print one as the other. A graph whose first state shows it keys every state by its
+    whole repr, as the explorers do."""
+    from kmc.model.encoding import fingerprint128
+    from kmc.mutate.graph import Graph
+
+    g = Graph()
+    added = [_Rec(0, (1, True)), _Rec(1, (True, 1))]
+    g.add(added[0], [(("inc",), added[1])])
+    assert list(g.index) == [fingerprint128(s) for s in added]
