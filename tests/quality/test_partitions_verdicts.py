@@ -18,7 +18,7 @@ from kmc.model.kafka.kip253.config import Config
 from kmc.model.kafka.kip253.procedure import partition_procedure
 from kmc.model.kafka.kip253.variants import NAMES, flags_for
 from kmc.reports.regress.expect import compare, observe
-from suite_rows import complete_rows, in_smoke, row_params
+from suite_rows import SUITE, complete_rows, in_smoke, row_params
 
 IN_ORDER = "InOrderKeyedDelivery"
 #: split-merge-spark's complete run (210k states) is checked by `kmc regress --tier full`
@@ -103,6 +103,21 @@ def test_kip253_delivers_the_moved_key_through_the_blocking_rule(results):
     acts = _actions(t)
     assert "report-position" in acts and "unblock" in acts
     assert acts.index("unblock") > acts.index("report-position")
+
+
+@pytest.mark.parametrize("variant", ["kip253-offsets-by-metadata", "kip253"])
+def test_a_failover_before_the_update_metadata_leaves_the_removed_partitions_offsets(variant):
+    """Finding 5 (docs/model-partition-changes.md): with Kafka's own trigger for deleting a
+    removed partition's committed offsets (an UpdateMetadata that stops advertising it), a
+    failover between the removal and that request leaves them, and the re-created
+    partition is read from the stale offset; kip253's trigger (the StopReplica) holds at
+    the same bounds. Both runs (88k and 96k states) are in the suite's full tier; their
+    records are checked here on every test run."""
+    entry = next(e for e in SUITE.entries
+                 if e.id == f"shrink-then-expand.{variant}.failover")
+    r = check("shrink-then-expand", variant, dict(entry.params))
+    assert compare(entry.expect, observe(r)) == []
+    assert ("ConsumerReadsAll" in entry.expect.violated) == (variant != "kip253")
 
 
 def test_failover_witnesses_in_kip253(results):
