@@ -41,7 +41,6 @@ def test_results_come_in_task_order_and_every_child_is_reaped():
     assert all(_gone(r["pid"]) for r in answered)  # exited and joined, not zombies
 
 
-
 def test_tasks_start_and_come_back_in_the_order_given():
     """``order`` starts the tasks in that order, the longest expected first
     (``longest_first``), and results come back in it, whatever order they end in."""

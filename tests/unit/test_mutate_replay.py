@@ -455,7 +455,8 @@ def test_a_graph_keys_each_state_by_its_fingerprint():
         out.append((("plain",), ("plain", s.n)))  # not a record
         g.add(s, out)
         todo.extend(t for _a, t in out if type(t) is _Rec)
-    states, keys = g.frozen()[0], g.frozen()[-1]
+    frozen = g.frozen()
+    states, keys = frozen[0], frozen[-1]
     assert keys == [fingerprint128(s) for s in states]
     assert len(set(keys)) == len(states)
     records = [s for s in states if type(s) is _Rec]
