@@ -218,15 +218,16 @@ def validate_model(model: Model, sample: int = 64) -> None:
     check_declaration(model)
     frontier = inits[:sample]
     checked = 0
+    seen: dict = {}  # the parts found canonical, shared by the sampled states
     while frontier and checked < sample:
         s = frontier.pop()
         checked += 1
-        _check_state(model, s)
+        _check_state(model, s, seen)
         for _a, t in model.successors(s)[:4]:
             frontier.append(t)
 
 
-def _check_state(model: Model, s) -> None:
+def _check_state(model: Model, s, seen: dict) -> None:
     try:
         hash(s)
     except TypeError:
@@ -234,6 +235,6 @@ def _check_state(model: Model, s) -> None:
                          f"{type(s).__name__}: use tuples, NamedTuples or frozen dataclasses, "
                          "never lists, dicts or sets") from None
     try:
-        check_canonical(s)
+        check_canonical(s, seen=seen)
     except NonCanonicalState as e:
         raise ModelError(f"model {model.name!r} produced a non-canonical state: {e}") from None

@@ -189,8 +189,46 @@ def collision_probability(distinct: int, generated: int, bits: int = KEY_BITS) -
 _ATOMS = (type(None), bool, int, str, bytes)
 
 
-def check_canonical(value, _path: str = "state") -> None:
-    """Raise NonCanonicalState naming the first offending part of ``value``."""
+def check_canonical(value, _path: str = "state", seen: dict | None = None) -> None:
+    """Raise NonCanonicalState naming the first offending part of ``value``.
+
+    ``seen``: id -> object of the values found canonical before, which the check skips
+    and adds to (``validate_model`` passes one for all the states it samples: a
+    successor shares most of its parts with its parent). The dict holds the objects, so
+    no other object takes their ids while it lives. Paths are built only to name a
+    part that fails."""
+    if not _canonical(value, {} if seen is None else seen):
+        _refuse(value, _path)
+
+
+def _canonical(value, seen: dict) -> bool:
+    if type(value) in _EXACT_ATOMS or id(value) in seen:
+        return True
+    if isinstance(value, _ATOMS) or isinstance(value, enum.Enum):
+        return True
+    if isinstance(value, float):
+        return not math.isnan(value)
+    if isinstance(value, tuple):
+        for v in value:
+            if not _canonical(v, seen):
+                return False
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if not value.__dataclass_params__.frozen:
+            return False
+        for f in dataclasses.fields(value):
+            if not _canonical(getattr(value, f.name), seen):
+                return False
+    else:
+        return False
+    seen[id(value)] = value
+    return True
+
+
+_EXACT_ATOMS = frozenset({type(None), bool, int, str})
+
+
+def _refuse(value, _path: str) -> None:
+    """Raise NonCanonicalState for the first part of ``value`` that is not canonical."""
     if isinstance(value, _ATOMS) or isinstance(value, enum.Enum):
         return
     if isinstance(value, float):
@@ -199,14 +237,14 @@ def check_canonical(value, _path: str = "state") -> None:
         return
     if isinstance(value, tuple):
         for i, v in enumerate(value):
-            check_canonical(v, f"{_path}[{i}]")
+            _refuse(v, f"{_path}[{i}]")
         return
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         if not value.__dataclass_params__.frozen:
             raise NonCanonicalState(f"{_path} is a mutable dataclass {type(value).__name__}: "
                                     "declare it @dataclass(frozen=True)")
         for f in dataclasses.fields(value):
-            check_canonical(getattr(value, f.name), f"{_path}.{f.name}")
+            _refuse(getattr(value, f.name), f"{_path}.{f.name}")
         return
     kind = type(value).__name__
     if isinstance(value, (set, frozenset, dict)):

@@ -76,6 +76,15 @@ def test_non_canonical_states_are_refused_with_a_fix(bad, word):
         check_canonical(bad)
 
 
+def test_a_shared_seen_skips_checked_parts_and_still_refuses_a_new_bad_one():
+    good = (1, ("a", 2))
+    seen = {}
+    check_canonical(good, seen=seen)
+    assert id(good) in seen and id(good[1]) in seen
+    with pytest.raises(NonCanonicalState, match=r"state\[1\]\[0\] is a list"):
+        check_canonical((good, ([1],)), seen=seen)
+
+
 def test_mutable_dataclass_refused_frozen_accepted():
     @dataclass
     class M:
