@@ -187,6 +187,8 @@ def collision_probability(distinct: int, generated: int, bits: int = KEY_BITS) -
 
 
 _ATOMS = (type(None), bool, int, str, bytes)
+#: the atoms told by their exact type, before any ``isinstance``
+_EXACT_ATOMS = frozenset({type(None), bool, int, str})
 
 
 def check_canonical(value, _path: str = "state", seen: dict | None = None) -> None:
@@ -202,6 +204,7 @@ def check_canonical(value, _path: str = "state", seen: dict | None = None) -> No
 
 
 def _canonical(value, seen: dict) -> bool:
+    """Is ``value`` canonical? Each container found so goes into ``seen``."""
     if type(value) in _EXACT_ATOMS or id(value) in seen:
         return True
     if isinstance(value, _ATOMS) or isinstance(value, enum.Enum):
@@ -222,9 +225,6 @@ def _canonical(value, seen: dict) -> bool:
         return False
     seen[id(value)] = value
     return True
-
-
-_EXACT_ATOMS = frozenset({type(None), bool, int, str})
 
 
 def _refuse(value, _path: str) -> None:
