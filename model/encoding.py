@@ -197,63 +197,50 @@ def check_canonical(value, _path: str = "state", seen: dict | None = None) -> No
     ``seen``: id -> object of the values found canonical before, which the check skips
     and adds to (``validate_model`` passes one for all the states it samples: a
     successor shares most of its parts with its parent). The dict holds the objects, so
-    no other object takes their ids while it lives. Paths are built only to name a
+    no other object takes their ids while it lives. The path is built only to name a
     part that fails."""
-    if not _canonical(value, {} if seen is None else seen):
-        _refuse(value, _path)
+    bad = _first_bad(value, {} if seen is None else seen)
+    if bad is not None:
+        steps, why = bad
+        raise NonCanonicalState(_path + "".join(
+            f"[{x}]" if isinstance(x, int) else f".{x}" for x in reversed(steps)) + why)
 
 
-def _canonical(value, seen: dict) -> bool:
-    """Is ``value`` canonical? Each container found so goes into ``seen``."""
+def _first_bad(value, seen: dict):
+    """None when ``value`` is canonical (each container found so goes into ``seen``);
+    else (the indices and field names down to its first offending part, innermost
+    first; what is wrong with that part)."""
     if type(value) in _EXACT_ATOMS or id(value) in seen:
-        return True
+        return None
     if isinstance(value, _ATOMS) or isinstance(value, enum.Enum):
-        return True
+        return None
     if isinstance(value, float):
-        return not math.isnan(value)
-    if isinstance(value, tuple):
-        for v in value:
-            if not _canonical(v, seen):
-                return False
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        if not value.__dataclass_params__.frozen:
-            return False
-        for f in dataclasses.fields(value):
-            if not _canonical(getattr(value, f.name), seen):
-                return False
-    else:
-        return False
-    seen[id(value)] = value
-    return True
-
-
-def _refuse(value, _path: str) -> None:
-    """Raise NonCanonicalState for the first part of ``value`` that is not canonical."""
-    if isinstance(value, _ATOMS) or isinstance(value, enum.Enum):
-        return
-    if isinstance(value, float):
-        if math.isnan(value):
-            raise NonCanonicalState(f"{_path} is NaN: NaN != NaN breaks deduplication")
-        return
+        return ([], " is NaN: NaN != NaN breaks deduplication") if math.isnan(value) else None
     if isinstance(value, tuple):
         for i, v in enumerate(value):
-            _refuse(v, f"{_path}[{i}]")
-        return
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            bad = _first_bad(v, seen)
+            if bad is not None:
+                bad[0].append(i)
+                return bad
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         if not value.__dataclass_params__.frozen:
-            raise NonCanonicalState(f"{_path} is a mutable dataclass {type(value).__name__}: "
-                                    "declare it @dataclass(frozen=True)")
+            return [], (f" is a mutable dataclass {type(value).__name__}: "
+                        "declare it @dataclass(frozen=True)")
         for f in dataclasses.fields(value):
-            _refuse(getattr(value, f.name), f"{_path}.{f.name}")
-        return
-    kind = type(value).__name__
-    if isinstance(value, (set, frozenset, dict)):
-        hint = "use a sorted tuple (of pairs, for a mapping)"
-    elif isinstance(value, list):
-        hint = "use a tuple"
+            bad = _first_bad(getattr(value, f.name), seen)
+            if bad is not None:
+                bad[0].append(f.name)
+                return bad
     else:
-        hint = "use ints, strs, bools, enums, tuples, NamedTuples or frozen dataclasses"
-    raise NonCanonicalState(f"{_path} is a {kind}, whose encoding is not canonical: {hint}")
+        if isinstance(value, (set, frozenset, dict)):
+            hint = "use a sorted tuple (of pairs, for a mapping)"
+        elif isinstance(value, list):
+            hint = "use a tuple"
+        else:
+            hint = "use ints, strs, bools, enums, tuples, NamedTuples or frozen dataclasses"
+        return [], f" is a {type(value).__name__}, whose encoding is not canonical: {hint}"
+    seen[id(value)] = value
+    return None
 
 
 def to_jsonable(value):
