@@ -109,8 +109,7 @@ def plan_dependents(graph: Graph, module: str) -> set[str]:
 
 
 def _warm() -> None:
-    """Import what every worker needs once, here: each forked worker then starts with it
-    instead of compiling it again."""
+    """Import what every worker needs once, here: each forked worker starts with it."""
     import importlib
 
     for name in ("kmc.api", "kmc.reports.regress.expect", "kmc.explorers.bfs",
@@ -120,8 +119,10 @@ def _warm() -> None:
             importlib.import_module(name)
         except ImportError:
             pass
+    from kmc.explorers.liveness import preload
     from kmc.mutate.setup_reads import framework_names
 
+    preload()  # scipy, which a liveness check imports on its first run
     framework_names(())  # the framework's names, read once for every worker
 
 

@@ -178,3 +178,29 @@ def test_code_compiled_before_the_fork_is_executed_with_each_workers_hooks(
     finally:
         sys.meta_path.remove(finder)
         sys.modules.pop("kmc_warm_toy", None)
+
+
+def test_the_process_that_forks_the_workers_imports_what_a_liveness_check_imports():
+    """A liveness check imports scipy's components on its first run; ``kmc mutate``
+    imports them before it forks, so no worker imports them again. Without scipy (an
+    optional speed-up) nothing is imported and the checks use their own components."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from kmc.mutate.runner import _warm\n"
+            "import kmc.explorers.liveness as liveness\n"
+            "before = 'scipy.sparse.csgraph' in sys.modules\n"
+            "_warm()\n"
+            "print(before, 'scipy.sparse.csgraph' in sys.modules, liveness.preload())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    has_scipy = importlib.util.find_spec("scipy") is not None
+    assert out == ["False", str(has_scipy), str(has_scipy)]
+
+
+def test_preload_answers_false_when_the_checks_do_not_use_scipy(monkeypatch):
+    import kmc.explorers.liveness as liveness
+    monkeypatch.setattr(liveness, "USE_SCIPY", False)
+    assert liveness.preload() is False
