@@ -1,6 +1,7 @@
 """Loading one mutant in the current process, without touching the source tree.
 
-``install(mutant)`` parses the file, applies the mutant's edit to the syntax tree, drops
+``install(mutant)`` parses the file (in a worker, takes the tree ``warm`` parsed in the
+process that forked it), applies the mutant's edit to the syntax tree, drops
 the file's module and every project module that imports it from ``sys.modules``, and puts
 an import hook first on ``sys.meta_path`` that serves the mutated code under the module's
 own name and file name. The next import of any of those modules compiles them afresh, the
@@ -63,10 +64,15 @@ def mutants_of(path: str, shown: str, module: str, source: str) -> list[Mutant]:
 
 def mutated_tree(m: Mutant, source: str) -> ast.Module:
     """The syntax tree of ``source`` (the file's text when the mutants were listed) with
-    ``m`` applied."""
-    tree = ast.parse(source, m.path)
+    ``m`` applied. In a process forked after ``warm``, the tree and sites it parsed,
+    edited in this process's copy (once: a second call parses again)."""
+    got = _TREES.pop((m.path, source), None) if os.getpid() != _TREES_PID[0] else None
+    tree, found = got or (None, None)
+    if tree is None:
+        tree = ast.parse(source, m.path)
+        found = sites(tree, source)
     rank = int(m.id.rpartition("#")[2]) if "#" in m.id else 1
-    for s in sites(tree, source):
+    for s in found:
         if s.key() == (m.line, m.col, m.operator, m.n):
             rank -= 1
             if rank == 0:
@@ -201,12 +207,24 @@ def _built(path: str, text: str, numbers, hooks):
     return got
 
 
-def warm(served: dict, probed=None, hooks=None) -> None:
+#: (path, text) -> (its syntax tree, the tree's sites), parsed by ``warm`` in the
+#: process that forks the workers (``_TREES_PID``), which never edits them: a mutant's
+#: worker edits its own copy of the tree it inherits (``mutated_tree``)
+_TREES: dict = {}
+_TREES_PID = [None]
+
+
+def warm(served: dict, probed=None, hooks=None, mutated=()) -> None:
     """Compile every module of ``served`` now, as it is and, with ``probed`` or
-    ``hooks``, as a baseline builds it (``install_unmutated``): workers forked after
-    it find the code compiled."""
+    ``hooks``, as a baseline builds it (``install_unmutated``), and parse those whose
+    path is in ``mutated`` with their mutation sites: workers forked after it find the
+    code compiled and the trees parsed."""
+    _TREES_PID[0] = os.getpid()
     for p, text in served.values():
         _plain(p, text)
+        if p in mutated and (p, text) not in _TREES:
+            tree = ast.parse(text, p)
+            _TREES[(p, text)] = (tree, sites(tree, text))
         numbers = (probed or {}).get(p)
         if numbers or hooks is not None:
             _built(p, text, numbers, hooks)

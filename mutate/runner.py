@@ -153,7 +153,8 @@ def run_baseline(plan: Plan, jobs: int = 1) -> dict:
     decorated = {path: decorated_lines(text) for path, text in served.values()}
     numbers = sites.numbers(plan.mutants)
     # compiled once here, then only executed by each worker (a baseline's, a mutant's)
-    warm(served, numbers, Tracer(plan.files, [p for p, _t in served.values()], decorated))
+    warm(served, numbers, Tracer(plan.files, [p for p, _t in served.values()], decorated),
+         set(plan.files))
     tasks = [(baseline_task, (e, plan.files, served, decorated, numbers), None)
              for e in entries]
     tasks.append((namespace_task, (served,), None))

@@ -204,3 +204,41 @@ def test_preload_answers_false_when_the_checks_do_not_use_scipy(monkeypatch):
     import kmc.explorers.liveness as liveness
     monkeypatch.setattr(liveness, "USE_SCIPY", False)
     assert liveness.preload() is False
+
+
+def _child_edits(conn, m, source, cached):
+    from kmc.mutate import isolation
+    tree = isolation.mutated_tree(m, source)
+    conn.send((tree is cached, (m.path, source) in isolation._TREES, ast.unparse(tree)))
+
+
+def test_a_forked_worker_edits_the_tree_warm_parsed_and_the_parent_keeps_it_intact(
+        tmp_path):
+    """``warm`` parses a mutated file once, with its sites, in the process that forks
+    the workers; a worker applies its mutant to its own copy of that tree, and the same
+    mutant, applied in the parent, parses afresh and gives the same code."""
+    import multiprocessing
+
+    from kmc.mutate import isolation
+
+    path = str(tmp_path / "kmc_tree_toy.py")
+    with open(path, "w") as f:
+        f.write(SOURCE)
+    isolation.warm({"kmc_tree_toy": (path, SOURCE)}, mutated={path})
+    try:
+        cached, _sites = isolation._TREES[(path, SOURCE)]
+        pristine = ast.unparse(cached)
+        m = next(m for m in isolation.mutants_of(path, "toy.py", "kmc_tree_toy", SOURCE)
+                 if m.operator == "cmp")
+        here = isolation.mutated_tree(m, SOURCE)
+        assert here is not cached and ast.unparse(here) != pristine
+        ours, theirs = multiprocessing.get_context("fork").Pipe()
+        p = multiprocessing.get_context("fork").Process(
+            target=_child_edits, args=(theirs, m, SOURCE, cached))
+        p.start()
+        used, kept, code = ours.recv()
+        p.join(10)
+        assert (used, kept, code) == (True, False, ast.unparse(here))
+        assert ast.unparse(cached) == pristine  # the parent's tree, never edited
+    finally:
+        isolation._TREES.pop((path, SOURCE), None)
