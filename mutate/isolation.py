@@ -67,10 +67,10 @@ def mutated_tree(m: Mutant, source: str) -> ast.Module:
     ``m`` applied. In a process forked after ``warm``, the tree and sites it parsed,
     edited in this process's copy (once: a second call parses again)."""
     got = _TREES.pop((m.path, source), None) if os.getpid() != _TREES_PID[0] else None
-    tree, found = got or (None, None)
-    if tree is None:
+    if got is None:
         tree = ast.parse(source, m.path)
-        found = sites(tree, source)
+        got = (tree, sites(tree, source))
+    tree, found = got
     rank = int(m.id.rpartition("#")[2]) if "#" in m.id else 1
     for s in found:
         if s.key() == (m.line, m.col, m.operator, m.n):
