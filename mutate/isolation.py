@@ -200,7 +200,7 @@ def _built(path: str, text: str, numbers, hooks):
         tree, names = ast.parse(text, path), {}
         if numbers:
             tree, _probed = sites.instrument(tree, numbers)
-            names = {probes.NAME: probes, probes.LAST_NAME: probes.LAST}
+            names = {probes.NAME: probes}
         if hooks is not None:
             tree = hooks.transform(tree, path, text)
         got = _CODE[key] = (compile(tree, path, "exec", dont_inherit=True), names)

@@ -16,20 +16,22 @@ the expansions it infected, not every expansion that called its function
   ``bool`` constant operand (``const``, ``bool``; ``in`` excepted): the flipped operator,
   or the changed constant, on the same operands;
 - ``and``/``or`` (``drop-and``, ``drop-or``, ``and-or``): the mutated operator or operand
-  list folded over the operand values the original evaluated. An operand the original
-  never evaluated is evaluated by the probe where a mutant needs it, when it calls
-  nothing (names, attributes, subscripts, operators and comparisons: a lambda the
-  instrumented code passes, in the same scope; the probes inside it infect nothing,
-  since the original skips it). Any other, or one that raises, makes the mutant
-  infected. Where only the
-  truth of the result is read (a test of ``if``, ``while``, ``assert``, a conditional
-  expression, a comprehension's ``if``, ``not``), only the truth is compared;
+  list folded over the operand values the original evaluated (``bend``; the
+  instrumented code keeps each in a local name). An operand the original never
+  evaluated is evaluated by the probe where a mutant needs it, when it calls nothing
+  (names, attributes, subscripts, operators and comparisons: a lambda, in the same
+  scope, that the instrumented code makes only when ``bend`` asks for it; the probes
+  inside it infect nothing, since the original skips it). Any other, or one that
+  raises, makes the mutant infected. Where only the truth of the result is read (a test
+  of ``if``, ``while``, ``assert``, a conditional expression, a comprehension's ``if``,
+  ``not``), only the truth is compared. Not probed in a class body;
 - a ``_replace`` update (``drop-field``): infected when the new value differs from the
   field's current one (dropping an update to the value already there changes nothing);
-- an ``if`` without ``else`` dropped (``drop-stmt``): infected where its test is true or
-  raises (``taken``; the test is asked through a lambda, so that one that raises infects
-  it too). Where the test is false the original runs nothing more, and the mutant asks
-  nothing: tests are taken to have no side effect, as every probed operand is;
+- an ``if`` without ``else`` dropped (``drop-stmt``), in a function's body: infected
+  where its test is true or raises (``infect``, called by the body's first statement
+  and by a handler around the test). Where the test is false the original runs nothing
+  more, and the mutant asks nothing: tests are taken to have no side effect, as every
+  probed operand is;
 - an ``int`` or ``bool`` constant operand of an arithmetic or bitwise operator, or an
   element of a tuple of constants that is one (``(1,) * n``), and an ``int`` index
   (``t[0]``, ``t[-1]``; ``const``, ``bool``): the operation on the changed constant and
@@ -46,7 +48,8 @@ wherever its function ran. Values are "the same" when they are of one type and e
 does one the original raises at an arithmetic or index site. Only sites inside a
 function are probed (a site outside one changes what the module defines:
 ``replay.affected``), and a probe records only what it infects, so the recorded sets
-stay small.
+stay small. A comparison's or operation's answer on ints, strings or None, and an
+``and``/``or``'s on bools, is memoised by the operand values.
 """
 from __future__ import annotations
 
@@ -59,12 +62,7 @@ SINK: set = set()
 EVER: set = set()
 #: site number -> what its probe computes (filled while the instrumented files compile)
 SPECS: list = []
-#: per ``and``/``or`` site: the operands its last evaluation evaluated, as a chain of
-#: (index, previous link, value); each operand links itself in right after it is
-#: evaluated, having read its previous link before, so that an evaluation of the same
-#: site nested inside an operand does not break the chain
-LAST: dict = {}
-NAME, LAST_NAME = "__kmc_probes__", "__kmc_last__"
+NAME = "__kmc_probes__"
 
 #: an operand a probe takes as the original evaluated it
 UNKNOWN = object()
@@ -74,13 +72,6 @@ UNKNOWN = object()
 #: skipped; the probes inside such an operand infect nothing (the original, and every
 #: mutant of those sites, skips it)
 _ASKING = [0]
-
-
-def _infected(k) -> None:
-    if _ASKING[0]:
-        return
-    SINK.add(k)
-    EVER.add(k)
 
 
 def _same(a, b) -> bool:
@@ -101,131 +92,202 @@ def _same_truth(a, b) -> bool:
 
 # ---- what the instrumented code calls ---------------------------------------------------
 def cmp(sid, a, b):
-    op, alts = SPECS[sid]
+    op, alts, memo = SPECS[sid]
     r = op(a, b)
-    _alternatives(r, a, b, alts)
+    if type(a) in _KEYED and type(b) in _KEYED:
+        _keyed(memo, r, a, b, alts)
+    else:
+        _infect(_alternatives(r, a, b, alts))
     return r
 
 
-def _alternatives(r, a, b, alts) -> None:
-    """Each mutant of ``alts`` ((number, its operator, its left and right operands,
-    ``UNKNOWN`` for the original's)) whose value differs from ``r`` is infected."""
+#: operand types by whose values a comparison's or operation's answer is memoised
+#: (``bool`` is not one: ``True`` and ``1`` are one key)
+_KEYED = frozenset({int, str, type(None)})
+
+
+def _keyed(memo, r, a, b, alts) -> None:
+    got = memo.get((a, b))
+    if got is None:
+        got = _alternatives(r, a, b, alts)
+        if len(memo) < _MEMO_SIZE:
+            memo[(a, b)] = got
+    if got and not _ASKING[0]:
+        SINK.update(got)
+        EVER.update(got)
+
+
+def _infect(hit) -> None:
+    """Mark the mutants of ``hit`` infected, unless an operand the original skipped is
+    being asked."""
+    if hit and not _ASKING[0]:
+        SINK.update(hit)
+        EVER.update(hit)
+
+
+def _alternatives(r, a, b, alts) -> tuple:
+    """The mutants of ``alts`` ((number, its operator, its left and right operands,
+    ``UNKNOWN`` for the original's)) whose value differs from ``r`` (a value is the
+    same when it is ``r`` or of its type and equal: ``_same``)."""
+    hit = []
     for k, alt_op, x, y in alts:
         try:
-            if not _same(r, alt_op(a if x is UNKNOWN else x, b if y is UNKNOWN else y)):
-                _infected(k)
+            v = alt_op(a if x is UNKNOWN else x, b if y is UNKNOWN else y)
+            if v is r or type(v) is type(r) and bool(v == r):
+                continue
         except Exception:
-            _infected(k)
+            pass
+        hit.append(k)
+    return tuple(hit)
 
 
-def bend(sid, result, thunks=()):
-    """An ``and``/``or`` evaluated to ``result``; ``LAST[sid]``: the chain of the
-    operands it evaluated, (index, previous link, value), the last first. ``thunks``:
-    per operand, a function that evaluates it, or None; an operand the original never
-    evaluated is asked of its thunk, once, where a mutant needs it (one without a thunk,
-    or whose thunk raises, infects that mutant).
+def bend(sid, result, *values):
+    """An ``and``/``or`` evaluated to ``result``; ``values``: what each operand gave,
+    None for those it never evaluated (the operator's own rule tells which ran: an
+    ``and`` stops at its first false operand, an ``or`` at its first true one).
+    Returns ``result``, or ``NEED`` where a mutant needs an operand the original never
+    evaluated: the instrumented code then calls ``asked``.
 
-    The mutants infected depend only on the operands' values: where every value the
-    answer read is a bool (and no thunk was asked), it is memoised by those values."""
-    values = []
-    link = LAST[sid]
-    while link is not None:  # the evaluated operands are 0..j, contiguous
-        values.append(link[2])
-        link = link[1]
-    values.reverse()
-    key = None
-    if result is True or result is False:
-        for v in values:
-            if v is not True and v is not False:
-                break
-        else:
-            key = (sid, *values)
-            got = _BOOLS.get(key)
-            if got is not None:
-                for k in got:
-                    _infected(k)
-                return result
-    infected = _bend(sid, result, values, thunks)
-    if key is not None and infected is not None:
-        if len(_BOOLS) >= 1 << 16:
-            _BOOLS.clear()
-        _BOOLS[key] = infected
+    Where every value is a bool or None, the answer is memoised by the values (they
+    decide which operands ran, and ``result``, the last one's value)."""
+    memo = None
+    for v in values:
+        if v is not True and v is not False and v is not None:
+            break
+    else:
+        memo = _BOOLS.get(sid)
+        if memo is None:
+            memo = _BOOLS[sid] = {}
+        got = memo.get(values)
+        if got is not None and got is not NEED:  # the common case, inline
+            if got and not _ASKING[0]:
+                SINK.update(got)
+                EVER.update(got)
+            return result
+        if got is not None:
+            return _answer(got, sid, result, values, memo)
+    got = _bend(sid, result, values, None)
+    if memo is not None and len(memo) < _MEMO_SIZE:
+        memo[values] = got
+    return _answer(got, sid, result, values, memo)
+
+
+def _answer(got, sid, result, values, memo):
+    if got is NEED:
+        _PENDING[0] = (sid, result, values, memo)
+        return NEED
+    if got and not _ASKING[0]:
+        SINK.update(got)
+        EVER.update(got)
     return result
 
 
-_NOT_ASKED = object()
-#: (site, the values of the operands the original evaluated, all bools) -> the mutants
-#: of the site they infect (``bend``)
+def asked(thunk):
+    """The rest of the ``bend`` that answered ``NEED``: ``thunk(i)`` evaluates the
+    operand ``i``, for the later operands that call nothing (``sites.visit_BoolOp``);
+    each of those the original skipped is asked once (one that raises gives
+    ``UNKNOWN``). A mutant that needs one it could not ask is infected. Returns the
+    original's result; the answer is memoised by the values and the answers."""
+    sid, result, values, memo = _PENDING[0]
+    _PENDING[0] = None
+    j = _last(values, SPECS[sid][2])
+    extra = tuple(_ask(thunk, i) for i in SPECS[sid][3] if i > j)
+    key = (values, extra)
+    if memo is not None:
+        for v in extra:
+            if v is not True and v is not False and v is not None and v is not UNKNOWN:
+                memo = None
+                break
+        else:
+            got = memo.get(key)
+            if got is not None:
+                return _answer(got, sid, result, values, None)
+    got = _bend(sid, result, values, extra)
+    if memo is not None and len(memo) < _MEMO_SIZE:
+        memo[key] = got
+    return _answer(got, sid, result, values, None)
+
+
+def _last(values, is_and) -> int:
+    """The index of the last operand an ``and`` (``is_and``) or ``or`` evaluated."""
+    j, last = 0, len(values) - 1
+    while j < last and (values[j] if is_and else not values[j]):
+        j += 1
+    return j
+
+
+#: what ``bend`` answers when it needs an operand the original skipped
+NEED = object()
+#: the ``bend`` that answered ``NEED``: nothing runs before its ``asked`` but the
+#: creation of its thunk
+_PENDING = [None]
+#: site -> its memo: operand values (bools or None) -> the mutants they infect, or
+#: ``NEED``; (those values, the answers ``asked`` got) -> the mutants they infect
 _BOOLS: dict = {}
+_MEMO_SIZE = 1 << 12
 
 
-def _bend(sid, result, values, thunks):
-    """Infect the mutants of the ``and``/``or`` site ``sid`` whose value differs from
-    ``result``, ``values`` being the operands the original evaluated (in order); returns
-    them as a tuple, or None when an operand was asked of its thunk (the answer then
-    depends on more than ``values``)."""
-    j = len(values) - 1
-    truth, alts = SPECS[sid]
-    asked = {}
+def _bend(sid, result, values, extra):
+    """The mutants of the ``and``/``or`` site ``sid`` whose value differs from
+    ``result``, ``values`` being the operands' values; with no ``extra`` (the answers
+    of the later plain operands the original skipped, in order), ``NEED`` where a
+    mutant needs one of those."""
+    truth, alts, is_and, later = SPECS[sid]
+    j = _last(values, is_and)
+    asked = {} if extra is None else dict(zip([i for i in later if i > j], extra))
     out = []
-    for k, order, is_and in alts:
+    for k, order, and_ in alts:
         last = len(order) - 1
         for pos, i in enumerate(order):
             if i <= j:
                 v = values[i]
-            else:  # an operand the original never evaluated
-                v = asked.get(i, _NOT_ASKED)
-                if v is _NOT_ASKED:
-                    v = asked[i] = _ask(thunks[i] if i < len(thunks) else None)
+            elif i not in later:  # never evaluated, and it calls code: not asked
+                out.append(k)
+                break
+            elif extra is None:
+                return NEED
+            else:
+                v = asked[i]
                 if v is UNKNOWN:
                     out.append(k)
                     break
-            if pos == last or (not v if is_and else v):
+            if pos == last or (not v if and_ else v):
                 if not (_same_truth(v, result) if truth else _same(v, result)):
                     out.append(k)
                 break
-    for k in out:
-        _infected(k)
-    return None if asked else tuple(out)
+    return tuple(out)
 
 
-def _ask(thunk):
-    """``thunk()``, or ``UNKNOWN`` (no thunk, or it raised)."""
-    if thunk is None:
-        return UNKNOWN
+def _ask(thunk, i):
+    """``thunk(i)``, or ``UNKNOWN`` if it raised; the probes it runs infect nothing."""
     _ASKING[0] += 1
     try:
-        return thunk()
+        return thunk(i)
     except Exception:
         return UNKNOWN
     finally:
         _ASKING[0] -= 1
 
 
-def taken(sid, test):
-    """The test of an ``if`` without ``else``, asked by calling ``test``: where it is
-    true, or raises, the mutant that drops the statement (``SPECS[sid]``) is infected;
-    where it is false, that mutant (which asks nothing there) runs as the original."""
-    try:
-        value = test()
-        truth = bool(value)
-    except BaseException:
-        _infected(SPECS[sid])
-        raise
-    if truth:
-        _infected(SPECS[sid])
-    return truth
+def infect(k) -> None:
+    """Mutant ``k`` gives another value here (a dropped ``if`` whose test held or
+    raised: ``sites.visit_If``)."""
+    if not _ASKING[0]:
+        SINK.add(k)
+        EVER.add(k)
 
 
 def binop(sid, a, b):
-    op, alts = SPECS[sid]
+    op, alts, memo = SPECS[sid]
     try:
         r = op(a, b)
     except Exception:  # the mutant may not raise: its value is not known
         _infect_all(alts)
         raise
-    if _plain(a) and _plain(b):
-        _alternatives(r, a, b, alts)
+    if type(a) in _KEYED and type(b) in _KEYED:
+        _keyed(memo, r, a, b, alts)
+    elif _plain(a) and _plain(b):
+        _infect(_alternatives(r, a, b, alts))
     else:
         _infect_all(alts)
     return r
@@ -241,18 +303,21 @@ def index(sid, seq):
     if type(seq).__getitem__ not in _PLAIN_GETITEM:
         _infect_all(alts)
         return r
+    hit = []
     for k, j in alts:
         try:
-            if not _same(r, seq[j]):
-                _infected(k)
+            v = seq[j]
+            if v is r or type(v) is type(r) and bool(v == r):
+                continue
         except Exception:
-            _infected(k)
+            pass
+        hit.append(k)
+    _infect(hit)
     return r
 
 
 def _infect_all(alts) -> None:
-    for alt in alts:
-        _infected(alt[0])
+    _infect([alt[0] for alt in alts])
 
 
 #: operand types whose arithmetic has no side effect (a tuple subclass that keeps
@@ -270,10 +335,14 @@ def _plain(v) -> bool:
 
 
 def replace(sid, obj, **kw):
+    hit = []
     for k, name in SPECS[sid]:
         try:
-            if not _same(getattr(obj, name), kw[name]):
-                _infected(k)
+            v, r = getattr(obj, name), kw[name]
+            if v is r or type(v) is type(r) and bool(v == r):
+                continue
         except Exception:
-            _infected(k)
+            pass
+        hit.append(k)
+    _infect(hit)
     return obj._replace(**kw)

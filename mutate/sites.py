@@ -16,6 +16,8 @@ _OPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
         ast.Is: operator.is_, ast.IsNot: operator.is_not}
 #: the flips a probe compares; a flipped ``==`` or ``is`` differs whenever it runs
 _FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
+#: the local names a probe adds: an ``if``'s test, the operand a thunk evaluates
+_TEST, _INDEX = "__kmc_test__", "__kmc_i__"
 
 
 def instrument(tree: ast.Module, numbers: dict) -> tuple[ast.Module, set]:
@@ -56,6 +58,10 @@ class _Probe(ast.NodeTransformer):
     def __init__(self, numbers):
         self.numbers = numbers
         self.func = 0  # depth of function bodies
+        #: the scopes around: "def" (a function's or lambda's body), "class" (a class
+        #: body), "comp" / "gen" (a comprehension's / generator expression's own part),
+        #: "iter" (a comprehension's iterable)
+        self.scopes: list = []
         self.truthy: set = set()  # expressions whose truth alone is read
         self.probed: set = set()  # the numbers of the mutants probed
 
@@ -67,16 +73,63 @@ class _Probe(ast.NodeTransformer):
     def visit_FunctionDef(self, node):
         self.func += 1
         try:
-            return self.generic_visit(node)
+            for field in ("decorator_list", "args", "returns"):
+                self._visit_field(node, field)
+            self._visit_field(node, "body", "def")
+            return node
         finally:
             self.func -= 1
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def visit_Lambda(self, node):
+        self._visit_field(node, "args")
+        self._visit_field(node, "body", "def")
+        return node
+
+    def visit_ClassDef(self, node):
+        for field in ("decorator_list", "bases", "keywords"):
+            self._visit_field(node, field)
+        self._visit_field(node, "body", "class")
+        return node
+
+    def _comprehension(self, node):
+        own = "gen" if isinstance(node, ast.GeneratorExp) else "comp"
+        for gen in node.generators:
+            self.truthy.update(map(id, gen.ifs))
+            self._visit_field(gen, "target")
+            self._visit_field(gen, "iter", "iter")
+            self._visit_field(gen, "ifs", own)
+        for field in ("elt", "key", "value"):
+            if hasattr(node, field):
+                self._visit_field(node, field, own)
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+    def _visit_field(self, node, field, scope=None):
+        """Visit ``node.field`` (an expression, a list, or arguments) in ``scope``."""
+        if scope is not None:
+            self.scopes.append(scope)
+        try:
+            value = getattr(node, field)
+            if isinstance(value, list):
+                out = []
+                for v in value:
+                    got = self.visit(v)
+                    if got is not None:
+                        out.extend(got if isinstance(got, list) else [got])
+                setattr(node, field, out)
+            elif isinstance(value, ast.AST):
+                setattr(node, field, self.visit(value))
+        finally:
+            if scope is not None:
+                self.scopes.pop()
+
     def visit_match_case(self, node):  # a pattern takes no call: left as it is
         if node.guard is not None:
             node.guard = self.visit(node.guard)
-        node.body = [self.visit(st) for st in node.body]
+        self._visit_field(node, "body")
         return node
 
     def visit_Compare(self, node):
@@ -95,26 +148,33 @@ class _Probe(ast.NodeTransformer):
         if not alts:
             return node
         self.probed.update(alt[0] for alt in alts)
-        probes.SPECS.append((base, tuple(alts)))
+        probes.SPECS.append((base, tuple(alts), {}))
         return _call("cmp", [_const(len(probes.SPECS) - 1, node), node.left,
                              node.comparators[0]], node)
 
     def visit_If(self, node):
         """An ``if`` without ``else`` dropped (``drop-stmt``) differs only where its body
-        runs: its test is asked through a lambda, and a true test, or one that raises,
-        infects it (``probes.taken``)."""
+        runs: a true test, or one that raises, infects it. The test is kept in a local
+        name first, inside a ``try`` whose handler infects the mutant and raises again;
+        the body starts by infecting it."""
         self.truthy.add(id(node.test))
         ids = self._ids(node, "drop-stmt", (0,)) \
-            if self.func and not node.orelse and _lambda_safe(node.test) else []
+            if self.func and self.scopes[-1:] == ["def"] and not node.orelse else []
         node = self.generic_visit(node)
-        if ids:
-            k = ids[0][1]
-            self.probed.add(k)
-            probes.SPECS.append(k)
-            test = ast.Lambda(_no_args(), node.test)
-            node.test = _call("taken", [_const(len(probes.SPECS) - 1, node),
-                                        _point(test, node.test)], node.test)
-        return node
+        if not ids:
+            return node
+        k = ids[0][1]
+        self.probed.add(k)
+
+        def hit():
+            return _point(ast.Expr(_call("infect", [_const(k, node)], node)), node)
+        test = _point(ast.Name(_TEST, ast.Store()), node)
+        keep = ast.Try([_point(ast.Assign([test], node.test), node)],
+                       [_point(ast.ExceptHandler(None, None, [hit(), ast.Raise()]), node)],
+                       [], [])
+        node.test = _point(ast.Name(_TEST, ast.Load()), node.test)
+        node.body = [hit(), *node.body]
+        return [_point(keep, node), node]
 
     def visit_While(self, node):
         self.truthy.add(id(node.test))
@@ -122,16 +182,21 @@ class _Probe(ast.NodeTransformer):
 
     visit_Assert = visit_While
 
-    def visit_comprehension(self, node):
-        self.truthy.update(map(id, node.ifs))
-        return self.generic_visit(node)
-
     def visit_BoolOp(self, node):
+        """``A and B`` becomes ``bend(sid, A and B, A, B)``: each operand is kept in a
+        local name as it is evaluated (an assignment expression), those after the first
+        set to None first. Where ``bend`` needs an operand the original skipped, the
+        code calls ``asked`` with a lambda that evaluates the operands that call nothing
+        (copies: no node is in the tree twice). Where an assignment expression would not
+        bind in the running function (a generator expression, a comprehension's
+        iterable), the whole is evaluated by a lambda of its own; in a class body it is
+        not probed."""
         if id(node) in self.truthy:  # an operand's value is then only tested too
             self.truthy.update(map(id, node.values))
         plain = [_plain_operand(v) for v in node.values]
         node = self.generic_visit(node)
-        if not self.func:
+        where = self._binding()
+        if not self.func or where is None or where == "wrap" and not _lambda_safe(node):
             return node
         word = "and" if isinstance(node.op, ast.And) else "or"
         n = len(node.values)
@@ -142,17 +207,54 @@ class _Probe(ast.NodeTransformer):
         if not alts:
             return node
         self.probed.update(alt[0] for alt in alts)
+        later = [i for i in range(1, n) if plain[i]]
         # where only its truth is read (a test), the value an `and` gives does not count
-        probes.SPECS.append((id(node) in self.truthy, tuple(alts)))
+        probes.SPECS.append((id(node) in self.truthy, tuple(alts), word == "and",
+                             tuple(later)))
         sid = len(probes.SPECS) - 1
-        # each later plain operand also as a lambda: the probe evaluates one the
-        # original skipped where a mutant would not (a copy: no node is in the tree twice)
-        thunks = ast.Tuple([ast.Constant(None)] + [
-            _point(ast.Lambda(_no_args(), copy.deepcopy(v)), v) if ok
-            else ast.Constant(None) for v, ok in zip(node.values[1:], plain[1:])],
-            ast.Load())
-        node.values = [_link(sid, i, v) for i, v in enumerate(node.values)]
-        return _call("bend", [_const(sid, node), node, _point(thunks, node)], node)
+        names = [f"__kmc_{sid}_{i}__" for i in range(n)]
+        copies = {i: copy.deepcopy(node.values[i]) for i in later}
+        node.values = [_point(ast.NamedExpr(ast.Name(names[i], ast.Store()), v), v)
+                       for i, v in enumerate(node.values)]
+        first = [ast.NamedExpr(ast.Name(x, ast.Store()), ast.Constant(None))
+                 for x in names[1:]]
+        result = ast.Subscript(ast.Tuple([*first, node], ast.Load()),
+                               ast.Constant(n - 1), ast.Load())
+        out = _call("bend", [_const(sid, node), _point(result, node),
+                             *[_point(ast.Name(x, ast.Load()), node) for x in names]], node)
+        if later:
+            i = ast.Name(_INDEX, ast.Load())
+            body = copies[later[-1]]
+            for j in reversed(later[:-1]):
+                body = ast.IfExp(ast.Compare(i, [ast.Eq()], [ast.Constant(j)]),
+                                 copies[j], body)
+            thunk = ast.Lambda(ast.arguments([], [ast.arg(_INDEX)], None, [], [], None, []),
+                               body)
+            r = f"__kmc_{sid}__"
+            test = ast.Compare(ast.NamedExpr(ast.Name(r, ast.Store()), out), [ast.IsNot()],
+                               [ast.Attribute(ast.Name(probes.NAME, ast.Load()), "NEED",
+                                              ast.Load())])
+            out = _point(ast.IfExp(test, ast.Name(r, ast.Load()),
+                                   _call("asked", [_probe_lambda(thunk, node)], node)), node)
+        if where == "wrap":
+            out = _point(ast.Call(_probe_lambda(ast.Lambda(_no_args(), out), node), [], []),
+                         node)
+        return out
+
+    def _binding(self):
+        """Where an assignment expression here binds: "direct" in the running function,
+        "wrap" only inside a lambda of its own (a generator expression may be resumed
+        inside another of its kind, a comprehension's iterable takes none), None: in a
+        class body or outside any function."""
+        direct = True
+        for scope in reversed(self.scopes):
+            if scope == "comp":
+                continue
+            if scope in ("gen", "iter"):
+                direct = False
+                continue
+            return None if scope == "class" else "direct" if direct else "wrap"
+        return None
 
     def visit_UnaryOp(self, node):
         if isinstance(node.op, ast.Not):
@@ -174,7 +276,7 @@ class _Probe(ast.NodeTransformer):
         if not alts:
             return node
         self.probed.update(alt[0] for alt in alts)
-        probes.SPECS.append((op, tuple(alts)))
+        probes.SPECS.append((op, tuple(alts), {}))
         return _call("binop", [_const(len(probes.SPECS) - 1, node), node.left, node.right],
                      node)
 
@@ -202,21 +304,10 @@ class _Probe(ast.NodeTransformer):
                      node, node.keywords)
 
 
-def _link(sid, i, value):
-    """``(LAST.__setitem__(sid, (i, previous, value)), LAST[sid][2])[1]``: ``value``,
-    linked into the site's chain (C-level calls only)."""
-    def last():
-        return ast.Name(probes.LAST_NAME, ast.Load())
-
-    prev = ast.Constant(None) if i == 0 else \
-        ast.Call(ast.Attribute(last(), "get", ast.Load()), [ast.Constant(sid)], [])
-    link = ast.Tuple([ast.Constant(i), prev, value], ast.Load())
-    put = ast.Call(ast.Attribute(last(), "__setitem__", ast.Load()),
-                   [ast.Constant(sid), link], [])
-    read = ast.Subscript(ast.Subscript(last(), ast.Constant(sid), ast.Load()),
-                         ast.Constant(2), ast.Load())
-    pair = ast.Tuple([put, read], ast.Load())
-    return _point(ast.Subscript(pair, ast.Constant(1), ast.Load()), value)
+def _probe_lambda(lam: ast.Lambda, at) -> ast.Lambda:
+    """``lam``, the probe's own: the tracer adds no hook to it (``tracer._Hooks``)."""
+    lam.kmc_probe = True
+    return _point(lam, at)
 
 
 def _no_args() -> ast.arguments:

@@ -41,17 +41,34 @@ def f(x, y, p, items):
     pad = (1,) * max(x, 0)
     head = items[0] + items[-1] * 2 + (y & 1)
     single = (x,)[0] + (x,)[-1]
-    return out, q, v, w, g(x), x >= y, pad, head, single
+    return out, q, v, w, g(x), x >= y, pad, head, single, h(x, y, items)
     
 
 def g(n):
     return n > 0 and (g(n - 1) or n)
+
+
+def h(x, y, items):
+    seen = [v for v in items if v > x and v != y]
+    some = any(v < x or v == y for v in items)
+    try:
+        if items[x] > y:
+            seen.append(0)
+    except IndexError:
+        seen.append(-1)
+    t = x > 0 and items[x % 2] > y or y > 2
+
+    class K:
+        z = x > 1 and y
+        if x > 1:
+            z = 2
+    return seen, some, t, K.z
 '''
 PATH = "/probe-test/probed.py"
 
 
 def _load(tree):
-    names = {probes.NAME: probes, probes.LAST_NAME: probes.LAST, "__name__": "probed"}
+    names = {probes.NAME: probes, "__name__": "probed"}
     exec(compile(tree, PATH, "exec"), names)
     return names["f"], names["P"]
 
@@ -144,6 +161,34 @@ def test_a_dropped_if_is_infected_only_where_its_body_runs(mutants):
     assert k not in own
 
 
+def test_a_dropped_if_whose_test_raises_is_infected(mutants):
+    """`if items[x] > y` inside a `try`: at x == 2 or 3 the test raises and the handler
+    runs; without the statement nothing raises."""
+    ms = mutants[0]
+    assert _where_infected(mutants, _number(ms, "if items[x] > y", "drop-stmt")) == \
+        {(x, y) for x, y, _i in INPUTS if x in (2, 3) or x in (-1, 0, 1)
+         and (1, 2)[x] > y}
+
+
+def test_and_or_in_comprehensions_and_generators_is_probed_but_not_in_a_class_body(
+        mutants):
+    ms, _probed, _original, own, _P = mutants
+    for text, operator in [("seen = [v for v", "drop-and"), ("some = any(", "drop-or"),
+                           ("some = any(", "and-or"), ("t = x > 0 and", "drop-and")]:
+        assert _number(ms, text, operator) in own, text
+    assert _number(ms, "z = x > 1 and y", "drop-and") not in own
+    assert _number(ms, "        if x > 1:", "drop-stmt") not in own
+    # `any(v < x or v == y ...)` without `v < x`: differs at a v < x that is not y,
+    # among the items `any` asks (up to the first that holds)
+    def differs(x, y):
+        for v in (1, 2):
+            if v < x or v == y:
+                return v != y
+        return False
+    assert _where_infected(mutants, _number(ms, "some = any(", "drop-or", 0)) == \
+        {(x, y) for x, y, _i in INPUTS if differs(x, y)}
+
+
 def test_an_update_to_the_value_already_there_is_no_infection(mutants):
     ms = mutants[0]
     assert _where_infected(mutants, _number(ms, "p._replace", "drop-field", 1)) == set()
@@ -176,7 +221,7 @@ def test_an_operand_with_its_own_operator_is_infected_and_asked_once():
     ms = mutants_of(PATH, "probed.py", "probed", source)
     tree, watched = sites.instrument(ast.parse(source), sites.numbers(ms)[PATH])
     assert len(watched) == 2
-    names = {probes.NAME: probes, probes.LAST_NAME: probes.LAST, "__name__": "probed"}
+    names = {probes.NAME: probes, "__name__": "probed"}
     exec(compile(tree, PATH, "exec"), names)
 
     class Counted:
@@ -209,14 +254,25 @@ def test_the_baseline_records_where_a_guard_mutant_is_infected(tmp_path_factory)
     assert marked == {(2, 0)}
 
 
-def test_memoised_and_or_answers_infect_what_a_fresh_answer_does(mutants):
-    """An ``and``/``or`` whose operands are bools is answered from a memo by their
-    values: every input infects the same mutants with the memo cold and warm."""
+def _memos():
+    """The probes' memos: the ``and``/``or`` sites' (by site) and each comparison's or
+    operation's (the third part of its spec)."""
+    return [probes._BOOLS] + [spec[2] for spec in probes.SPECS
+                              if len(spec) == 3 and isinstance(spec[2], dict)]
+
+
+def test_memoised_answers_infect_what_a_fresh_answer_does(mutants):
+    """An ``and``/``or`` whose operands are bools (also with the operands it asked), and
+    a comparison or operation on ints, is answered from a memo by the values: every
+    input infects the same mutants with the memos cold and warm."""
     _ms, probed, _original, _own, P = mutants
     cold = []
     for x, y, items in INPUTS:
-        probes._BOOLS.clear()
+        for memo in _memos():
+            memo.clear()
         cold.append(_infected(probed, P, x, y, items)[1])
-    assert probes._BOOLS  # the toy has such a site: `x == 1 or y > 2`
+    # the toy has such sites: `x == 1 or y > 2`, `x > 0 and y`, `y & 1`
+    assert any(isinstance(key[0], tuple) for memo in probes._BOOLS.values() for key in memo)
+    assert any(_memos()[1:])
     warm = [_infected(probed, P, x, y, items)[1] for x, y, items in INPUTS]
     assert warm == cold
