@@ -194,9 +194,11 @@ class _Probe(ast.NodeTransformer):
         if id(node) in self.truthy:  # an operand's value is then only tested too
             self.truthy.update(map(id, node.values))
         plain = [_plain_operand(v) for v in node.values]
-        node = self.generic_visit(node)
         where = self._binding()
-        if not self.func or where is None or where == "wrap" and not _lambda_safe(node):
+        if where == "wrap" and not _lambda_safe(node):  # before the probes' own names
+            where = None
+        node = self.generic_visit(node)
+        if not self.func or where is None:
             return node
         word = "and" if isinstance(node.op, ast.And) else "or"
         n = len(node.values)

@@ -51,6 +51,7 @@ def g(n):
 def h(x, y, items):
     seen = [v for v in items if v > x and v != y]
     some = any(v < x or v == y for v in items)
+    kept = tuple(v for v in items if v > 0 and y != 3 and (x == 0 or v < y))
     try:
         if items[x] > y:
             seen.append(0)
@@ -62,7 +63,7 @@ def h(x, y, items):
         z = x > 1 and y
         if x > 1:
             z = 2
-    return seen, some, t, K.z
+    return seen, some, kept, t, K.z
 '''
 PATH = "/probe-test/probed.py"
 
@@ -174,7 +175,8 @@ def test_and_or_in_comprehensions_and_generators_is_probed_but_not_in_a_class_bo
         mutants):
     ms, _probed, _original, own, _P = mutants
     for text, operator in [("seen = [v for v", "drop-and"), ("some = any(", "drop-or"),
-                           ("some = any(", "and-or"), ("t = x > 0 and", "drop-and")]:
+                           ("some = any(", "and-or"), ("kept = tuple(", "drop-and"),
+                           ("t = x > 0 and", "drop-and")]:
         assert _number(ms, text, operator) in own, text
     assert _number(ms, "z = x > 1 and y", "drop-and") not in own
     assert _number(ms, "        if x > 1:", "drop-stmt") not in own
