@@ -109,12 +109,17 @@ _KEYED = frozenset({int, str, type(None)})
 def _keyed(memo, r, a, b, alts) -> None:
     got = memo.get((a, b))
     if got is None:
-        got = _alternatives(r, a, b, alts)
-        if len(memo) < _MEMO_SIZE:
-            memo[(a, b)] = got
+        got = _remember(memo, (a, b), _alternatives(r, a, b, alts))
     if got and not _ASKING[0]:
         SINK.update(got)
         EVER.update(got)
+
+
+def _remember(memo, key, got):
+    """``got``, kept in ``memo`` (if any) under ``key`` while the memo has room."""
+    if memo is not None and len(memo) < _MEMO_SIZE:
+        memo[key] = got
+    return got
 
 
 def _infect(hit) -> None:
@@ -159,16 +164,14 @@ def bend(sid, result, *values):
         if memo is None:
             memo = _BOOLS[sid] = {}
         got = memo.get(values)
-        if got is not None and got is not NEED:  # the common case, inline
-            if got and not _ASKING[0]:
+        if got is not None:
+            if got is NEED:
+                return _answer(got, sid, result, values, memo)
+            if got and not _ASKING[0]:  # the common case, inline
                 SINK.update(got)
                 EVER.update(got)
             return result
-        if got is not None:
-            return _answer(got, sid, result, values, memo)
-    got = _bend(sid, result, values, None)
-    if memo is not None and len(memo) < _MEMO_SIZE:
-        memo[values] = got
+    got = _remember(memo, values, _bend(sid, result, values, None))
     return _answer(got, sid, result, values, memo)
 
 
@@ -176,9 +179,7 @@ def _answer(got, sid, result, values, memo):
     if got is NEED:
         _PENDING[0] = (sid, result, values, memo)
         return NEED
-    if got and not _ASKING[0]:
-        SINK.update(got)
-        EVER.update(got)
+    _infect(got)
     return result
 
 
@@ -202,9 +203,7 @@ def asked(thunk):
             got = memo.get(key)
             if got is not None:
                 return _answer(got, sid, result, values, None)
-    got = _bend(sid, result, values, extra)
-    if memo is not None and len(memo) < _MEMO_SIZE:
-        memo[key] = got
+    got = _remember(memo, key, _bend(sid, result, values, extra))
     return _answer(got, sid, result, values, None)
 
 
