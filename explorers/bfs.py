@@ -105,20 +105,26 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
             stopped_by = "max_depth" if fresh.size else ""
             break
         okeys, states = lvl.keys[fresh], None  # packed: the keys are the (sorted) states
+        pieces = None  # the new states' field reprs, aligned with states
         if lvl.states is not None:  # the generic expander keeps generation order
-            states = [lvl.states[i] for i in fresh.tolist()]
-            okeys = core.order_keys(okeys, states)
+            at = fresh.tolist()
+            states = [lvl.states[i] for i in at]
+            if lvl.pieces is not None:
+                pieces = [lvl.pieces[i] for i in at]
+            okeys = core.order_keys(okeys, states, pieces)
         if max_states is not None and unique + fresh.size > max_states:
             keep = np.flatnonzero(smallest(okeys, max_states - unique))
             fresh, okeys = fresh[keep], okeys[keep]
-            states = None if states is None else [states[i] for i in keep.tolist()]
+            if states is not None:
+                at = keep.tolist()
+                states = [states[i] for i in at]
+                pieces = None if pieces is None else [pieces[i] for i in at]
             stopped_by = "max_states"
-        pieces = None
         if states is not None:
             order = sort_order(okeys)
-            fresh, states = fresh[order], [states[i] for i in order.tolist()]
-            if lvl.pieces is not None:
-                pieces = [lvl.pieces[i] for i in fresh.tolist()]
+            fresh, at = fresh[order], order.tolist()
+            states = [states[i] for i in at]
+            pieces = None if pieces is None else [pieces[i] for i in at]
         if fresh.size == 0:
             core.close_level()
             break

@@ -90,6 +90,7 @@ class Core:
         self.successors = self._make_successors(use_sym)
         self.by_partition_key = not self.packed and names_partition_key(model)
         self._pk_high: dict = {}  # partition key -> its fingerprint's top bits
+        self._pk_by_repr: dict = {}  # the same, keyed by its fields' reprs
         # bits that tell two keys apart (the collision estimate)
         self.key_bits = 64 if self.packed else KEY_BITS
         # Spark: owner = mix64(high word >> shift) mod P (spark.placement)
@@ -133,13 +134,22 @@ class Core:
             return self.rkey(s)
         return (fingerprint128(s) & _LOW) | self._partition_bits(s)
 
-    def order_keys(self, keys: np.ndarray, states) -> np.ndarray:
+    def order_keys(self, keys: np.ndarray, states, pieces=None) -> np.ndarray:
         """Order keys of ``states`` given their state keys (``rkey``, aligned): the keys
-        themselves unless the model names a partition key."""
+        themselves unless the model names a partition key. ``pieces``: the states' field
+        reprs (``Level.pieces``, aligned; None where unknown), from which a partition key
+        named by fields is printed without looking its values up."""
         if not self.by_partition_key:
             return keys
-        high = np.fromiter((b >> 64 for b in map(self._partition_bits, states)),
-                           dtype=np.uint64, count=len(states))
+        bits = self._partition_bits
+        fields = self.model.partition_fields
+        if pieces is not None and fields:
+            bits = self._partition_bits_of(fields, bits)
+            high = np.fromiter((b >> 64 for b in map(bits, states, pieces)),
+                               dtype=np.uint64, count=len(states))
+        else:
+            high = np.fromiter((b >> 64 for b in map(bits, states)),
+                               dtype=np.uint64, count=len(states))
         out = keys.copy()
         out["hi"] = (keys["hi"] & _LOW_WORD) | high
         return out
@@ -151,6 +161,25 @@ class Core:
             if len(self._pk_high) >= _PK_CACHE:
                 self._pk_high.clear()
             bits = self._pk_high[pk] = fingerprint128(pk) & _HIGH
+        return bits
+
+    def _partition_bits_of(self, fields, by_value):
+        """``bits(state, pieces)``: ``_partition_bits(state)`` from the state's field
+        reprs when it has them (the partition key's repr is the plain tuple of its
+        fields' reprs: ``_partitioned_key``), else from its values."""
+        pick = itemgetter(*fields) if len(fields) > 1 else (lambda p: (p[fields[0]],))
+        cache = self._pk_by_repr
+
+        def bits(s, pieces):
+            if pieces is None:
+                return by_value(s)
+            part = pick(pieces)
+            got = cache.get(part)
+            if got is None:
+                if len(cache) >= _PK_CACHE:
+                    cache.clear()
+                got = cache[part] = hash128(join_fields(list(part)).encode()) & _HIGH
+            return got
         return bits
 
     def field_keys(self):
@@ -235,8 +264,9 @@ class Core:
         if not self.needs_settled:
             return False
         is_fault = self.model.is_fault
-        if any(not is_fault(a) for a, _t in succs):
-            return False
+        for a, _t in succs:  # a loop, not any(): mostly the first action settles it
+            if not is_fault(a):
+                return False
         found = False
         disc, opened = self.discoveries, self._open
         if self.deadlock and not succs and (DEADLOCK not in disc or

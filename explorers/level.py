@@ -18,6 +18,9 @@ ascending order-key order (``Core.order_key``), so that is the parent with the s
 """
 from __future__ import annotations
 
+from collections import _count_elements  # Counter.update's C helper
+from itertools import compress
+from operator import is_not, itemgetter
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -82,6 +85,7 @@ def _generic(core, coverage, known=None):
         return _by_fields(core, coverage, *fields, known)
     successors, rkey = core.successors, core.rkey
     check_settled, needs_settled = core.check_settled, core.needs_settled
+    count = _counter(coverage)
 
     def expand(frontier, level_id, tick, pieces=None):
         nxt: dict = {}
@@ -92,8 +96,12 @@ def _generic(core, coverage, known=None):
             generated += len(succ)
             if needs_settled:
                 check_settled(s, succ, (level_id, pi))
-            for a, t in succ:
-                coverage[a] += 1
+            if count is not None:
+                count(coverage, map(_action, succ))
+            else:
+                for a, _t in succ:
+                    coverage[a] += 1
+            for _a, t in succ:
                 first(t, pi)
             if not pi & 1023 and pi and tick(pi):
                 return Level(_EMPTY, _EMPTY_I, [], generated, True)
@@ -117,11 +125,16 @@ def _by_fields(core, coverage, cls, reprs, key, known=None):
     successors, rkey = core.successors, core.rkey
     check_settled, needs_settled = core.check_settled, core.needs_settled
     of, of_child = reprs.of, reprs.of_child
+    # ``of_child`` inlined on the hot path (a frontier state with reprs, a successor of
+    # the record type, no known keys): one Python call less per successor
+    memos, positions = reprs.memos, reprs.positions
+    count = _counter(coverage)
 
     def expand(frontier, level_id, tick, pieces=None):
         index: dict = {}
         cand: list = []
         cand_pieces: list = []
+        add, add_pieces = cand.append, cand_pieces.append
         generated = 0
         for pi, s in enumerate(frontier):
             succ = successors(s)
@@ -131,23 +144,32 @@ def _by_fields(core, coverage, cls, reprs, key, known=None):
                 sp = of(s)
             if needs_settled:
                 check_settled(s, succ, (level_id, pi), sp)
-            for a, t in succ:
-                coverage[a] += 1
-                k = None if known is None else known(id(t))
-                if k is not None:
-                    tp = None
-                elif type(t) is not cls:
-                    k, tp = rkey(t), None
-                else:
-                    if sp is None and type(s) is cls:  # with known keys: when needed
-                        sp = of(s)
-                    # a field the successor shares with its parent is not looked up
-                    tp = of(t) if sp is None else of_child(t, s, sp)
+            if count is not None:
+                count(coverage, map(_action, succ))
+            else:
+                for a, _t in succ:
+                    coverage[a] += 1
+            for _a, t in succ:
+                if known is None and sp is not None and type(t) is cls:
+                    tp = sp.copy()  # a field the successor shares with its parent is kept
+                    for i in compress(positions, map(is_not, t, s)):
+                        tp[i] = memos[i][t[i]]
                     k = key(tp)
+                else:
+                    k = None if known is None else known(id(t))
+                    if k is not None:
+                        tp = None
+                    elif type(t) is not cls:
+                        k, tp = rkey(t), None
+                    else:
+                        if sp is None and type(s) is cls:  # with known keys: when needed
+                            sp = of(s)
+                        tp = of(t) if sp is None else of_child(t, s, sp)
+                        k = key(tp)
                 if k not in index:
                     index[k] = pi
-                    cand.append(t)
-                    cand_pieces.append(tp)
+                    add(t)
+                    add_pieces(tp)
             if not pi & 1023 and pi and tick(pi):
                 return Level(_EMPTY, _EMPTY_I, [], generated, True)
         keys = keys_array(list(index), len(cand), core.key_dtype)
@@ -156,5 +178,16 @@ def _by_fields(core, coverage, cls, reprs, key, known=None):
     return expand
 
 
+def _counter(coverage):
+    """``count(coverage, actions)``: adds one per action, hashing each once (the C
+    helper ``Counter.update`` uses), for a dict of counts; None for a list (a packed
+    model's coverage, indexed by action)."""
+    if not isinstance(coverage, dict):
+        return None
+    return _count_elements
+
+
+#: a successor pair's action
+_action = itemgetter(0)
 _EMPTY = np.empty(0, dtype=np.uint64)
 _EMPTY_I = np.empty(0, dtype=np.int64)

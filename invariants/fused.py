@@ -22,19 +22,33 @@ called as it is. Every answer equals ``p.check(state)``.
 """
 from __future__ import annotations
 
+from operator import itemgetter
+
 from kmc.invariants.fieldview import field_positions, getter, keep
 
 #: entries per group's memo before it starts over
 MEMO_LIMIT = 1 << 13
 
 
+#: calls with field reprs after which the groups that rarely miss are merged
+WARMUP = 4096
+#: a group that missed its memo on fewer than this share of the warm-up calls is steady
+STEADY = 0.5
+#: a group that missed on more than this share of the warm-up calls is volatile
+VOLATILE = 0.5
+#: entries of the merged groups' memo before it starts over
+MERGED_LIMIT = 1 << 16
+
+
 class Checker:
     def __init__(self, props):
         self.props = list(props)
         self._plan = None
+        self._merger = None  # the plan's _Merger (process-wide)
+        self._merged = None  # ``_Merger.merged``: how the groups are looked up, once decided
 
     def __getstate__(self):  # the plan holds memos: rebuilt where the checker lands
-        return {"props": self.props, "_plan": None}
+        return {"props": self.props, "_plan": None, "_merger": None, "_merged": None}
 
     def false_at(self, state, pieces=None) -> list:
         """Indices (into ``props``, ascending) of the properties false in ``state``.
@@ -44,9 +58,38 @@ class Checker:
         plan = self._plan
         if plan is None:
             plan = self._plan = _plan(self.props, state)
+            self._merger = _merger(plan[0])
         groups, by_view, singles = plan
         out = []
-        for get, pget, memos, rget, names, rmemo, members in groups:
+        if pieces is not None:
+            merged = self._merged
+            if merged is None:
+                merger = self._merger
+                if merger.steady is None:
+                    merger.warm(groups, pieces)
+                if merger.steady or merger.volatile:
+                    merged = self._merged = merger.merged(groups, state)
+            if merged is not None:
+                get, memo, steady, volatile, groups = merged
+                if steady:
+                    key = get(pieces)
+                    bad = memo.get(key)
+                    if bad is None:
+                        bad = keep(memo, key, tuple(_group_bad(steady, state, pieces)),
+                                   MERGED_LIMIT)
+                    out.extend(bad)
+                for rget, each in volatile:
+                    every = rget(state, pieces)
+                    for take, names, rmemo, members in each:
+                        rels = take(every)
+                        bad = rmemo.get(rels)
+                        if bad is None:
+                            v = dict(zip(names, rels))
+                            bad = keep(rmemo, rels, tuple(i for i, fast in members
+                                                          if not fast(v)), MEMO_LIMIT)
+                        if bad:
+                            out.extend(bad)
+        for get, pget, memos, rget, names, rmemo, members, _at, _view in groups:
             if pieces is None or pget is None:
                 memo, key = memos[0], get(state)
             else:  # memoised apart: a field's value and another's repr may be equal
@@ -75,6 +118,105 @@ class Checker:
         """Indices of the properties true in ``state``."""
         bad = set(self.false_at(state, pieces))
         return [i for i in range(len(self.props)) if i not in bad]
+
+
+class _Merger:
+    """How the groups of a plan are looked up, decided once per process for the groups
+    that share memos (a Spark executor's checker, unpickled for each task, finds it
+    decided): each group's memo misses are counted over the first ``WARMUP`` calls with
+    field reprs. Then the steady groups (missing on fewer than ``STEADY`` of them: their
+    fields change seldom) are looked up by the reprs of all their fields, in one memo
+    whose entry is every failing property of theirs; the volatile ones (missing on more
+    than ``VOLATILE``: they read a field that changes on most steps, the messages in
+    flight) skip their memo by fields and go to their relations at once, computed for
+    all of them by one call per view. Same answers: an entry is what the groups give
+    for those fields."""
+    __slots__ = ("memos", "misses", "calls", "steady", "volatile", "memo")
+
+    def __init__(self, memos):
+        self.memos = memos  # the groups' memos by reprs: held, so their ids stay theirs
+        self.misses = [0] * len(memos)
+        self.calls = 0
+        self.steady = None  # indices of the steady groups once decided (() for none)
+        self.volatile = ()  # indices of the volatile groups
+        self.memo: dict = {}
+
+    def warm(self, groups, pieces) -> None:
+        misses = self.misses
+        for j, g in enumerate(groups):
+            if g[1] is None or g[2][1].get(g[1](pieces)) is None:
+                misses[j] += 1
+        self.calls += 1
+        if self.calls >= WARMUP:
+            steady = tuple(j for j, g in enumerate(groups)
+                           if g[1] is not None and misses[j] < STEADY * WARMUP)
+            self.volatile = tuple(j for j, g in enumerate(groups)
+                                  if g[1] is not None and misses[j] > VOLATILE * WARMUP)
+            self.steady = steady if len(steady) > 1 else ()
+
+    def merged(self, groups, state) -> tuple:
+        """(get, memo, steady groups, volatile groups, the others) for a checker whose
+        plan has ``groups`` (the groups this merger was made for, with the same memos).
+        The volatile groups of one view have their relations computed by one call
+        (``FieldView.getter_of`` of all their names): ``(get, [(take, names, rmemo,
+        members)])``, ``take`` picking a group's relations from all of them."""
+        steady = [groups[j] for j in self.steady]
+        by_view: dict = {}
+        for j in self.volatile:
+            by_view.setdefault(id(groups[j][8]), []).append(groups[j])
+        volatile = []
+        for gs in by_view.values():
+            every = tuple(sorted({n for g in gs for n in g[4]}))
+            at = {n: k for k, n in enumerate(every)}
+            volatile.append((gs[0][8].getter_of(every, state),
+                             [(_picker([at[n] for n in g[4]]), g[4], g[5], g[6])
+                              for g in gs]))
+        rest = [g for j, g in enumerate(groups)
+                if j not in self.steady and j not in self.volatile]
+        positions = sorted({i for g in steady for i in g[7]})
+        # no steady group: the getter is never called
+        return _picker(positions or [0]), self.memo, steady, volatile, rest
+
+
+def _picker(positions):
+    """``take(values) -> tuple of values at positions`` (a tuple even for one)."""
+    if len(positions) == 1:
+        return lambda values, i=positions[0]: (values[i],)
+    return itemgetter(*positions)
+
+
+#: the groups' memos by reprs (their ids) -> their _Merger; at most ``MERGERS`` kept (a
+#: mutation run's worker builds its views anew for many mutants)
+_MERGERS: dict = {}
+MERGERS = 8
+
+
+def _merger(groups) -> _Merger:
+    memos = tuple(g[2][1] for g in groups)
+    key = tuple(map(id, memos))
+    got = _MERGERS.get(key)
+    if got is None or any(a is not b for a, b in zip(got.memos, memos)):
+        if len(_MERGERS) >= MERGERS:
+            _MERGERS.clear()
+        got = _MERGERS[key] = _Merger(memos)
+    return got
+
+
+def _group_bad(groups, state, pieces):
+    """The failing properties of ``groups`` in ``state`` (its field reprs ``pieces``), as
+    ``false_at`` finds them, each group through its own memos."""
+    for get, pget, memos, rget, names, rmemo, members, _at, _view in groups:
+        key = pget(pieces)
+        bad = memos[1].get(key)
+        if bad is None:
+            rels = rget(state, pieces)
+            bad = rmemo.get(rels)
+            if bad is None:
+                v = dict(zip(names, rels))
+                bad = keep(rmemo, rels, tuple(i for i, fast in members if not fast(v)),
+                           MEMO_LIMIT)
+            keep(memos[1], key, bad, MEMO_LIMIT)
+        yield from bad
 
 
 def _plan(props, state):
@@ -107,8 +249,16 @@ def _plan(props, state):
         memo, pmemo, rmemo = _memo(view, fields, members)
         plan.append((getter(fields), field_positions(fields, state), (memo, pmemo),
                      view.getter_of(names, state), names, rmemo,
-                     [(i, fast) for i, fast, _n in members]))
+                     [(i, fast) for i, fast, _n in members], _positions(fields, state),
+                     view))
     return plan, list(by_view.values()), singles
+
+
+def _positions(fields, state) -> tuple:
+    """The positions of ``fields`` in ``state``'s record type (() when one is not a
+    field of it)."""
+    order = getattr(type(state), "_fields", None) or ()
+    return tuple(order.index(f) for f in fields) if all(f in order for f in fields) else ()
 
 
 #: (id of a view, fields, the group's properties by index, name and formula) -> (view,

@@ -141,7 +141,7 @@ class FieldReprs:
 
     def __init__(self, nfields: int):
         self.memos = [_Memo(_Memo()) for _ in range(nfields)]
-        self._positions = range(nfields)
+        self.positions = range(nfields)
 
     def of(self, state) -> list:
         """The reprs of ``state``'s fields."""
@@ -155,7 +155,7 @@ class FieldReprs:
         look-ups it saves."""
         out = pieces.copy()
         memos = self.memos
-        for i in compress(self._positions, map(is_not, child, parent)):
+        for i in compress(self.positions, map(is_not, child, parent)):
             out[i] = memos[i][child[i]]
         return out
 

@@ -51,10 +51,21 @@ def pure(config=None):
                     got = table[args] = fn(*args)
                 return got
         else:
+            # the last configuration seen and its number in ``configs``: a key holds
+            # the number, so the configuration (a model's release-line flags, say) is
+            # not hashed at every call; the comparison with the last one is an
+            # identity check while the same model asks
+            configs: dict = {}
+            last = [_MISS, 0]
+
             def memoised(m, *args, **kw):
                 if kw or not on[0]:
                     return fn(m, *args, **kw)
-                key = (config(m), args)
+                cfg = config(m)
+                if cfg != last[0]:
+                    last[0] = cfg
+                    last[1] = configs.setdefault(cfg, len(configs))
+                key = (last[1], args)
                 got = table.get(key, _MISS)
                 if got is _MISS:
                     if len(table) >= LIMIT:

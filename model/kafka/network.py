@@ -19,7 +19,7 @@ model offers it only for the message kinds and scenarios that allow loss. Crashe
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Callable, Iterator
+from typing import Callable, Sequence
 
 from kmc.model.kafka.canon import bag_add, bag_remove
 
@@ -48,9 +48,8 @@ class Network:
                 raise TypeError(f"message {msg!r} is not orderable against the messages in "
                                 "flight: give every message type a distinct kind string as "
                                 "its first field and no None fields") from None
-        ch = channel_of(msg)
-        keys = [c for c, _ in net]
-        i = bisect_left(keys, ch)
+        ch = (msg.src, msg.dst)
+        i = bisect_left(net, (ch,))  # channels ascend; (ch,) sorts just before (ch, ...)
         if i < len(net) and net[i][0] == ch:
             return net[:i] + ((ch, net[i][1] + (msg,)),) + net[i + 1:]
         return net[:i] + ((ch, (msg,)),) + net[i:]
@@ -61,26 +60,26 @@ class Network:
         return net
 
     # ---- reading -------------------------------------------------------------------------
-    def deliverable(self, net: tuple) -> Iterator:
+    def deliverable(self, net: tuple) -> list:
         """Messages that may be delivered next, each distinct message once, in a
-        deterministic order (traces store action indices)."""
+        deterministic order (traces store action indices). A list, not a generator:
+        the models ask it for every state, and a generator costs more per message."""
         if self.ordered:
-            for _ch, msgs in net:
-                yield msgs[0]
-            return
+            return [msgs[0] for _ch, msgs in net]
+        out = []
         prev = None
         for m in net:
             if m != prev:
-                yield m
+                out.append(m)
                 prev = m
+        return out
 
-    def messages(self, net: tuple) -> Iterator:
-        """Every message in flight (duplicates included)."""
+    def messages(self, net: tuple) -> Sequence:
+        """Every message in flight (duplicates included), as a sequence (see
+        ``deliverable``)."""
         if self.ordered:
-            for _ch, msgs in net:
-                yield from msgs
-        else:
-            yield from net
+            return [x for _ch, msgs in net for x in msgs]
+        return net
 
     def any(self, net: tuple, pred: Callable) -> bool:
         return any(pred(m) for m in self.messages(net))
@@ -95,13 +94,14 @@ class Network:
         """``net`` without ``msg`` (a message ``deliverable`` returned)."""
         if not self.ordered:
             return bag_remove(net, msg)
-        ch = channel_of(msg)
-        for i, (c, msgs) in enumerate(net):
-            if c == ch:
-                if msgs[0] != msg:
-                    raise ValueError(f"{msg!r} is not at the head of its channel")
-                rest = msgs[1:]
-                return net[:i] + (((c, rest),) if rest else ()) + net[i + 1:]
+        ch = (msg.src, msg.dst)
+        i = bisect_left(net, (ch,))  # as in ``send``
+        if i < len(net) and net[i][0] == ch:
+            c, msgs = net[i]
+            if msgs[0] != msg:
+                raise ValueError(f"{msg!r} is not at the head of its channel")
+            rest = msgs[1:]
+            return net[:i] + (((c, rest),) if rest else ()) + net[i + 1:]
         raise ValueError(f"{msg!r} is not in flight")
 
     #: losing a message has the same effect on the network as delivering it

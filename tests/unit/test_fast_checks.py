@@ -7,10 +7,13 @@ import itertools
 import pickle
 
 import pytest
+from typing import NamedTuple
 
 from kmc.api import build
 from kmc.explorers.bfs import bfs
 from kmc.explorers.core import Core
+from kmc.explorers.visited import keys_array
+from kmc.invariants import fused
 from kmc.invariants.fused import Checker
 from kmc.model.contract import Model
 from kmc.model.encoding import FieldReprs, fingerprint128, key_of_fields
@@ -52,6 +55,23 @@ def test_field_wise_keys_are_the_fingerprints(topics):
         if parent is not None:
             pieces = reprs.of_child(s, parent, reprs.of(parent))
             assert key_of_fields(pieces) == fingerprint128(s)
+
+
+def test_order_keys_from_field_reprs_are_those_from_values(topics):
+    """A model that names a partition key: the order keys the BFS makes from its new
+    states' field reprs are those made from the states' values (None: no reprs)."""
+    m, pairs = topics
+    core = Core(m)
+    assert core.by_partition_key
+    states = [s for _p, s in pairs]
+    reprs = FieldReprs(len(World._fields))
+    keys = keys_array(map(core.rkey, states), len(states), core.key_dtype)
+    pieces = [None if j % 5 == 0 else reprs.of(s) for j, s in enumerate(states)]
+    by_value = core.order_keys(keys, states)
+    assert (core.order_keys(keys, states, pieces) == by_value).all()
+    assert not (by_value == keys).all()  # the partition key's bits are in them
+    assert [int(k) for k in by_value["hi"][:50]] == \
+        [core.order_key(s) >> 64 for s in states[:50]]
 
 
 def test_generated_replace_builds_the_same_records(topics):
@@ -173,6 +193,79 @@ def test_fused_checks_answer_as_each_property_does(case):
         assert chk.false_at(s) == want
         assert chk.false_at(s, reprs.of(s)) == want
     assert chk._plan is not None and chk.__getstate__()["_plan"] is None  # no memos shipped
+
+
+@pytest.mark.parametrize("case", [("lifecycle-large", "kip516", {}),
+                                  ("kraft-stray", "kraft-3.6", {}),
+                                  ("split-merge-spark", "kip253", {"bookkeeping": True})])
+def test_merged_and_volatile_groups_answer_as_each_property_does(case, monkeypatch):
+    """After the warm-up (made short here) the steady groups are looked up together and
+    the volatile ones skip their memo by fields: the answers stay each property's own,
+    and a checker unpickled again (a Spark task's) finds the decision made."""
+    monkeypatch.setattr(fused, "WARMUP", 64)
+    monkeypatch.setattr(fused, "_MERGERS", {})
+    m, pairs = _states(*case[:2], 1500, case[2])
+    props = [p for p in m.properties() if p.kind in ("always", "quiescent", "sometimes")]
+    chk = Checker(props)
+    reprs = FieldReprs(len(type(pairs[0][1])._fields))
+    for _parent, s in pairs:
+        want = [i for i, p in enumerate(props) if not p.check(s)]
+        assert chk.false_at(s, reprs.of(s)) == want
+        assert chk.false_at(s) == want
+    merger = chk._merger
+    assert merger.steady is not None and (merger.steady or merger.volatile)
+    assert chk._merged is not None
+    again = Checker.__new__(Checker)  # as unpickling makes it
+    again.__dict__.update(chk.__getstate__())
+    for _parent, s in pairs[::7]:
+        assert again.false_at(s, reprs.of(s)) == chk.false_at(s)
+    assert again._merger is merger and again._merged is not None
+
+
+class _Toy(NamedTuple):
+    step: int  # step and tick change in every state: their groups are volatile
+    tick: int
+    mode: int  # mode and phase change seldom: their groups are steady
+    phase: int
+    __repr__ = tuple.__repr__
+
+
+def test_volatile_and_steady_groups_report_the_properties_that_fail(monkeypatch):
+    """A property of the field that changes at every state fails now and then, and so
+    do properties of the fields that seldom change: after the warm-up each is reported
+    exactly where it fails, from the merged memo, the volatile path and the rest."""
+    from kmc.invariants.declare import declare
+    from kmc.invariants.fieldview import FieldView
+    from kmc.invariants.logic import Rel, forall, implies, variables
+    monkeypatch.setattr(fused, "WARMUP", 32)
+    monkeypatch.setattr(fused, "_MERGERS", {})
+    Step, Tick, Mode, Phase = (Rel(n, 1) for n in ("Step", "Tick", "Mode", "Phase"))
+    (v,) = variables("v")
+    view = FieldView(((("step",), lambda s: {"Step": {(s.step,)}}),
+                      (("tick",), lambda s: {"Tick": {(s.tick,)}}),
+                      (("mode",), lambda s: {"Mode": {(s.mode,)}}),
+                      (("phase",), lambda s: {"Phase": {(s.phase,)}})))
+    props = [declare("always", "StepNot1000", forall((v,), implies(Step(v), v != 1000)),
+                     view),
+             declare("always", "TickNot2400", forall((v,), implies(Tick(v), v != 2400)),
+                     view),
+             declare("always", "ModeNotTwo", forall((v,), implies(Mode(v), v != 2)), view),
+             declare("always", "PhaseNotOne", forall((v,), implies(Phase(v), v != 1)), view)]
+    chk = Checker(props)
+    reprs = FieldReprs(4)
+    failed = set()
+    for n in range(2000):
+        s = _Toy(n, 3 * n, (n // 100) % 3, (n // 300) % 2)
+        want = [i for i, p in enumerate(props) if not p.check(s)]
+        assert chk.false_at(s, reprs.of(s)) == want
+        failed.update(want)
+    assert failed == {0, 1, 2, 3}
+    merger, groups = chk._merger, chk._plan[0]
+
+    def named(js):
+        return sorted(props[i].name for j in js for i, _fast in groups[j][6])
+    assert named(merger.volatile) == ["StepNot1000", "TickNot2400"]
+    assert named(merger.steady) == ["ModeNotTwo", "PhaseNotOne"]
 
 
 @pytest.mark.parametrize("case", [("lifecycle-large", "kip516"), ("kraft-stray", "kraft"),

@@ -123,6 +123,27 @@ def test_kmc_mutate_records_every_call_of_a_memoised_function(tmp_path):
     assert all(halved in t for t in stepping), touched
 
 
+def test_a_configuration_is_told_by_value_whichever_model_object_holds_it():
+    """A key holds a configuration's number, not the configuration: two model objects
+    with equal configurations share answers, models of other configurations never do,
+    however the calls alternate."""
+    calls = []
+
+    class M:
+        def __init__(self, flags):
+            self.flags = flags
+
+    @memo.pure(lambda m: (m.flags,))
+    def step(m, x):
+        calls.append((m.flags, x))
+        return (m.flags, x)
+
+    a, b, a2 = M(("fast", 1)), M(("slow", 2)), M(("fast", 1))
+    for m in (a, b, a2, b, a, a2):
+        assert step(m, 7) == (m.flags, 7)
+    assert calls == [(("fast", 1), 7), (("slow", 2), 7)]
+
+
 def test_a_call_with_keywords_is_computed():
     calls = []
 

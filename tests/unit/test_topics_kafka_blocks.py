@@ -68,6 +68,16 @@ def test_ordered_network_delivers_only_channel_heads():
     z = net.lose(net.deliver(y, ping(1, 2, 2)), ping(3, 2, 9))
     assert z == ()  # empty channels disappear: the value stays canonical
     check_canonical(x)
+    # channels are found by (src, dst) wherever they sit: before, between, after others
+    w = net.send_all((), [ping(3, 1, 5), ping(1, 3), ping(2, 2), ping(2, 2, 4)])
+    assert net.deliver(w, ping(2, 2)) == net.send_all((), [ping(3, 1, 5), ping(1, 3),
+                                                            ping(2, 2, 4)])
+    assert net.deliver(w, ping(3, 1, 5)) == net.send_all((), [ping(1, 3), ping(2, 2),
+                                                               ping(2, 2, 4)])
+    for absent in (ping(1, 1), ping(2, 1), ping(3, 3)):
+        with pytest.raises(ValueError, match="not in flight"):
+            net.deliver(w, absent)
+    assert net.messages(w) == [ping(1, 3), ping(2, 2), ping(2, 2, 4), ping(3, 1, 5)]
 
 
 def test_drop_and_rename_keep_the_shape():
