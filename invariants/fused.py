@@ -35,7 +35,7 @@ WARMUP = 4096
 #: a group that missed its memo on fewer than this share of the warm-up calls is steady
 STEADY = 0.5
 #: a group that missed on more than this share of the warm-up calls is volatile
-VOLATILE = 0.5
+VOLATILE = 0.85
 #: entries of the merged groups' memo before it starts over
 MERGED_LIMIT = 1 << 16
 
@@ -70,13 +70,17 @@ class Checker:
                 if merger.steady or merger.volatile:
                     merged = self._merged = merger.merged(groups, state)
             if merged is not None:
-                get, memo, steady, volatile, groups = merged
+                get, memo, steady, volatile, groups, probe = merged
                 if steady:
                     key = get(pieces)
                     bad = memo.get(key)
                     if bad is None:
                         bad = keep(memo, key, tuple(_group_bad(steady, state, pieces)),
                                    MERGED_LIMIT)
+                        if probe:
+                            self._probe(1)
+                    elif probe:
+                        self._probe(0)
                     out.extend(bad)
                 for rget, each in volatile:
                     every = rget(state, pieces)
@@ -114,6 +118,15 @@ class Checker:
             out.sort()
         return out
 
+    def _probe(self, missed: int) -> None:
+        """The merged memo on trial (``_Merger.trial``); once decided, this checker
+        takes the decision at its next call."""
+        merger = self._merger
+        if merger.on_trial:
+            merger.trial(missed)
+        if not merger.on_trial:
+            self._merged = None
+
     def true_at(self, state, pieces=None) -> list:
         """Indices of the properties true in ``state``."""
         bad = set(self.false_at(state, pieces))
@@ -129,9 +142,13 @@ class _Merger:
     whose entry is every failing property of theirs; the volatile ones (missing on more
     than ``VOLATILE``: they read a field that changes on most steps, the messages in
     flight) skip their memo by fields and go to their relations at once, computed for
-    all of them by one call per view. Same answers: an entry is what the groups give
-    for those fields."""
-    __slots__ = ("memos", "misses", "calls", "steady", "volatile", "memo")
+    all of them by one call per view. The merged memo is then on trial for another
+    ``WARMUP`` calls: when it misses so often that it costs more look-ups than it
+    saves (the steady fields together take nearly as many values as there are states),
+    the steady groups go back to their own memos. Same answers: an entry is what the
+    groups give for those fields."""
+    __slots__ = ("memos", "misses", "calls", "steady", "volatile", "memo", "on_trial",
+                 "tried", "tried_misses")
 
     def __init__(self, memos):
         self.memos = memos  # the groups' memos by reprs: held, so their ids stay theirs
@@ -140,6 +157,19 @@ class _Merger:
         self.steady = None  # indices of the steady groups once decided (() for none)
         self.volatile = ()  # indices of the volatile groups
         self.memo: dict = {}
+        self.on_trial = True  # the merged memo's trial is not over
+        self.tried = self.tried_misses = 0
+
+    def trial(self, missed: int) -> None:
+        self.tried += 1
+        self.tried_misses += missed
+        if self.tried >= WARMUP:
+            self.on_trial = False
+            n = len(self.steady)
+            # a hit saves n look-ups, a miss costs one and a store more than before
+            if self.tried_misses * (n + 1) > (n - 1) * WARMUP:
+                self.steady = ()
+                self.memo.clear()
 
     def warm(self, groups, pieces) -> None:
         misses = self.misses
@@ -175,7 +205,8 @@ class _Merger:
                 if j not in self.steady and j not in self.volatile]
         positions = sorted({i for g in steady for i in g[7]})
         # no steady group: the getter is never called
-        return _picker(positions or [0]), self.memo, steady, volatile, rest
+        return (_picker(positions or [0]), self.memo, steady, volatile, rest,
+                self.on_trial and bool(steady))
 
 
 def _picker(positions):

@@ -199,27 +199,28 @@ def test_fused_checks_answer_as_each_property_does(case):
                                   ("kraft-stray", "kraft-3.6", {}),
                                   ("split-merge-spark", "kip253", {"bookkeeping": True})])
 def test_merged_and_volatile_groups_answer_as_each_property_does(case, monkeypatch):
-    """After the warm-up (made short here) the steady groups are looked up together and
-    the volatile ones skip their memo by fields: the answers stay each property's own,
-    and a checker unpickled again (a Spark task's) finds the decision made."""
+    """Through the warm-up (made short here), the merged memo's trial and after it,
+    the answers stay each property's own, and a checker unpickled again (a Spark
+    task's) finds the decision made."""
     monkeypatch.setattr(fused, "WARMUP", 64)
     monkeypatch.setattr(fused, "_MERGERS", {})
     m, pairs = _states(*case[:2], 1500, case[2])
     props = [p for p in m.properties() if p.kind in ("always", "quiescent", "sometimes")]
     chk = Checker(props)
     reprs = FieldReprs(len(type(pairs[0][1])._fields))
+    merged = 0
     for _parent, s in pairs:
         want = [i for i, p in enumerate(props) if not p.check(s)]
         assert chk.false_at(s, reprs.of(s)) == want
         assert chk.false_at(s) == want
+        merged += chk._merged is not None
     merger = chk._merger
-    assert merger.steady is not None and (merger.steady or merger.volatile)
-    assert chk._merged is not None
+    assert merged and merger.steady is not None and not merger.on_trial
     again = Checker.__new__(Checker)  # as unpickling makes it
     again.__dict__.update(chk.__getstate__())
     for _parent, s in pairs[::7]:
         assert again.false_at(s, reprs.of(s)) == chk.false_at(s)
-    assert again._merger is merger and again._merged is not None
+    assert again._merger is merger
 
 
 class _Toy(NamedTuple):
@@ -266,6 +267,36 @@ def test_volatile_and_steady_groups_report_the_properties_that_fail(monkeypatch)
         return sorted(props[i].name for j in js for i, _fast in groups[j][6])
     assert named(merger.volatile) == ["StepNot1000", "TickNot2400"]
     assert named(merger.steady) == ["ModeNotTwo", "PhaseNotOne"]
+    assert not merger.on_trial  # the merged memo passed its trial: six values in all
+
+
+def test_a_merged_memo_that_keeps_missing_is_given_up(monkeypatch):
+    """Two fields that each take few values but together a new pair at nearly every
+    state: their groups are steady alone, the merged memo misses through its trial
+    and the groups go back to their own memos; the answers never change."""
+    from kmc.invariants.declare import declare
+    from kmc.invariants.fieldview import FieldView
+    from kmc.invariants.logic import Rel, forall, implies, variables
+    monkeypatch.setattr(fused, "WARMUP", 32)
+    monkeypatch.setattr(fused, "_MERGERS", {})
+    Mode, Phase = Rel("Mode", 1), Rel("Phase", 1)
+    (v,) = variables("v")
+    view = FieldView(((("mode",), lambda s: {"Mode": {(s.mode,)}}),
+                      (("phase",), lambda s: {"Phase": {(s.phase,)}})))
+    props = [declare("always", "ModeNotFive", forall((v,), implies(Mode(v), v != 5)), view),
+             declare("always", "PhaseNotThree", forall((v,), implies(Phase(v), v != 3)),
+                     view)]
+    chk = Checker(props)
+    reprs = FieldReprs(4)
+    for n in range(600):
+        s = _Toy(0, 0, n % 8, (n // 8) % 8)
+        assert chk.false_at(s, reprs.of(s)) == [i for i, p in enumerate(props)
+                                                if not p.check(s)]
+        if n == 40:  # warmed up, on trial
+            assert chk._merger.steady and chk._merger.on_trial
+    merger = chk._merger
+    assert not merger.on_trial and merger.steady == () and not merger.memo
+    assert chk._merged is None  # nothing merged, nothing volatile: the plain path
 
 
 @pytest.mark.parametrize("case", [("lifecycle-large", "kip516"), ("kraft-stray", "kraft"),
