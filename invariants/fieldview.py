@@ -22,7 +22,7 @@ from __future__ import annotations
 from operator import attrgetter, itemgetter
 
 #: entries per part's memo before it starts over (a bound on memory, not on meaning)
-MEMO_LIMIT = 1 << 15
+MEMO_LIMIT = 1 << 16
 
 
 def getter(fields):
