@@ -18,7 +18,12 @@ ascending order-key order (``Core.order_key``), so that is the parent with the s
 """
 from __future__ import annotations
 
-from collections import _count_elements  # Counter.update's C helper
+try:  # Counter.update's C helper (CPython)
+    from collections import _count_elements
+except ImportError:  # pragma: no cover - another interpreter: the same counts in Python
+    def _count_elements(mapping, iterable):
+        for x in iterable:
+            mapping[x] = mapping.get(x, 0) + 1
 from itertools import compress
 from operator import is_not, itemgetter
 from typing import NamedTuple, Optional

@@ -185,8 +185,9 @@ class _Merger:
             self.steady = steady if len(steady) > 1 else ()
 
     def merged(self, groups, state) -> tuple:
-        """(get, memo, steady groups, volatile groups, the others) for a checker whose
-        plan has ``groups`` (the groups this merger was made for, with the same memos).
+        """(get, memo, steady groups, volatile groups, the others, whether the merged
+        memo is on trial) for a checker whose plan has ``groups`` (the groups this
+        merger was made for, with the same memos).
         The volatile groups of one view have their relations computed by one call
         (``FieldView.getter_of`` of all their names): ``(get, [(take, names, rmemo,
         members)])``, ``take`` picking a group's relations from all of them."""
