@@ -90,7 +90,7 @@ class Core:
         self.successors = self._make_successors(use_sym)
         self.by_partition_key = not self.packed and names_partition_key(model)
         self._pk_high: dict = {}  # partition key -> its fingerprint's top bits
-        self._pk_by_repr: dict = {}  # the same, keyed by its fields' reprs
+        self._pk_by_repr = None  # the same from its fields' reprs (_partition_high)
         # bits that tell two keys apart (the collision estimate)
         self.key_bits = 64 if self.packed else KEY_BITS
         # Spark: owner = mix64(high word >> shift) mod P (spark.placement)
@@ -141,15 +141,16 @@ class Core:
         named by fields is printed without looking its values up."""
         if not self.by_partition_key:
             return keys
-        bits = self._partition_bits
+        by_value = self._partition_bits
         fields = self.model.partition_fields
         if pieces is not None and fields:
-            bits = self._partition_bits_of(fields, bits)
-            high = np.fromiter((b >> 64 for b in map(bits, states, pieces)),
-                               dtype=np.uint64, count=len(states))
+            if self._pk_by_repr is None:
+                self._pk_by_repr = _partition_high(fields)
+            by_repr = self._pk_by_repr
+            bits = (by_value(s) if p is None else by_repr(p) for s, p in zip(states, pieces))
         else:
-            high = np.fromiter((b >> 64 for b in map(bits, states)),
-                               dtype=np.uint64, count=len(states))
+            bits = map(by_value, states)
+        high = np.fromiter((b >> 64 for b in bits), dtype=np.uint64, count=len(states))
         out = keys.copy()
         out["hi"] = (keys["hi"] & _LOW_WORD) | high
         return out
@@ -161,25 +162,6 @@ class Core:
             if len(self._pk_high) >= _PK_CACHE:
                 self._pk_high.clear()
             bits = self._pk_high[pk] = fingerprint128(pk) & _HIGH
-        return bits
-
-    def _partition_bits_of(self, fields, by_value):
-        """``bits(state, pieces)``: ``_partition_bits(state)`` from the state's field
-        reprs when it has them (the partition key's repr is the plain tuple of its
-        fields' reprs: ``_partitioned_key``), else from its values."""
-        pick = itemgetter(*fields) if len(fields) > 1 else (lambda p: (p[fields[0]],))
-        cache = self._pk_by_repr
-
-        def bits(s, pieces):
-            if pieces is None:
-                return by_value(s)
-            part = pick(pieces)
-            got = cache.get(part)
-            if got is None:
-                if len(cache) >= _PK_CACHE:
-                    cache.clear()
-                got = cache[part] = hash128(join_fields(list(part)).encode()) & _HIGH
-            return got
         return bits
 
     def field_keys(self):
@@ -371,18 +353,29 @@ def _partitioned_key(fields, whole):
     """The partition-keyed order key (module docstring) from a state's field reprs, the
     partition key being the tuple of the fields ``fields``; ``whole(pieces)`` is the
     state's own fingerprint."""
+    high = _partition_high(fields)
+
+    def key(pieces):
+        return (whole(pieces) & _LOW) | high(pieces)
+    return key
+
+
+def _partition_high(fields):
+    """``high(pieces)``: the top bits of the fingerprint of a partition key that is the
+    tuple of the fields ``fields``, from a state's field reprs (the key's repr is the
+    plain tuple of theirs), cached per distinct key."""
     pick = itemgetter(*fields) if len(fields) > 1 else (lambda p: (p[fields[0]],))
     cache: dict = {}
 
-    def key(pieces):
+    def high(pieces):
         part = pick(pieces)
-        high = cache.get(part)
-        if high is None:
+        got = cache.get(part)
+        if got is None:
             if len(cache) >= _PK_CACHE:
                 cache.clear()
-            high = cache[part] = hash128(join_fields(list(part)).encode()) & _HIGH
-        return (whole(pieces) & _LOW) | high
-    return key
+            got = cache[part] = hash128(join_fields(list(part)).encode()) & _HIGH
+        return got
+    return high
 
 
 def _explain(p, s):

@@ -101,11 +101,7 @@ def _generic(core, coverage, known=None):
             generated += len(succ)
             if needs_settled:
                 check_settled(s, succ, (level_id, pi))
-            if count is not None:
-                count(coverage, map(_action, succ))
-            else:
-                for a, _t in succ:
-                    coverage[a] += 1
+            count(succ)
             for _a, t in succ:
                 first(t, pi)
             if not pi & 1023 and pi and tick(pi):
@@ -149,11 +145,7 @@ def _by_fields(core, coverage, cls, reprs, key, known=None):
                 sp = of(s)
             if needs_settled:
                 check_settled(s, succ, (level_id, pi), sp)
-            if count is not None:
-                count(coverage, map(_action, succ))
-            else:
-                for a, _t in succ:
-                    coverage[a] += 1
+            count(succ)
             for _a, t in succ:
                 if known is None and sp is not None and type(t) is cls:
                     tp = sp.copy()  # a field the successor shares with its parent is kept
@@ -184,12 +176,17 @@ def _by_fields(core, coverage, cls, reprs, key, known=None):
 
 
 def _counter(coverage):
-    """``count(coverage, actions)``: adds one per action, hashing each once (the C
-    helper ``Counter.update`` uses), for a dict of counts; None for a list (a packed
-    model's coverage, indexed by action)."""
-    if not isinstance(coverage, dict):
-        return None
-    return _count_elements
+    """``count(succ)``: one more fire of each action of the (action, state) pairs
+    ``succ`` in ``coverage``; a dict of counts is updated with the C helper
+    ``Counter.update`` uses (each action hashed once), a list (a packed model's
+    coverage, indexed by action) item by item."""
+    if isinstance(coverage, dict):
+        return lambda succ: _count_elements(coverage, map(_action, succ))
+
+    def count(succ):
+        for a, _t in succ:
+            coverage[a] += 1
+    return count
 
 
 #: a successor pair's action

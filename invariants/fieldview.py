@@ -184,14 +184,20 @@ def keep(memo: dict, key, entry, limit: int = MEMO_LIMIT):
     return entry
 
 
-def field_positions(fields, state):
-    """``itemgetter`` of the positions of ``fields`` in ``state``'s record type, which
-    index a state's field reprs (``model.encoding.FieldReprs``); None when one of the
-    fields is not such a position."""
+def positions(fields, state):
+    """The positions of ``fields`` in ``state``'s record type, which index a state's
+    field reprs (``model.encoding.FieldReprs``); None when there is no field or one of
+    them is not such a position."""
     order = getattr(type(state), "_fields", None) or ()
     if not fields or not all(f in order for f in fields):
         return None
-    return itemgetter(*[order.index(f) for f in fields])
+    return tuple(order.index(f) for f in fields)
+
+
+def field_positions(fields, state):
+    """``itemgetter`` of ``positions(fields, state)``; None where those are None."""
+    at = positions(fields, state)
+    return None if at is None else itemgetter(*at)
 
 
 def named(name: str):

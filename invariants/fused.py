@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from kmc.invariants.fieldview import field_positions, getter, keep
+from kmc.invariants.fieldview import field_positions, getter, keep, positions
 
 #: entries per group's memo before it starts over
 MEMO_LIMIT = 1 << 13
@@ -86,13 +86,10 @@ class Checker:
                     every = rget(state, pieces)
                     for take, names, rmemo, members in each:
                         rels = take(every)
-                        bad = rmemo.get(rels)
+                        bad = rmemo.get(rels)  # the hot path: mostly a hit
                         if bad is None:
-                            v = dict(zip(names, rels))
-                            bad = keep(rmemo, rels, tuple(i for i, fast in members
-                                                          if not fast(v)), MEMO_LIMIT)
-                        if bad:
-                            out.extend(bad)
+                            bad = _by_relations(rels, names, rmemo, members)
+                        out.extend(bad)
         for get, pget, memos, rget, names, rmemo, members, _at, _view in groups:
             if pieces is None or pget is None:
                 memo, key = memos[0], get(state)
@@ -100,13 +97,8 @@ class Checker:
                 memo, key = memos[1], pget(pieces)
             bad = memo.get(key)
             if bad is None:
-                rels = rget(state, pieces)
-                bad = rmemo.get(rels)
-                if bad is None:
-                    v = dict(zip(names, rels))
-                    bad = keep(rmemo, rels, tuple(i for i, fast in members if not fast(v)),
-                               MEMO_LIMIT)
-                keep(memo, key, bad, MEMO_LIMIT)
+                bad = keep(memo, key, _by_relations(rget(state, pieces), names, rmemo,
+                                                    members), MEMO_LIMIT)
             if bad:
                 out.extend(bad)
         for view, members in by_view:
@@ -241,14 +233,19 @@ def _group_bad(groups, state, pieces):
         key = pget(pieces)
         bad = memos[1].get(key)
         if bad is None:
-            rels = rget(state, pieces)
-            bad = rmemo.get(rels)
-            if bad is None:
-                v = dict(zip(names, rels))
-                bad = keep(rmemo, rels, tuple(i for i, fast in members if not fast(v)),
-                           MEMO_LIMIT)
-            keep(memos[1], key, bad, MEMO_LIMIT)
+            bad = keep(memos[1], key, _by_relations(rget(state, pieces), names, rmemo,
+                                                    members), MEMO_LIMIT)
         yield from bad
+
+
+def _by_relations(rels, names, rmemo, members) -> tuple:
+    """The failing properties (``members``: (index, compiled check)) given the values
+    ``rels`` of the relations ``names`` they read, memoised by those values."""
+    bad = rmemo.get(rels)
+    if bad is None:
+        v = dict(zip(names, rels))
+        bad = keep(rmemo, rels, tuple(i for i, fast in members if not fast(v)), MEMO_LIMIT)
+    return bad
 
 
 def _plan(props, state):
@@ -281,16 +278,9 @@ def _plan(props, state):
         memo, pmemo, rmemo = _memo(view, fields, members)
         plan.append((getter(fields), field_positions(fields, state), (memo, pmemo),
                      view.getter_of(names, state), names, rmemo,
-                     [(i, fast) for i, fast, _n in members], _positions(fields, state),
+                     [(i, fast) for i, fast, _n in members], positions(fields, state),
                      view))
     return plan, list(by_view.values()), singles
-
-
-def _positions(fields, state) -> tuple:
-    """The positions of ``fields`` in ``state``'s record type (() when one is not a
-    field of it)."""
-    order = getattr(type(state), "_fields", None) or ()
-    return tuple(order.index(f) for f in fields) if all(f in order for f in fields) else ()
 
 
 #: (id of a view, fields, the group's properties by index, name and formula) -> (view,
