@@ -35,7 +35,8 @@ def measure(case: str, import_root: str | None) -> dict:
 
 def line(label: str, m: dict) -> str:
     n = m["states"]
-    return (f"  {label:<7} {n:,} states, peak {m['peak'] / n:6.1f} B/state ({m['peak'] / 2**20:6.1f} MiB), "
+    return (f"  {label:<7} {n:,} states, peak {m['peak'] / n:6.1f} B/state "
+            f"({m['peak'] / 2**20:6.1f} MiB), "
             f"visited {m['visited'] / n:4.1f} B/state, trace rows {m['trace'] / n:4.1f} "
             f"B/state, {n / m['elapsed'] / 1000:6.1f}k states/s ({m['elapsed']:.1f} s)")
 

@@ -5,9 +5,9 @@ sizes.
     python bench/liveness_spark_memory.py offline-delete:kip516 kraft-crash-window:kraft
     python bench/liveness_spark_memory.py kraft-crash-window:kraft:deletes=2,incarnations=3
 
-Each scenario:variant[:key=value,...] (``-p liveness=true`` when the scenario takes it) runs in a fresh
-Python process with an embedded local[2] SparkContext. The driver is that Python process
-(the executors are the JVM and its Python workers, not counted): a thread samples its
+Each scenario:variant[:key=value,...] (``-p liveness=true`` when the scenario takes it) runs
+in a fresh Python process with an embedded local[2] SparkContext. The driver is that
+Python process (the executors are the JVM and its Python workers, not counted): a thread samples its
 resident set (/proc/self/statm) every 5 ms, and the table gives its size just before the
 liveness check starts, its peak during the check, the growth, the process's peak over the
 whole run (VmHWM) and the check's time. If the driver held the graph, the growth would

@@ -145,7 +145,8 @@ def main(cmd: list[str]) -> None:
             counts[key] += 1
             left = listing(d) - before
             counts["leaks"] += bool(left)
-            print(f"{name:<32} {code!s:<8} {err.strip().splitlines()[-1][:90] if err.strip() else ''}"
+            last = err.strip().splitlines()[-1][:90] if err.strip() else ""
+            print(f"{name:<32} {code!s:<8} {last}"
                   + (f"  LEFT: {sorted(left)[:3]}" if left else ""))
     print(counts)
 

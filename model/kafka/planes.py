@@ -21,7 +21,8 @@ plane-related, once for all of them:
   - ``loss`` (StopReplica requests may be lost) and ``reorder`` (controller-to-broker
     requests may be reordered): a KRaft broker gets no LeaderAndIsr or StopReplica
     (KafkaApis.handleLeaderAndIsrRequest and handleStopReplicaRequest refuse them
-    without ZooKeeper: metadataSupport.requireZkOrThrow); it replays the metadata log in offset order
+    without ZooKeeper: metadataSupport.requireZkOrThrow); it replays the metadata log in
+    offset order
     (BrokerMetadataPublisher.onMetadataUpdate, ReplicaManager.applyDelta), and a batch
     it has not fetched yet is a lag, which the KRaft model explores anyway;
   - ``reassign``: KRaft reassigns through AlterPartitionReassignments

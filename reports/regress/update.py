@@ -102,7 +102,8 @@ def documented_mismatch(note: str, obs) -> str | None:
     words = note.strip().split()
     violated = {p for p in obs.violated if p != DEADLOCK}
     if words[0].lower().rstrip(":,") == "holds" and violated:
-        return f"the scenario documents {note!r}, but the run violates {', '.join(sorted(violated))}"
+        return (f"the scenario documents {note!r}, but the run violates "
+                f"{', '.join(sorted(violated))}")
     if words[0].lower() == "violates" and len(words) > 1:
         prop = re.split(r"[^A-Za-z0-9_-]", words[1])[0]
         if prop and prop not in violated:

@@ -1,8 +1,8 @@
-"""LeaderEpochUnique, FollowerFencing, NoAcknowledgedLoss, ConsumerReadsAll,
-ProducerFinishes and AssignedReplicasHosted: each is violated by the mutant that removes the guard it watches (a
-shortest counterexample, violated only at its last state, told as a sentence) and holds,
-in the same scenario, on the protocol with the guard. Lengths and state counts are the
-ones the runs gave (regressions/regressions.toml records the same runs)."""
+"""LeaderEpochUnique, FollowerFencing, NoAcknowledgedLoss, ConsumerReadsAll, ProducerFinishes
+and AssignedReplicasHosted: each is violated by the mutant that removes the guard it watches
+(a shortest counterexample, violated only at its last state, told as a sentence) and holds,
+in the same scenario, on the protocol with the guard. Lengths and state counts are the ones
+the runs gave (regressions/regressions.toml records the same runs)."""
 from functools import lru_cache
 
 import pytest

@@ -2,7 +2,6 @@
 corrupted suite is exit 2 with its line, the JUnit file has the usual shape, and the
 shipped expectations are exactly what `--update` records from the models."""
 import json
-import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 

@@ -1,8 +1,8 @@
-"""ReplicaLeaderNamed, MetadataFlushedFirst, StopReplicaOfDeletedOnly,
-ReplicasFollowController and StopReplicasAnswered on the ZooKeeper-era topic model: each holds on kip516, each is
+"""ReplicaLeaderNamed, MetadataFlushedFirst, StopReplicaOfDeletedOnly, ReplicasFollowController
+and StopReplicasAnswered on the ZooKeeper-era topic model: each holds on kip516, each is
 violated where its rule is broken (a variant of the model, or a state with exactly that
-fault), and z3 mode decides it as the compiled evaluator does. Lengths and state counts
-are the ones the runs gave (regressions/regressions.toml records the same runs)."""
+fault), and z3 mode decides it as the compiled evaluator does. Lengths and state counts are
+the ones the runs gave (regressions/regressions.toml records the same runs)."""
 from functools import lru_cache
 
 import pytest

@@ -1,7 +1,7 @@
 """The protocol's own facts on the ZooKeeper-era topic model
-(model/kafka/zk/protocol_properties.py): each holds on kip516, is violated on a state with exactly its fault, and is declared only
-where the scenario's bounds make it meaningful. The witnesses are found on the runs the
-regression suite pins."""
+(model/kafka/zk/protocol_properties.py): each holds on kip516, is violated on a state with
+exactly its fault, and is declared only where the scenario's bounds make it meaningful. The
+witnesses are found on the runs the regression suite pins."""
 from functools import lru_cache
 
 import pytest

@@ -51,7 +51,8 @@ def test_z3_and_fast_mode_agree_on_every_state(scenario, variant):
     checks = [(fast[d.name], compile_python(d.formula), d, {})
               for d in deciders(z3_properties(fast.values()))]
     violating = {}
-    for s in reachable(model, LIMIT):  # states outside, properties inside: views are cached per state
+    # states outside, properties inside: views are cached per state
+    for s in reachable(model, LIMIT):
         for p, fast_fn, d, verdict_of_key in checks:
             view = p.view(s)
             key = d.key(view)
