@@ -107,24 +107,18 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
         okeys, states = lvl.keys[fresh], None  # packed: the keys are the (sorted) states
         pieces = None  # the new states' field reprs, aligned with states
         if lvl.states is not None:  # the generic expander keeps generation order
-            at = fresh.tolist()
-            states = [lvl.states[i] for i in at]
-            if lvl.pieces is not None:
-                pieces = [lvl.pieces[i] for i in at]
+            states, pieces = _take(lvl.states, lvl.pieces, fresh.tolist())
             okeys = core.order_keys(okeys, states, pieces)
         if max_states is not None and unique + fresh.size > max_states:
             keep = np.flatnonzero(smallest(okeys, max_states - unique))
             fresh, okeys = fresh[keep], okeys[keep]
             if states is not None:
-                at = keep.tolist()
-                states = [states[i] for i in at]
-                pieces = None if pieces is None else [pieces[i] for i in at]
+                states, pieces = _take(states, pieces, keep.tolist())
             stopped_by = "max_states"
         if states is not None:
             order = sort_order(okeys)
-            fresh, at = fresh[order], order.tolist()
-            states = [states[i] for i in at]
-            pieces = None if pieces is None else [pieces[i] for i in at]
+            fresh = fresh[order]
+            states, pieces = _take(states, pieces, order.tolist())
         if fresh.size == 0:
             core.close_level()
             break
@@ -169,3 +163,9 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
         return core.rebuild(init_index[j], keys)
 
     return liveness.finish(graph, core.finish(r, coverage, trace_for))
+
+
+def _take(states, pieces, at):
+    """``states`` and their field reprs ``pieces`` (None: not kept) at the indices
+    ``at``, in that order."""
+    return [states[i] for i in at], None if pieces is None else [pieces[i] for i in at]
