@@ -11,14 +11,13 @@ always validates the model before exploring it.
 """
 from __future__ import annotations
 
-import os
-
 from kmc import catalog
 from kmc.errors import UsageError
 from kmc.explorers import ENGINES, engine
 from kmc.explorers.errors import ExplorerError
 from kmc.explorers.progress import Progress
 from kmc.model.contract import Model, ModelError, validate_model
+from kmc.user_models import blamed
 
 
 def build(scenario: str, variant: str | None = None, params: dict | None = None):
@@ -55,13 +54,14 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
             sc.options, info["bounds"]
         user_model = sc.name if sc.family == "user" else None
         model = build_model(sc, v, p)
-    try:
-        validate_model(model)
-    except ModelError as e:
-        raise UsageError(str(e)) from None
-    if check_symmetry:
-        _can_check_symmetry(model, name)
-        symmetry = "check"
+    with blamed(user_model):
+        try:
+            validate_model(model)
+        except ModelError as e:
+            raise UsageError(str(e)) from None
+        if check_symmetry:
+            _can_check_symmetry(model, name)
+            symmetry = "check"
     max_states = max_states if max_states is not None else bounds.get("max_states")
     max_depth = max_depth if max_depth is not None else bounds.get("max_depth")
     time_limit = time_limit if time_limit is not None else bounds.get("time_limit")
@@ -81,16 +81,11 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
         opts.update(seed=seed, walks=walks, walk_length=walk_length)
     if explorer == "spark":
         opts.setdefault("app_name", f"kmc {name}")
-    try:
-        result = engine(explorer)(model, **opts)
-    except ExplorerError as e:
-        raise UsageError(str(e)) from None
-    except Exception as e:
-        if user_model is None or os.environ.get("KMC_DEBUG"):
-            raise
-        # the user's own model code failed while it was explored: their bug, named
-        raise UsageError(f"{user_model} raised {type(e).__name__} while it was explored: "
-                         f"{e} (KMC_DEBUG=1 shows the traceback)") from None
+    with blamed(user_model):  # the user's own model code failing: their bug, named
+        try:
+            result = engine(explorer)(model, **opts)
+        except ExplorerError as e:
+            raise UsageError(str(e)) from None
     result.extra.update(scenario=name, variant=v, params=p, model=model, z3=z3)
     if skipped:
         result.extra["not_checked"] = skipped

@@ -101,6 +101,8 @@ def get(name: str) -> Scenario:
     if name in table:
         return table[name]
     table = scenarios()
+    if name.endswith(".py") and name not in table:
+        raise _no_factory(name)
     if name not in table:
         raise UsageError(f"unknown scenario {name!r}{did_you_mean(name, table)}: run "
                          f"`kmc list` to see the {len(table)} scenarios "
@@ -109,13 +111,24 @@ def get(name: str) -> Scenario:
     return table[name]
 
 
+def _no_factory(path: str) -> UsageError:
+    return UsageError(f"{path} is a model file: name its factory too, as {path}:FACTORY "
+                      "(a function that returns a kmc.Model)")
+
+
 def load(ref: str, variant: str | None, raw_params: dict) -> dict:
     """Resolve a scenario reference (a registered name or a path to a .toml file) plus
     command-line overrides into {scenario, variant, params, bounds, model}."""
     bounds: dict = {}
+    if ref.endswith(".py") and ref not in scenarios():
+        raise _no_factory(ref)
     if ref.endswith(".toml") or (os.sep in ref and not is_user_ref(ref)):
         spec = _read_toml(ref)
         base = spec.get("scenario")
+        if base is not None and not isinstance(base, str):
+            raise UsageError(f"{ref}: `scenario` must be a string, e.g. scenario = "
+                             "\"stale-read\" (a name that `kmc list` shows, or a model as "
+                             "\"file.py:factory\")")
         if not isinstance(base, str):
             raise UsageError(f"{ref}: missing `scenario = \"NAME\"` (one of the names that "
                              "`kmc list` shows, or a model as \"file.py:factory\")")

@@ -12,10 +12,12 @@ import importlib
 import os
 import pkgutil
 import sys
+import traceback
 
 from kmc.commands import check as check_command
 from kmc.errors import UsageError
 from kmc.interrupt import interrupted, seen, watch
+from kmc.pipes import ClosablePipe
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,21 +53,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        args, extra = build_parser().parse_known_args(argv)
+        if extra:  # named with the subcommand whose help lists its options
+            cmd = f"kmc {args.command}" if getattr(args, "command", None) else "kmc"
+            raise UsageError(f"unrecognized arguments: {' '.join(extra)} "
+                             f"(see `{cmd} --help`)")
         if not getattr(args, "_run", None):
             raise UsageError("no command given: try `kmc list` or `kmc check twophase`")
         code = int(args._run(args))
         return interrupted() if seen() else code  # a Ctrl-C Python dropped (watch)
     except UsageError as e:
+        if e.__cause__ is not None and os.environ.get("KMC_DEBUG"):
+            traceback.print_exception(e.__cause__)  # a user model's own failure
         print(f"kmc: error: {one_line(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return interrupted()
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError:  # a stream other than stdout (which ClosablePipe keeps quiet)
+        return 3
     except Exception as e:  # an internal error: say so in one line, traceback on demand
         if os.environ.get("KMC_DEBUG"):
-            raise
+            traceback.print_exc()
+            return 3
         print(f"kmc: internal error: {type(e).__name__}: {one_line(str(e))} "
               "(rerun with KMC_DEBUG=1 for the traceback)", file=sys.stderr)
         return 3
@@ -87,6 +96,8 @@ def _version() -> str:
 
 def entry() -> None:
     watch()
+    if sys.stdout is not None:
+        sys.stdout = ClosablePipe(sys.stdout)
     sys.exit(main())
 
 

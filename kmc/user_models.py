@@ -10,6 +10,7 @@ or annotation (bool, int, float, str); otherwise it is read as a TOML literal.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -73,18 +74,58 @@ def _converter(ref, factory):
 
 def _builder(ref, factory):
     def build(_variant, params):  # params: already converted by _converter
-        try:
+        with blamed(ref):
             model = factory(**params)
-        except UsageError:
-            raise
-        except Exception as e:  # the user's own code: one line, not a traceback
-            raise UsageError(f"{ref} raised {type(e).__name__}: {e}") from None
         if not isinstance(model, Model):
             raise UsageError(f"{ref} returned {type(model).__name__}, not a kmc.Model: "
                              "subclass kmc.Model (init_states, actions, next_state, "
                              "properties)")
         return model
     return build
+
+
+@contextlib.contextmanager
+def blamed(ref: str | None):
+    """Run code that calls the user model ``ref``'s own code (None: one of kmc's models,
+    whose errors stay internal errors): an exception in it, or a ``sys.exit``, is the
+    model's bug, one line naming the model and the line of its code where it happened
+    (``UsageError``, exit 2; the original is its ``__cause__``, which ``KMC_DEBUG=1``
+    prints)."""
+    if ref is None:
+        yield
+        return
+    try:
+        yield
+    except (UsageError, KeyboardInterrupt):
+        raise
+    except SystemExit as e:
+        raise UsageError(f"{ref} called sys.exit({e.code!r}){_where(e, ref)}: a model "
+                         "returns its answers; raise an exception to report a "
+                         "problem") from e
+    except Exception as e:  # the user's own code: one line, not a traceback
+        raise UsageError(f"{ref} raised {type(e).__name__}{_where(e, ref)}: {e}") from e
+
+
+def _where(e: BaseException, ref: str) -> str:
+    """`` at FILE:LINE in FUNCTION``: the innermost frame of the traceback in the user's
+    code (the model file's folder, or the model module's top-level package), if any."""
+    target = ref.rpartition(":")[0]
+    if target.endswith(".py"):
+        roots = [os.path.dirname(os.path.abspath(target))]
+    else:
+        top = sys.modules.get(target.split(".")[0])
+        roots = [os.path.dirname(p) for p in [getattr(top, "__file__", None)] if p]
+    found, tb = None, e.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        path = os.path.abspath(name)
+        if not name.startswith("<") and any(path.startswith(r + os.sep) for r in roots):
+            found = tb
+        tb = tb.tb_next
+    if found is None:
+        return ""
+    code = found.tb_frame.f_code
+    return f" at {os.path.basename(code.co_filename)}:{found.tb_lineno} in {code.co_name}"
 
 
 def coerce(ref: str, param: inspect.Parameter | None, value):
@@ -147,12 +188,14 @@ def _load_module(name: str):
                              "provides it, or name a file as path/to/file.py:factory") \
                 from None
         raise _import_failed(name, e) from None
-    except Exception as e:
-        raise _import_failed(name, e) from None
+    except (Exception, SystemExit) as e:
+        raise _import_failed(name, e) from e
 
 
 def _load_file(path: str):
     full = os.path.abspath(path)
+    if os.path.isdir(full):
+        raise UsageError(f"model file {path} is a directory: name a Python file")
     if not os.path.isfile(full):
         raise UsageError(f"model file {path} does not exist: check the path")
     folder, stem = os.path.split(full[:-3])
@@ -175,10 +218,15 @@ def _load_file(path: str):
         sys.path.append(folder)
     try:
         return importlib.import_module(stem)
-    except Exception as e:
-        raise _import_failed(path, e) from None
+    except (Exception, SystemExit) as e:
+        raise _import_failed(path, e) from e
 
 
-def _import_failed(what: str, e: Exception) -> UsageError:
-    where = f" (line {e.lineno})" if isinstance(e, SyntaxError) and e.lineno else ""
+def _import_failed(what: str, e: BaseException) -> UsageError:
+    if isinstance(e, SystemExit):
+        return UsageError(f"{what} called sys.exit({e.code!r}) while it was imported: a "
+                          "model file defines its model; move that call under "
+                          "`if __name__ == \"__main__\":`")
+    where = f" (line {e.lineno})" if isinstance(e, SyntaxError) and e.lineno and \
+        f"line {e.lineno})" not in str(e) else ""
     return UsageError(f"{what} failed to import: {type(e).__name__}: {e}{where}")

@@ -19,6 +19,35 @@ from kmc.reports.summary import slug  # noqa: F401  (also the HTML report's anch
 #: state graphs are drawn whole up to this many states, else cut to the neighbourhood
 STATE_GRAPH_LIMIT = 60
 
+#: what a ``kmc check --out`` run writes per property P (``P`` its ``slug``), besides
+#: summary.json and index.html: what ``clear_earlier_run`` removes
+RUN_FILES = ("trace-{}.json", "graph-{}.dot", "graph-{}.graphml", "graph-{}.json",
+             "graph-{}.png", "graph-{}.svg", "sequence-{}.png", "sequence-{}.svg",
+             "states-{}.png", "states-{}.svg", "replay-{}.py")
+
+
+def clear_earlier_run(out_dir: str) -> list:
+    """Remove the files an earlier run wrote into ``out_dir`` for the properties its
+    summary.json names, so that no trace or picture of another scenario stays beside
+    this run's summary; any other file is left alone. Returns the removed paths."""
+    import json
+
+    try:
+        with open(os.path.join(out_dir, "summary.json")) as f:
+            names = list(json.load(f).get("properties") or ())
+    except (OSError, ValueError, AttributeError, TypeError):
+        return []  # no summary of an earlier run (or not one of kmc's): nothing is kmc's
+    removed = []
+    for name in names:
+        if not isinstance(name, str) or not name:
+            continue
+        for pattern in RUN_FILES:
+            path = os.path.join(out_dir, pattern.format(slug(name)))
+            if os.path.isfile(path) and not os.path.islink(path):
+                os.remove(path)
+                removed.append(path)
+    return removed
+
 
 def write_artifacts(doc: dict, out_dir: str, *, model=None, trace_path=None) -> dict:
     """Write the files above for ``doc``; returns kind -> path (kinds: dot, graphml,

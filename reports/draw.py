@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import textwrap
+import warnings
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -20,6 +21,10 @@ FAULT = "#c0392b"  # crashes, failovers, violations
 VIOLATION_BG = "#fde2e0"
 INIT = "#2e8b57"
 BOX = "#f4f6f8"
+
+# a character the font lacks (a control character in a property name, say) is drawn as
+# a box; matplotlib's warning about it would only add lines to the command's output
+warnings.filterwarnings("ignore", message="Glyph .* missing from font")
 
 RC = {"svg.fonttype": "none", "font.family": "DejaVu Sans", "font.size": 9,
       "svg.hashsalt": "kmc"}  # fixed salt: identical SVG bytes on every run

@@ -43,7 +43,7 @@ def read_text(path: str, what: str, max_bytes: int = MAX_BYTES) -> str:
     if len(raw) > max_bytes:
         raise InputError(f"{what} {path} is over the {max_bytes:,}-byte limit")
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8-sig")  # a byte-order mark some editors write is dropped
     except UnicodeDecodeError as e:
         raise InputError(f"{what} {path} is not UTF-8 text (byte {e.start}): save it as "
                          "UTF-8") from None
@@ -119,19 +119,45 @@ def write_atomic(path: str, data: str | bytes) -> str:
     import tempfile
 
     folder, name = os.path.split(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise _about(e, path) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
         os.chmod(tmp, 0o666 & ~UMASK)  # what open() would have given the file
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError):
+            raise _about(e, path) from None
         raise
     return path
+
+
+def _about(e: OSError, path: str) -> OSError:
+    """The same error, naming the file the user asked for (not the temporary one)."""
+    return type(e)(e.errno, e.strerror, path) if e.errno else e
+
+
+def file_slug(name: str, keep: str = "-_", limit: int = 100) -> str:
+    """``name`` as a file name: itself when it is made of letters, digits and the
+    characters ``keep`` (and is at most ``limit`` long); otherwise those characters, ``_``
+    for the others, cut at ``limit``, and a digest of the whole name, so two names never
+    share a file (``a/b`` and ``a_b``, say)."""
+    import hashlib
+
+    safe = "".join(c if c.isalnum() or c in keep else "_" for c in name)
+    if "." in keep:
+        safe = safe.strip(".")
+    if safe == name and 0 < len(name) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{safe[:limit]}-{digest}" if safe else digest
 
 
 def _existing_ancestor(path: str) -> str:

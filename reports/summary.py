@@ -6,7 +6,7 @@ import os
 
 from kmc.model.encoding import COLLISION_WARN
 from kmc.model.result import EXIT_MEANINGS, CheckResult
-from kmc.reports.inputs import write_atomic
+from kmc.reports.inputs import file_slug, write_atomic
 
 
 def summary(result: CheckResult, trace_files: dict | None = None) -> dict:
@@ -241,8 +241,9 @@ def lasso_words(loop_start: int, length: int) -> str:
 
 
 def slug(name: str) -> str:
-    """A property name as it appears in file names and page anchors."""
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+    """A property name as it appears in file names and page anchors (``file_slug``: the
+    name itself, or a form with a digest that no other name shares)."""
+    return file_slug(name)
 
 
 def _write_json(path: str, data) -> None:

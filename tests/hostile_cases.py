@@ -91,8 +91,64 @@ def cases() -> list[tuple[str, dict, list[str]]]:
         ("seed-with-dfs", {}, ["check", "twophase", "--explorer", "dfs", "--seed", "1"]),
         ("master-with-bfs", {}, ["check", "twophase", "--master", "local[1]"]),
         ("newline-argument", {}, ["check", "check", "\n"]),
+        ("param-twice", {}, ["check", "twophase", "-p", "rm=3", "-p", "rm=4"]),
+        ("unknown-option", {}, ["check", "twophase", "--bogus"]),
+        ("scenario-name-not-text", {"s.toml": "scenario = 5\n"}, ["check", "{d}/s.toml"]),
+        # a report never replaces what the run reads
+        ("junit-is-the-suite", {"s.toml": SUITE}, ["regress", "{d}/s.toml", "--junit",
+                                                   "{d}/s.toml"]),
+        ("markdown-is-the-suite", {"s.toml": SUITE}, ["regress", "{d}/s.toml", "--markdown",
+                                                      "{d}/./s.toml"]),
+        ("junit-in-stored-traces", {"s.toml": SUITE, "regressions/diehard/NotSolved.json": "{}"},
+         ["regress", "{d}/s.toml", "--junit", "{d}/regressions/diehard/NotSolved.json"]),
+        ("junit-and-markdown-one-file", {"s.toml": SUITE},
+         ["regress", "{d}/s.toml", "--junit", "{d}/r", "--markdown", "{d}/r"]),
+        # suite entries
+        ("suite-scenario-not-text", {"s.toml": "[[entry]]\nscenario = 5\n"},
+         ["regress", "{d}/s.toml"]),
+        ("suite-id-empty", {"s.toml": '[[entry]]\nid = ""\nscenario = "diehard"\n'},
+         ["regress", "{d}/s.toml"]),
+        ("suite-seed-with-bfs", {"s.toml": SUITE + "seed = 3\n"}, ["regress", "{d}/s.toml"]),
+        ("suite-traces-nul", {"s.toml": 'traces = "t\\u0000x"\n' + SUITE},
+         ["regress", "{d}/s.toml", "--update"]),
+        ("suite-empty", {"s.toml": "version = 1\n"}, ["regress", "{d}/s.toml"]),
+        ("suite-only-matches-none", {"s.toml": SUITE},
+         ["regress", "{d}/s.toml", "--only", "zzz"]),
+        # a user model's own failures are its bugs, named
+        ("model-factory-exits", {"exits_in_factory.py": MODEL + "def quits():\n"
+                                                          "    raise SystemExit(0)\n"},
+         ["check", "{d}/exits_in_factory.py:quits"]),
+        ("model-exits-on-import", {"exits_on_import.py": "import sys\nsys.exit(0)\n"},
+         ["check", "{d}/exits_on_import.py:make"]),
+        ("model-next-state-raises", {"fails_in_next.py": MODEL},
+         ["check", "{d}/fails_in_next.py:make"]),
+        ("model-properties-raise", {"fails_in_props.py": MODEL + "class N(M):\n"
+                                    "    def properties(self): raise ValueError('no')\n"
+                                    "def props(): return N()\n"},
+         ["check", "{d}/fails_in_props.py:props"]),
+        ("model-is-a-dir", {"dirmodel.py/x": "x"}, ["check", "{d}/dirmodel.py:make"]),
+        ("model-without-factory", {"nofactory.py": "x = 1\n"}, ["check", "{d}/nofactory.py"]),
+        # a cluster state file that kmc did not write
+        ("cluster-state-malformed", {"c/state.json": "{}"},
+         ["cluster", "status", "--dir", "{d}/c"]),
+        ("cluster-state-not-json", {"c/state.json": "garbage"},
+         ["cluster", "stop", "--dir", "{d}/c"]),
+        ("cluster-dir-empty", {}, ["cluster", "status", "--dir", ""]),
     ]
     return out
+
+
+#: a suite of one entry
+SUITE = '[[entry]]\nscenario = "diehard"\n'
+#: a user model whose next_state fails on its fourth state
+MODEL = """from kmc import Model, always
+class M(Model):
+    def init_states(self): return [0]
+    def actions(self, s): return [1]
+    def next_state(self, s, a): return s + 1 if s < 3 else {}['boom']
+    def properties(self): return [always('P', lambda s: True)]
+def make(): return M()
+"""
 
 
 def materialise(d: str, files: dict) -> None:

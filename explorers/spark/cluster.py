@@ -137,10 +137,31 @@ def _save(state: Path, info: dict) -> None:
 
 
 def _info(state_dir: str) -> dict | None:
+    """The state file ``start`` wrote (None: there is none); one that is not of that
+    shape is an ExplorerError: its PIDs cannot be trusted to signal."""
+    path = Path(state_dir) / STATE
     try:
-        return json.loads((Path(state_dir) / STATE).read_text())
-    except (OSError, ValueError):
+        info = json.loads(path.read_text())
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError) as e:
+        raise ExplorerError(f"{path} cannot be read ({e}): remove it if no cluster of "
+                            "yours runs from that directory") from None
+    if not _well_formed(info):
+        raise ExplorerError(f"{path} is not a cluster state file kmc wrote: remove it if "
+                            "no cluster of yours runs from that directory")
+    return info
+
+
+def _well_formed(info) -> bool:
+    def pid_of(d, *keys):
+        return isinstance(d, dict) and isinstance(d.get("pid"), int) and \
+            all(isinstance(d.get(k), str) for k in keys)
+    return isinstance(info, dict) and isinstance(info.get("master_url"), str) and \
+        ":" in info["master_url"] and isinstance(info.get("ui_port"), int) and \
+        (info.get("master") is None or pid_of(info["master"])) and \
+        isinstance(info.get("workers"), list) and \
+        all(pid_of(w, "work_dir") for w in info["workers"])
 
 
 def load(state_dir: str) -> Cluster | None:

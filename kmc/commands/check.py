@@ -79,7 +79,9 @@ def add_arguments(p):
     p.add_argument("--deadlock", action="store_true", help="report states with no action")
     p.add_argument("--z3", action="store_true",
                    help="decide invariants with z3 (default: the compiled evaluator)")
-    p.add_argument("--out", metavar="DIR", help="write traces, summary.json and a report")
+    p.add_argument("--out", metavar="DIR",
+                   help="write traces, summary.json and a report (replacing what an "
+                        "earlier run wrote there)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.add_argument("--all", action="store_true", dest="show_all",
@@ -112,7 +114,11 @@ def parse_params(pairs) -> dict:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"-p {item!r} is not KEY=VALUE: write e.g. -p rm=5")
-        out[key.strip()] = value.strip()
+        key = key.strip()
+        if key in out and out[key] != value.strip():
+            raise UsageError(f"-p {key} is given twice ({out[key]!r}, then "
+                             f"{value.strip()!r}): keep one")
+        out[key] = value.strip()
     return out
 
 
@@ -189,7 +195,8 @@ def _memory_option(args) -> dict:
         return {"max_memory": default_max_memory()}
     now = resident_bytes()
     if args.max_memory is not None and now is not None and args.max_memory <= now:
-        raise UsageError(f"--max-memory {args.max_memory:,} bytes is below what kmc already "
+        raise UsageError(f"--max-memory {args.max_memory:,} "
+                         f"byte{'s' if args.max_memory != 1 else ''} is below what kmc already "
                          f"holds ({now / 2**20:,.0f} MiB) before exploring: give a size "
                          "like 2g or 500m")
     return {"max_memory": args.max_memory}
@@ -224,11 +231,13 @@ def _write_outputs(result, out_dir) -> tuple[dict, str]:
     """Trace files, summary.json and the report; ({property: path}, "" or what failed)."""
     if not out_dir:
         return {}, ""
+    from kmc.reports.artifacts import clear_earlier_run
     from kmc.reports.html import write_report
     from kmc.reports.summary import write_summary, write_traces
 
     trace_files = {}
     try:
+        clear_earlier_run(out_dir)  # no trace of another run beside this one's summary
         trace_files = write_traces(result, out_dir)
         write_summary(result, out_dir, trace_files)
         write_report(result, out_dir, trace_files)

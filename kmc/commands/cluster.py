@@ -64,6 +64,8 @@ def run(args) -> int:
     from kmc.explorers.errors import ExplorerError
     from kmc.explorers.spark import cluster
 
+    if args.dir is not None and not args.dir.strip():
+        raise UsageError("--dir needs a directory path, got an empty one")
     state_dir = args.dir or default_dir()
     try:
         if args.action == "start":

@@ -130,6 +130,9 @@ def _entries(args) -> list:
         raise UsageError(str(e)) from None
     validate(suite)
     chosen = suite.select(args.tier)
+    if not suite.entries:
+        raise UsageError(f"{path} has no entries: add one under an [[entry]] header "
+                         "(docs/regression.md)")
     if not chosen:
         raise UsageError(f"{path}: no entry is in tier {args.tier!r}: run --tier full")
     return chosen

@@ -2,7 +2,8 @@
 
 Exit codes: 0 every entry matches; 1 a difference (verdict flipped, counterexample length
 changed, state count drifted, stored counterexample no longer reproduces, a run crashed,
-an entry without expectation); 2 a bad suite file or bad usage.
+an entry without expectation); 2 a bad suite file or bad usage, or an entry that cannot
+run as written (an option its scenario does not take, a user model that fails).
 The suite format and CI recipes are in docs/regression.md.
 """
 from __future__ import annotations
@@ -71,22 +72,20 @@ def run(args) -> int:
     except SuiteError as e:
         raise UsageError(str(e)) from None
     validate(suite)
+    _spare_inputs(args, suite)
     chosen = [e for e in suite.select(args.tier)
               if not args.only or any(t in e.id for t in args.only)]
     if not chosen:
-        what = f"matches --only {' / '.join(args.only)}" if args.only else \
-            f"is in tier {args.tier!r}"
-        raise UsageError(f"{args.suite}: no entry {what}: mark entries with tier = "
-                         "\"smoke\", or run --tier full")
+        raise UsageError(_none_chosen(args, suite))
     if args.update:
         confine_updates(suite, chosen)
     index = {e.id: i for i, e in enumerate(suite.entries)}
     jobs = [Job(index[e.id], e, suite.traces_dir, api.check, update=args.update,
-                out_dir=args.out) for e in chosen]
+                out_dir=args.out, bad_input=(UsageError,)) for e in chosen]
     workers = max(1, min(args.jobs, os.cpu_count() or 1, len(jobs)))
     table = Table(chosen, update=args.update)
     say = (lambda *a: None) if args.json else _print
-    say(f"kmc regress {args.suite}: tier {args.tier}, {len(jobs)} entries, "
+    say(f"kmc regress {args.suite}: tier {args.tier}, {len(jobs)} {_entries(len(jobs))}, "
         f"{workers} worker{'s' if workers > 1 else ''}")
     say(table.header())
     t0 = time.perf_counter()
@@ -104,8 +103,17 @@ def run(args) -> int:
             _record(suite, outcomes, say, args.accept_counts)
     else:
         code = 0 if all(o.status == PASS for o in outcomes) else 1
+    bad = [o.entry.id for o in outcomes if o.bad_input]
+    if bad:  # the suite asks for something its scenario cannot do: bad input, exit 2
+        code = 2
+        say(f"{len(bad)} {_entries(len(bad))} could not run as written (exit 2): "
+            f"{', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''}; fix the entry")
     _artifacts(args, outcomes, wall, code)
     return code
+
+
+def _entries(n: int) -> str:
+    return "entry" if n == 1 else "entries"
 
 
 def _check_outputs(args) -> None:
@@ -120,6 +128,38 @@ def _check_outputs(args) -> None:
             output_dir(args.out, "--out")
     except InputError as e:
         raise UsageError(str(e)) from None
+
+
+def _none_chosen(args, suite) -> str:
+    """Why no entry runs, and the fix."""
+    if not suite.entries:
+        return f"{args.suite} has no entries: add one under an [[entry]] header " \
+               "(docs/regression.md)"
+    tiered = suite.select(args.tier)
+    if tiered and args.only:
+        return f"{args.suite}: no entry id of tier {args.tier} contains " \
+               f"{' or '.join(map(repr, args.only))}: check --only against the suite's ids"
+    return f"{args.suite}: no entry is in tier {args.tier!r}: mark entries with " \
+           "tier = \"smoke\", or run --tier full"
+
+
+def _spare_inputs(args, suite) -> None:
+    """A report file never replaces what the run reads: the suite file, a stored
+    counterexample, or the other report."""
+    reports = [(f, p) for f, p in (("--junit", args.junit), ("--markdown", args.markdown))
+               if p is not None]
+    stored = os.path.realpath(suite.traces_dir)
+    for flag, path in reports:
+        real = os.path.realpath(path)
+        if real == os.path.realpath(suite.path):
+            raise UsageError(f"{flag} {path} is the suite file itself: name another file "
+                             "for the report")
+        if os.path.commonpath([stored, real]) == stored:
+            raise UsageError(f"{flag} {path} is inside the stored counterexamples' "
+                             f"directory {suite.traces_dir}: name a file outside it")
+    if len(reports) == 2 and os.path.realpath(args.junit) == os.path.realpath(args.markdown):
+        raise UsageError(f"--junit and --markdown both name {args.junit}: give each report "
+                         "its own file")
 
 
 def validate(suite) -> None:
@@ -183,7 +223,19 @@ def missing(suite) -> list[dict]:
 
 
 def _record(suite, outcomes, say, reason=None) -> None:
-    """--update: rewrite the expectations and the stored counterexamples."""
+    """--update: rewrite the expectations and the stored counterexamples; a file that
+    cannot be written is exit 2 (each is written whole or not at all)."""
+    try:
+        _rewrite(suite, outcomes, say, reason)
+    except OSError as e:
+        where = f" {e.filename}" if getattr(e, "filename", None) else ""
+        raise UsageError(f"--update could not write{where} ({e.strerror or e}): make the "
+                         "suite's directory writable, with free space, and run it again") \
+            from None
+
+
+def _rewrite(suite, outcomes, say, reason=None) -> None:
+    from kmc.reports.inputs import write_atomic
     from kmc.reports.regress.runner import ERROR
     from kmc.reports.regress.update import (apply_traces, changes, documented_mismatch,
                                             rewrite, with_reason)
@@ -202,10 +254,7 @@ def _record(suite, outcomes, say, reason=None) -> None:
             doubts.append(f"  {o.entry.id}: {doubt}")
     text = rewrite(suite, new)
     if text != suite.text:
-        tmp = suite.path + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, suite.path)
+        write_atomic(suite.path, text)
     changed = {k: v for k, v in notes.items() if v}
     say(f"\nupdated {suite.path}: {len(changed)} of {len(outcomes)} entries changed")
     for eid, lines in changed.items():
@@ -225,18 +274,26 @@ def _documented(o) -> str:
 
 
 def _artifacts(args, outcomes, wall, code) -> None:
+    from kmc.reports.inputs import write_atomic
     from kmc.reports.regress.jsonout import regress_json
-    from kmc.reports.regress.junit import write_junit
+    from kmc.reports.regress.junit import junit_bytes
     from kmc.reports.regress.markdown import render_markdown
 
-    if args.junit:
-        write_junit(args.junit, outcomes, os.path.basename(args.suite), wall)
-    if args.markdown:
-        d = os.path.dirname(args.markdown)
-        if d:
-            os.makedirs(d, exist_ok=True)
-        with open(args.markdown, "w") as f:
-            f.write(render_markdown(outcomes, args.suite, args.tier, wall))
+    for flag, path, render in (
+            ("--junit", args.junit,
+             lambda: junit_bytes(outcomes, os.path.basename(args.suite), wall)),
+            ("--markdown", args.markdown,
+             lambda: render_markdown(outcomes, args.suite, args.tier, wall))):
+        if path is None:
+            continue
+        try:
+            d = os.path.dirname(path)
+            if d:
+                os.makedirs(d, exist_ok=True)
+            write_atomic(path, render())
+        except OSError as e:
+            raise UsageError(f"{flag} {path} could not be written ({e.strerror or e}): "
+                             "name a file in a writable directory with free space") from None
     if args.json:
         json.dump(regress_json(outcomes, args.suite, args.tier, wall, code), sys.stdout,
                   indent=1)

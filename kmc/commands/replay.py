@@ -51,6 +51,10 @@ def load_model(path: str, model_ref: str | None = None):
     try:
         model = api.build(ref, doc["variant"], doc["params"])
     except UsageError as e:
+        if model_ref is not None:  # the trace may be another model's
+            raise UsageError(f"{path} was recorded on {doc['scenario']!r} (variant "
+                             f"{doc['variant']!r}), and --model {model_ref} cannot rebuild "
+                             f"it ({e}): name the model it was recorded with") from None
         raise UsageError(f"{path}: cannot rebuild its model: {e}") from None
     return doc, model
 
@@ -58,8 +62,11 @@ def load_model(path: str, model_ref: str | None = None):
 def run(args) -> int:
     from kmc.reports.replay import replay_document
 
+    from kmc.user_models import blamed
+
     doc, model = load_model(args.trace, args.model)
-    out = replay_document(model, doc)
+    with blamed(args.model):
+        out = replay_document(model, doc)
     if args.json:
         print(json.dumps({"reproduced": out.reproduced, "step": out.step,
                           "reason": out.reason, "message": out.message,

@@ -55,8 +55,11 @@ def run(args) -> int:
         if args.state_graph:
             from kmc.commands.replay import load_model
             _doc, model = load_model(args.trace, args.model)
-        files = write_artifacts(doc, args.pictures, model=model,
-                                trace_path=args.trace)
+        from kmc.user_models import blamed
+
+        with blamed(args.model if model is not None else None):
+            files = write_artifacts(doc, args.pictures, model=model,
+                                    trace_path=args.trace)
         print("\nwrote " + ", ".join(sorted(files.values())))
         if model is not None and "states_png" not in files:
             print(f"no state graph: the trace no longer replays (see `kmc replay "

@@ -43,9 +43,7 @@ def junit_tree(outcomes, suite_name: str, wall_s: float) -> ET.ElementTree:
     return ET.ElementTree(root)
 
 
-def write_junit(path: str, outcomes, suite_name: str, wall_s: float) -> None:
-    tree = junit_tree(outcomes, suite_name, wall_s)
-    d = os.path.dirname(path)
-    if d:
-        os.makedirs(d, exist_ok=True)
-    tree.write(path, encoding="UTF-8", xml_declaration=True)
+def junit_bytes(outcomes, suite_name: str, wall_s: float) -> bytes:
+    """The JUnit XML document, with its declaration, as UTF-8 bytes."""
+    root = junit_tree(outcomes, suite_name, wall_s).getroot()
+    return ET.tostring(root, encoding="UTF-8", xml_declaration=True)

@@ -10,8 +10,9 @@ ICONS = {PASS: "✅", FAIL: "❌", ERROR: "💥", NEW: "🆕"}
 def render_markdown(outcomes, suite_path: str, tier: str, wall_s: float) -> str:
     c = totals(outcomes)
     n = len(outcomes)
-    head = (f"✅ all {n} entries match" if c[PASS] == n else
-            f"❌ {n - c[PASS]} of {n} entries do not match")
+    head = ("✅ the entry matches" if n == 1 else f"✅ all {n} entries match") \
+        if c[PASS] == n else (f"❌ {n - c[PASS]} of {n} "
+                              f"{'entry does' if n == 1 else 'entries do'} not match")
     lines = [f"## kmc regress: {head}", "",
              f"Suite `{suite_path}`, tier `{tier}`, {wall_s:.1f} s wall.", "",
              "| | entry | expected | got | states | time |",

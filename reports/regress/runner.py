@@ -27,6 +27,10 @@ class Job:
     check: Callable  # kmc.api.check (picklable: a module-level function)
     update: bool = False
     out_dir: str | None = None
+    #: what ``check`` raises for bad input (an entry's option the scenario does not
+    #: take, a user model's own bug): the entry is an error, and its message is the
+    #: exception's one line without the class name
+    bad_input: tuple = ()
 
 
 @dataclass
@@ -41,6 +45,7 @@ class Outcome:
     error: str = ""
     traces: dict = field(default_factory=dict)  # update mode: property -> trace document
     report_dir: str | None = None
+    bad_input: bool = False  # the error is the entry's (``Job.bad_input``), not a crash
 
     @property
     def expected(self) -> Expectation | None:
@@ -76,7 +81,8 @@ def run_entry(job: Job) -> Outcome:
             out.report_dir = _failure_report(job.out_dir, e, result, out.differences)
     except Exception as ex:  # reported per entry; the run goes on
         out.status = ERROR
-        out.error = f"{type(ex).__name__}: {ex}"
+        out.bad_input = isinstance(ex, job.bad_input)
+        out.error = str(ex) if out.bad_input else f"{type(ex).__name__}: {ex}"
         out.elapsed_s = out.elapsed_s or time.perf_counter() - t0
     return out
 

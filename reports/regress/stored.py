@@ -16,11 +16,13 @@ import tempfile
 
 from kmc.invariants.properties import DEADLOCK, QUIESCENT
 from kmc.model.trace import ReplayError, Trace
+from kmc.reports.inputs import file_slug, write_atomic
 
 
 def slug(name: str) -> str:
-    """A file-name-safe form of an entry id or a property name."""
-    return "".join(c if c.isalnum() or c in "-_.=" else "_" for c in name).strip(".") or "_"
+    """A file-name-safe form of an entry id or a property name, never another's
+    (``reports.inputs.file_slug``)."""
+    return file_slug(name, "-_.=")
 
 
 def entry_dir(traces_dir: str, entry_id: str) -> str:
@@ -141,11 +143,8 @@ def store(traces_dir: str, entry_id: str, docs: dict) -> tuple[list, list]:
     for p, doc in sorted(docs.items()):
         path = trace_path(traces_dir, entry_id, p)
         os.makedirs(d, exist_ok=True)
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(doc, f, indent=1, default=str)
-            f.write("\n")
-        os.replace(tmp, path)  # never leave a half-written trace
+        # never leave a half-written trace
+        write_atomic(path, json.dumps(doc, indent=1, default=str) + "\n")
         written.append(path)
     if os.path.isdir(d) and not os.listdir(d):
         os.rmdir(d)

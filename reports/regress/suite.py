@@ -118,7 +118,7 @@ def parse_suite(text: str, path: str) -> Suite:
         raise SuiteError(f"suite version {version!r} is not supported: this kmc reads "
                          "version 1", path, lines.top_key("version"))
     traces = data.get("traces", DEFAULT_TRACES_DIR)
-    if not isinstance(traces, str) or not traces:
+    if not isinstance(traces, str) or not traces.strip() or "\0" in traces:
         raise SuiteError("`traces` must be a directory path (a string)", path,
                          lines.top_key("traces"))
     raw_entries = data.get("entry", [])
@@ -153,7 +153,10 @@ def _entry(raw, path, at, lines, i) -> Entry:
             fail(f"unknown key {key!r} in an entry: use {', '.join(RUN_KEYS + EXPECT_KEYS)}",
                  key)
     scenario = raw.get("scenario")
-    if not isinstance(scenario, str) or not scenario:
+    if scenario is not None and not isinstance(scenario, str):
+        fail("`scenario` must be a string: scenario = \"NAME\" (a name that `kmc list` "
+             "shows, or a file)", "scenario")
+    if not scenario:
         fail("entry without `scenario = \"NAME\"` (a name that `kmc list` shows)")
     e = Entry(id="", scenario=scenario, line=at,
               key_lines={k: lines.key(i, k) or at for k in ("scenario", "variant", "params")})
@@ -175,8 +178,11 @@ def _entry(raw, path, at, lines, i) -> Entry:
     for k, v in bounds.items():
         if k not in BOUNDS:
             fail(f"unknown bound {k!r}: use {', '.join(BOUNDS)}", "bounds")
-        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            fail(f"bound {k} must be a positive integer, got {v!r}", "bounds")
+        whole = k != "time_limit"  # seconds may be fractional, as on the command line
+        if isinstance(v, bool) or not isinstance(v, int if whole else (int, float)) or \
+                not v > 0 or v == float("inf"):
+            fail(f"bound {k} must be a positive {'integer' if whole else 'number'}, "
+                 f"got {v!r}", "bounds")
     e.bounds = dict(bounds)
     for k in ("symmetry", "check_symmetry", "deadlock", "z3", "stop_on_violation"):
         if k in raw:
@@ -189,12 +195,18 @@ def _entry(raw, path, at, lines, i) -> Entry:
             if isinstance(v, bool) or not isinstance(v, int) or v < (0 if k == "seed" else 1):
                 fail(f"`{k}` must be a {'non-negative' if k == 'seed' else 'positive'} "
                      "integer", k)
+            if e.explorer != "simulate":
+                fail(f"`{k}` is a simulation option: it needs explorer = \"simulate\"", k)
             e.options[k] = v
     e.tier = _opt_str(raw, "tier", fail) or "full"
     if e.tier not in TIERS:
         fail(f"unknown tier {e.tier!r}: use \"smoke\" or \"full\"", "tier")
     e.note = _opt_str(raw, "note", fail) or ""
-    e.id = _opt_str(raw, "id", fail) or default_id(e)
+    e.id = _opt_str(raw, "id", fail)
+    if e.id is not None and not e.id.strip():
+        fail("`id` must not be empty: leave it out for the default id, or name the entry",
+             "id")
+    e.id = e.id or default_id(e)
     if "expect" in raw:
         try:
             e.expect = parse_expectation(raw)

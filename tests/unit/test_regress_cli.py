@@ -292,7 +292,7 @@ def crashing_check(*_args, **_kwargs):
 
 
 def test_a_crashing_run_is_an_error_case_not_a_crash_of_regress(tmp_path):
-    from kmc.reports.regress.junit import write_junit
+    from kmc.reports.regress.junit import junit_bytes
     from kmc.reports.regress.runner import ERROR, Job, run_entries
     from kmc.reports.regress.suite import parse_suite
 
@@ -302,6 +302,6 @@ def test_a_crashing_run_is_an_error_case_not_a_crash_of_regress(tmp_path):
     outcomes = run_entries(jobs, 1)
     assert [o.status for o in outcomes] == [ERROR, ERROR]
     assert outcomes[0].error == "RuntimeError: model exploded"
-    write_junit(str(tmp_path / "j.xml"), outcomes, "s.toml", 0.0)
+    (tmp_path / "j.xml").write_bytes(junit_bytes(outcomes, "s.toml", 0.0))
     assert_junit_shape(tmp_path / "j.xml", 2)
     assert ET.parse(tmp_path / "j.xml").getroot().find("testsuite").get("errors") == "2"
