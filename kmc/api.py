@@ -87,6 +87,10 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
         except ExplorerError as e:
             raise UsageError(str(e)) from None
     result.extra.update(scenario=name, variant=v, params=p, model=model, z3=z3)
+    if symmetry:  # what the reduction asked for did, said in the summary
+        result.extra["symmetry"] = ("reduced and checked" if symmetry == "check" else
+                                    "reduced") if model.has_symmetry else \
+            "none declared by the model (not reduced)"
     if skipped:
         result.extra["not_checked"] = skipped
     if z3:  # which properties z3 decided, the memo hit rate, solver calls (driver side)

@@ -35,7 +35,8 @@ def summary(result: CheckResult, trace_files: dict | None = None) -> dict:
         "collision_probability": result.collision_probability,
         "key_bits": x.get("key_bits"),
         "exit_code": result.exit_code(), "headline": headline(result),
-        **{k: v for k, v in x.items() if k in ("seed", "walks", "walk_length", "spark",
+        **{k: v for k, v in x.items() if k in ("symmetry", "seed", "walks", "walk_length",
+                                               "spark",
                                                "z3_stats", "max_memory", "not_checked",
                                                "resident_bytes_at_stop")},
     }
@@ -147,7 +148,10 @@ def render_text(result: CheckResult, trace_files: dict | None = None,
     head = f"{s['scenario']} [{s['variant']}]"
     if s["params"]:
         head += " " + " ".join(f"{k}={v}" for k, v in s["params"].items())
-    lines = [f"{head} — explorer {s['explorer']}",
+    head += f" — explorer {s['explorer']}"
+    if s.get("symmetry"):
+        head += f", symmetry {s['symmetry']}"
+    lines = [head,
              f"  {s['unique_states']:,} distinct states, {s['generated_states']:,} generated, "
              f"depth {s['max_depth']}, {s['elapsed_s']:.2f}s"
              + ("" if s["complete"] else f"  (incomplete: stopped by {s['stopped_by']})"),

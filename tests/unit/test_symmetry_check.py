@@ -92,3 +92,19 @@ def test_models_that_cannot_be_checked_are_bad_input(capsys):
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and err.startswith("kmc: error: diehard has no symmetry")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_the_summary_says_what_symmetry_did(capsys):
+    runs = {("twophase", "--symmetry"): "reduced",
+            ("twophase", "--check-symmetry"): "reduced and checked",
+            ("diehard", "--symmetry"): "none declared by the model (not reduced)"}
+    for (scenario, flag), said in runs.items():
+        main(["check", scenario, flag, "--quiet"])
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first.endswith(f"— explorer bfs, symmetry {said}"), first
+    main(["check", "twophase", "--quiet"])
+    assert "symmetry" not in capsys.readouterr().out.splitlines()[0]
+    r = api.check("twophase", symmetry=True)
+    from kmc.reports.summary import summary
+    assert summary(r)["symmetry"] == "reduced" and "symmetry" not in summary(
+        api.check("twophase"))
