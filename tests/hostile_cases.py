@@ -134,6 +134,8 @@ def cases() -> list[tuple[str, dict, list[str]]]:
         ("cluster-state-not-json", {"c/state.json": "garbage"},
          ["cluster", "stop", "--dir", "{d}/c"]),
         ("cluster-dir-empty", {}, ["cluster", "status", "--dir", ""]),
+        ("mutate-list-with-markdown", {}, ["mutate", "--scenario", "diehard", "--list",
+                                           "--markdown", "{d}/m.md"]),
     ]
     return out
 

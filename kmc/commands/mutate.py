@@ -68,17 +68,28 @@ def add_arguments(p):
                    help="print one JSON object on stdout (the table goes to stderr)")
     p.add_argument("--markdown", metavar="FILE", help="write a Markdown summary")
     p.add_argument("--list", action="store_true",
-                   help="list the mutants (id and change) and run nothing")
+                   help="list the mutants (id and change; with --json, one JSON object) "
+                        "and run nothing")
 
 
 def run(args) -> int:
     from kmc.mutate import report
     from kmc.mutate.runner import make_plan, mutate
 
+    if args.list and args.markdown is not None:
+        raise UsageError("--markdown writes a run's summary, and --list runs nothing: "
+                         "drop one of them")
     _check_output(args)
     entries = _entries(args)
     plan = make_plan(entries, args.files, args.only, args.skip)
     if args.list:
+        if args.json:
+            json.dump({"mutants": [{"id": m.id, "file": m.file, "line": m.line,
+                                    "column": m.col, "operator": m.operator,
+                                    "function": m.function, "change": m.description}
+                                   for m in plan.mutants]}, sys.stdout, indent=1)
+            print()
+            return 0
         for m in plan.mutants:
             print(f"{m.id}  {m.description}")
         return 0

@@ -145,6 +145,11 @@ def test_json_markdown_and_list(toy, tmp_path, capsys):
     listed = capsys.readouterr().out.splitlines()
     assert any(":cmp:0  `<` -> `<=`" in line for line in listed)
     assert len(listed) == len({line.split()[0] for line in listed})
+    assert main(["mutate", "--scenario", f"{toy}:make", "--list", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [f"{m['id']}  {m['change']}" for m in doc["mutants"]] == listed
+    assert all(m["id"] == f"{m['file']}:{m['line']}:{m['column']}:{m['operator']}:"
+               f"{m['id'].rsplit(':', 1)[1]}" for m in doc["mutants"])
 
 
 @pytest.mark.parametrize("argv, needle", [
