@@ -118,8 +118,10 @@ def _where(e: BaseException, ref: str) -> str:
     found, tb = None, e.__traceback__
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
+        module = str(tb.tb_frame.f_globals.get("__name__", ""))
         path = os.path.abspath(name)
-        if not name.startswith("<") and any(path.startswith(r + os.sep) for r in roots):
+        if not name.startswith("<") and module.partition(".")[0] != "kmc" and \
+                any(path.startswith(r + os.sep) for r in roots):
             found = tb
         tb = tb.tb_next
     if found is None:
