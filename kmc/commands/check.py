@@ -29,7 +29,9 @@ def positive(kind):
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a positive "
                                              f"{'whole ' if kind is int else ''}number") from None
-        if not v > 0:  # also refuses nan
+        if v != v or v == float("inf"):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a positive finite number")
+        if not v > 0:
             raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
         return v
     parse.__name__ = "positive"
