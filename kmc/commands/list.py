@@ -29,7 +29,9 @@ def _recorded() -> dict:
     from kmc.reports.regress.suite import SuiteError, builtin_suite, read_suite, recorded
 
     try:
-        return recorded(read_suite(builtin_suite()))
+        table = catalog.scenarios()
+        return recorded(read_suite(builtin_suite()),
+                        lambda name: getattr(table.get(name), "selector", ""))
     except SuiteError:  # an install without its suite: list the scenarios all the same
         return {}
 
@@ -41,6 +43,10 @@ def expected(sc, variant: str, table: dict) -> str:
     if e is None:
         return ""
     text = e.expect.describe()
+    other = [f"{k}={v}" for k, v in e.params.items() if k != sc.selector] + \
+        [k if v is True else f"{k}={v}" for k, v in e.options.items()]
+    if other:  # no entry runs the defaults: say what the quoted one sets
+        text += " with " + ", ".join(other)
     if e.bounds:
         text += " within " + ", ".join(f"{k}={v}" for k, v in e.bounds.items())
     return f"{text} — {e.note}" if e.note else text

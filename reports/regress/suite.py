@@ -73,16 +73,18 @@ def builtin_suite() -> str:
     return os.path.join(os.path.dirname(kmc.regressions.__file__), "regressions.toml")
 
 
-def recorded(suite: Suite) -> dict:
+def recorded(suite: Suite, selector=lambda scenario: "") -> dict:
     """(scenario, variant) -> the entry `kmc list` quotes for that pair: the first
-    complete BFS run (no bounds, no options) with a recorded expectation, else the first
-    entry with one. The suite is the one source of expected verdicts."""
+    complete BFS run of the default parameters (no bounds, no options, no parameter but
+    the scenario's ``selector(scenario)``, its plane) with a recorded expectation, else
+    the first entry with one. The suite is the one source of expected verdicts."""
     out: dict = {}
     for e in suite.entries:
         if e.expect is None:
             continue
         key = (e.scenario, e.variant)
-        plain = not e.bounds and not e.options and e.explorer == "bfs"
+        plain = not e.bounds and not e.options and e.explorer == "bfs" and \
+            set(e.params) <= {selector(e.scenario)}
         if key not in out or (plain and not out[key][1]):
             out[key] = (e, plain)
     return {k: e for k, (e, _plain) in out.items()}

@@ -209,3 +209,21 @@ def test_a_ctrl_c_python_drops_in_a_finalizer_still_exits_130(tmp_path):
                          env=env, capture_output=True, text=True, timeout=60)
     assert (out.returncode, out.stderr) == (130, "kmc: interrupted\n")
     assert "twophase" in out.stdout  # the command ran on to its end
+
+
+def test_list_quotes_the_default_run_or_says_what_the_quoted_entry_sets(tmp_path):
+    from kmc import catalog
+    from kmc.commands.list import expected
+    from kmc.reports.regress.suite import parse_suite, recorded
+
+    suite = parse_suite(
+        '[[entry]]\nscenario = "twophase"\nvariant = "broken-commit"\nparams = { rm = 2 }\n'
+        'expect = "violates TCConsistent"\nlength = 6\n\n'
+        '[[entry]]\nscenario = "twophase"\nvariant = "broken-commit"\n'
+        'expect = "violates TCConsistent"\nlength = 7\n\n'
+        '[[entry]]\nscenario = "twophase"\nvariant = "standard"\nparams = { rm = 2 }\n'
+        'stop_on_violation = true\nexpect = "holds"\n', str(tmp_path / "s.toml"))
+    table = recorded(suite)
+    sc = catalog.get("twophase")
+    assert expected(sc, "broken-commit", table) == "violates TCConsistent (7)"
+    assert expected(sc, "standard", table) == "holds with rm=2, stop_on_violation"
