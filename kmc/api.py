@@ -39,8 +39,9 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
 
     Raises ``kmc.UsageError`` for bad input: an unknown scenario, variant or parameter, a
     model that fails validation (the message says what to fix), an unknown explorer."""
-    if explorer not in ENGINES:
-        raise UsageError(f"unknown explorer {explorer!r}: use one of {', '.join(ENGINES)}")
+    _check_arguments(scenario, params, explorer, engine_options,
+                     max_states=max_states, max_depth=max_depth, time_limit=time_limit,
+                     seed=seed, walks=walks, walk_length=walk_length)
     if isinstance(scenario, Model):
         if variant is not None or params:
             raise UsageError("variant and params belong to a scenario: build the Model "
@@ -97,6 +98,42 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
         from kmc.invariants.z3mode import z3_stats
         result.extra["z3_stats"] = z3_stats(properties)
     return result
+
+
+def _check_arguments(scenario, params, explorer, engine_options, **numbers) -> None:
+    """The API's arguments, each of the type it must have: a mistake is a one-line
+    UsageError naming the argument, not an error from deep inside an explorer."""
+    if not isinstance(scenario, (str, Model)):
+        raise UsageError(f"scenario must be a name, a file path (a str) or a kmc.Model "
+                         f"instance, got {type(scenario).__name__}")
+    if params is not None and not isinstance(params, dict):
+        raise UsageError(f"params must be a dict such as {{'rm': 3}}, got "
+                         f"{type(params).__name__}")
+    if not isinstance(explorer, str) or explorer not in ENGINES:
+        raise UsageError(f"unknown explorer {explorer!r}: use one of {', '.join(ENGINES)}")
+    for name, v in numbers.items():
+        if v is None and name in ("max_states", "max_depth", "time_limit"):
+            continue
+        whole = name != "time_limit"
+        least = 0 if name == "seed" else 1
+        ok = not isinstance(v, bool) and (
+            isinstance(v, int) and v >= least if whole else
+            isinstance(v, (int, float)) and 0 < v < float("inf"))
+        if not ok:
+            kind = "a whole number" if whole else "a number of seconds"
+            raise UsageError(f"{name} must be {kind} {'>= 0' if least == 0 else '> 0'}"
+                             f"{'' if whole else ' (finite)'}, got {v!r}")
+    import inspect
+
+    takes = inspect.signature(engine(explorer)).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in takes.values()):
+        unknown = sorted(set(engine_options) - set(takes))
+        if unknown:
+            own = set(inspect.signature(check).parameters) | {"model", "core", "properties"}
+            more = [n for n in takes if n not in own]
+            raise UsageError(f"the {explorer} explorer takes no option "
+                             f"{', '.join(map(repr, unknown))}: it takes check's own"
+                             f"{' and ' + ', '.join(more) if more else ''}")
 
 
 def _can_check_symmetry(model, name: str) -> None:

@@ -259,3 +259,21 @@ def test_a_user_model_failing_while_explored_is_named(models, capsys):
         assert err.count("\n") == 1 and "bad_models.py:make raised KeyError" in err
     finally:
         sys.modules.pop("bad_models", None)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(scenario="twophase", max_states="10"), "max_states must be a whole number"),
+    (dict(scenario="twophase", max_states=2.5), "max_states must be a whole number"),
+    (dict(scenario="twophase", max_depth=-3), "max_depth must be a whole number > 0"),
+    (dict(scenario="twophase", time_limit=-5), "time_limit must be a number of seconds"),
+    (dict(scenario="twophase", time_limit=float("nan")), "time_limit must be"),
+    (dict(scenario="twophase", walks="10"), "walks must be a whole number"),
+    (dict(scenario="twophase", seed=-1), "seed must be a whole number >= 0"),
+    (dict(scenario="twophase", explorer=["bfs"]), "unknown explorer"),
+    (dict(scenario="twophase", bogus=1), "the bfs explorer takes no option 'bogus'"),
+    (dict(scenario=42), "scenario must be a name"),
+    (dict(scenario="twophase", params="rm=3"), "params must be a dict"),
+])
+def test_the_api_names_a_mistyped_argument(kwargs, words):
+    with pytest.raises(UsageError, match=words):
+        kmc.check(**kwargs)
