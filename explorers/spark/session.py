@@ -27,7 +27,8 @@ from kmc.explorers.spark.preflight import (check_java, check_master_reachable, e
 from kmc.explorers.spark.interrupt import CtrlC
 from kmc.explorers.spark.logfile import log_path, open_log
 from kmc.explorers.spark.ship import package_zip, private_file, remove_private_dir, source_root
-from kmc.explorers.spark.tuning import LOG_LEVELS, check as check_tuning, env_choice, env_number
+from kmc.explorers.spark.tuning import LOG_LEVELS, check as check_tuning, env_choice, \
+    env_number, env_spark_value
 
 #: seconds to wait for a cluster to grant executors before giving up with a hint
 EXECUTOR_WAIT_S = env_number("KMC_SPARK_WAIT", 60.0)
@@ -39,8 +40,11 @@ BASE_CONF = {
     "spark.python.worker.reuse": "true",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
-    "spark.locality.wait": os.environ.get("KMC_SPARK_LOCALITY_WAIT", "0s"),
-    "spark.driver.memory": os.environ.get("KMC_SPARK_DRIVER_MEMORY", "2g"),
+    "spark.locality.wait": env_spark_value("KMC_SPARK_LOCALITY_WAIT", "0s",
+                                           r"[0-9]+(us|ms|s|m|min|h|d)?",
+                                           "a Spark duration such as 0s, 500ms or 3s"),
+    "spark.driver.memory": env_spark_value("KMC_SPARK_DRIVER_MEMORY", "2g",
+                                           r"[0-9]+[kmgt]?b?", "a size such as 2g or 512m"),
     # A level's summary (its new keys and their parents, 16-32 bytes a state) reaches the
     # driver inside the task's result. Above 1 MiB (Spark's default) the result takes a
     # detour through the block manager: 20-150 ms more per level on TwoPhase rm=8, whose

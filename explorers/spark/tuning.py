@@ -9,6 +9,7 @@ ExplorerError (exit 2) that names the variable.
 from __future__ import annotations
 
 import os
+import re
 
 from kmc.explorers.errors import ExplorerError
 
@@ -24,8 +25,8 @@ def parse_number(name: str, raw: str, kind=float):
         value = kind(raw)
     except ValueError:
         value = -1
-    if value < 0:
-        what = "a whole number" if kind is int else "a number"
+    if not 0 <= value < float("inf"):  # also nan
+        what = "a whole number" if kind is int else "a finite number"
         raise ExplorerError(f"{name}={raw!r} is not {what} >= 0: fix it or unset it")
     return value
 
@@ -55,7 +56,23 @@ def env_choice(name: str, default: str, choices) -> str:
     return default
 
 
+def env_spark_value(name: str, default: str, pattern: str, what: str) -> str:
+    """The value of ``$name`` for a Spark setting, when it reads as ``pattern`` (a
+    regular expression, case ignored); ``default`` when it is unset or empty (or does
+    not match: ``check()`` then raises, saying it must be ``what``)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if re.fullmatch(pattern, raw, re.IGNORECASE):
+        return raw
+    _BAD[name] = f"{name}={raw!r} is not {what}: fix it or unset it"
+    return default
+
+
 def check() -> None:
     """Raise the first bad tuning variable (by name) as an ExplorerError."""
+    # a module read lazily (by liveness runs only) reads its variable now, so that a bad
+    # value is named before the run whichever properties it checks
+    from kmc.explorers.spark import liveness_driver  # noqa: F401
     if _BAD:
         raise ExplorerError(_BAD[min(_BAD)])

@@ -52,7 +52,12 @@ def test_java_missing(tmp_path):
 @pytest.mark.parametrize("name, value", [("KMC_SPARK_WINDOW_MAX", "lots"),
                                          ("KMC_SPARK_DRIVER_LEVEL", "1e4"),
                                          ("KMC_SPARK_WAIT", "-5"),
-                                         ("KMC_SPARK_LINEAGE_BYTES", "256M")])
+                                         ("KMC_SPARK_LINEAGE_BYTES", "256M"),
+                                         ("KMC_SPARK_DRIVER_SECONDS", "nan"),
+                                         ("KMC_SPARK_AFFINITY", "inf"),
+                                         ("KMC_SPARK_DRIVER_GRAPH", "abc"),
+                                         ("KMC_SPARK_LOCALITY_WAIT", "soon"),
+                                         ("KMC_SPARK_DRIVER_MEMORY", "lots")])
 def test_a_tuning_variable_that_is_not_a_number(name, value, tmp_path):
     """Caught before Spark starts (no checkpoint written), named, one line."""
     ckpt = tmp_path / "ckpt"
