@@ -134,6 +134,11 @@ def cases() -> list[tuple[str, dict, list[str]]]:
         ("cluster-state-not-json", {"c/state.json": "garbage"},
          ["cluster", "stop", "--dir", "{d}/c"]),
         ("cluster-dir-empty", {}, ["cluster", "status", "--dir", ""]),
+        # a directory that looks writable and is not (/proc takes no new entries)
+        ("pictures-in-proc", {"t.json": "TRACE"},
+         ["show", "{d}/t.json", "--pictures", "/proc/kmc-pictures"]),
+        ("checkpoint-dir-in-proc", {},
+         ["check", "twophase", "--explorer", "spark", "--checkpoint-dir", "/proc/kmc-ckpt"]),
         ("mutate-list-with-markdown", {}, ["mutate", "--scenario", "diehard", "--list",
                                            "--markdown", "{d}/m.md"]),
     ]

@@ -83,7 +83,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
         store = start = None
         if checkpoint_dir:
             ident = ckpt.identity(core, nparts)
-            store, start = ckpt.open_store(sc, checkpoint_dir, ident, resume)
+            with _unusable_as(checkpoint_dir):
+                store, start = ckpt.open_store(sc, checkpoint_dir, ident, resume)
             if start is not None:
                 saved = store.identity["partitions"]
                 if partitions and partitions != saved:
@@ -257,6 +258,24 @@ def _restore(sc, core_bc, nparts, store, depth, run, spill_bound=None, spill_dir
     return SparkFrontier(sc, core_bc, nparts, state, run.frontier_size, LINEAGE_EVERY,
                          run.core.owner_shift, lineage_bytes=LINEAGE_BYTES,
                          spill_bound=spill_bound, spill_dir=spill_dir)
+
+
+@contextlib.contextmanager
+def _unusable_as(checkpoint_dir: str):
+    """A checkpoint directory that cannot be made or written (a local path, or a file
+    system Hadoop cannot reach) is the user's to fix: one ExplorerError line."""
+    try:
+        yield
+    except OSError as e:
+        raise ExplorerError(f"checkpoint dir {checkpoint_dir} cannot be written "
+                            f"({e.strerror or e}): choose a directory you can write to") \
+            from None
+    except Exception as e:
+        if type(e).__name__ != "Py4JJavaError":
+            raise
+        cause = str(getattr(e, "java_exception", e)).splitlines()[0][:300]
+        raise ExplorerError(f"checkpoint dir {checkpoint_dir} cannot be used ({cause}): "
+                            "check its URL and that its file system is reachable") from None
 
 
 def _lineage_dir(sc, store, space=None):

@@ -57,9 +57,14 @@ def run(args) -> int:
             _doc, model = load_model(args.trace, args.model)
         from kmc.user_models import blamed
 
-        with blamed(args.model if model is not None else None):
-            files = write_artifacts(doc, args.pictures, model=model,
-                                    trace_path=args.trace)
+        try:
+            with blamed(args.model if model is not None else None):
+                files = write_artifacts(doc, args.pictures, model=model,
+                                        trace_path=args.trace)
+        except OSError as e:
+            raise UsageError(f"--pictures {args.pictures}: {e.filename or 'a file'} could "
+                             f"not be written ({e.strerror or e}): choose a directory you "
+                             "can write to, with free space") from None
         print("\nwrote " + ", ".join(sorted(files.values())))
         if model is not None and "states_png" not in files:
             print(f"no state graph: the trace no longer replays (see `kmc replay "
