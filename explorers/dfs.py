@@ -57,6 +57,7 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
             break
         depth_of[k0] = 1
         if seen is None:
+            hash(s0)  # a state is a value, as BFS's keys need: a list in it fails here too
             stopped_by = decided(core.check_new(s0, (init_index, [k0])))
         # stack of [state, key, successors, next position]
         stack = [[s0, k0, None, 0]]
@@ -94,6 +95,7 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
                     stopped_by = "max_states"
                     break
                 depth_of[kt] = d
+                hash(t)
                 stopped_by = decided(core.check_new(t, (init_index, [e[1] for e in stack]
                                                         + [kt])))
                 if stopped_by:

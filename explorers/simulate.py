@@ -48,6 +48,7 @@ def simulate(model, *, walks=1000, walk_length=50, seed=0, max_states=None,
         path = [k]  # this walk's keys, in order; a locator names a prefix of it
         if k not in seen:
             seen.add(k)
+            hash(s)  # a state is a value, as BFS's keys need: a list in it fails here too
             check_new(s, (init_index, path, 1))
             if max_states is not None and len(seen) >= max_states:
                 stopped_by = "max_states"
@@ -75,6 +76,7 @@ def simulate(model, *, walks=1000, walk_length=50, seed=0, max_states=None,
             path.append(k)
             if k not in seen:
                 seen.add(k)
+                hash(s)
                 check_new(s, (init_index, path, step + 1))
                 if max_states is not None and len(seen) >= max_states:
                     stopped_by = "max_states"

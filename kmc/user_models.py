@@ -102,6 +102,12 @@ def blamed(ref: str | None):
         raise UsageError(f"{ref} called sys.exit({e.code!r}){_where(e, ref)}: a model "
                          "returns its answers; raise an exception to report a "
                          "problem") from e
+    except TypeError as e:
+        if "unhashable type" not in str(e):
+            raise UsageError(f"{ref} raised TypeError{_where(e, ref)}: {e}") from e
+        raise UsageError(f"{ref} reached a state that is not a value ({e}){_where(e, ref)}: "
+                         "build states of tuples, frozensets and NamedTuples, not lists, "
+                         "dicts or sets") from e
     except Exception as e:  # the user's own code: one line, not a traceback
         raise UsageError(f"{ref} raised {type(e).__name__}{_where(e, ref)}: {e}") from e
 

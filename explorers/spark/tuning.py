@@ -26,7 +26,7 @@ def parse_number(name: str, raw: str, kind=float):
     except ValueError:
         value = -1
     if not 0 <= value < float("inf"):  # also nan
-        what = "a whole number" if kind is int else "a finite number"
+        what = "a whole number" if kind is int else "a number"
         raise ExplorerError(f"{name}={raw!r} is not {what} >= 0: fix it or unset it")
     return value
 

@@ -168,3 +168,29 @@ def test_an_entry_its_scenario_cannot_run_is_exit_2_and_named(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "diehard has no symmetry to check" in out and "UsageError" not in out
     assert "1 entry could not run as written" in out
+
+
+@pytest.mark.parametrize("explorer", ["bfs", "dfs", "simulate"])
+def test_a_state_that_is_not_a_value_is_exit_2_on_every_explorer(tmp_path, monkeypatch,
+                                                                  capsys, explorer):
+    name = f"list_state_{explorer}_{os.getpid()}"
+    (tmp_path / f"{name}.py").write_text(
+        "from kmc import Model, always\n"
+        "class M(Model):\n"
+        "    def init_states(self): return [(0,)]\n"
+        "    def actions(self, s): return ['inc'] if s[0] < 120 else []\n"
+        "    def next_state(self, s, a):\n"
+        "        return (s[0] + 1, [1]) if s[0] == 100 else (s[0] + 1,)\n"
+        "    def properties(self): return [always('P', lambda s: True)]\n"
+        "def make(): return M()\n")
+    monkeypatch.chdir(tmp_path)
+    try:
+        argv = ["check", f"{name}.py:make", "--explorer", explorer, "--quiet",
+                "--out", str(tmp_path / "out")]
+        assert main(argv + (["--walks", "3", "--walk-length", "200"]
+                            if explorer == "simulate" else [])) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "reached a state that is not a value" in err
+        assert "not lists, dicts or sets" in err and not (tmp_path / "out").exists()
+    finally:
+        sys.modules.pop(name, None)
