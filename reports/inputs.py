@@ -139,6 +139,17 @@ def write_atomic(path: str, data: str | bytes) -> str:
     return path
 
 
+def write_output(path: str, data: str | bytes, flag: str) -> str:
+    """``write_atomic`` into ``path``'s folder, made if missing, for the report that
+    ``flag`` names: a failure is one InputError line naming the flag and the cause."""
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        return write_atomic(path, data)
+    except OSError as e:
+        raise InputError(f"{flag} {path} could not be written ({e.strerror or e}): name a "
+                         "file in a writable directory with free space") from None
+
+
 def _about(e: OSError, path: str) -> OSError:
     """The same error, naming the file the user asked for (not the temporary one)."""
     return type(e)(e.errno, e.strerror, path) if e.errno else e

@@ -169,15 +169,12 @@ def _check_output(args) -> None:
 
 
 def _write(path: str, text: str) -> None:
-    from kmc.reports.inputs import write_atomic
+    from kmc.reports.inputs import InputError, write_output
 
     try:
-        folder = os.path.dirname(os.path.abspath(path))
-        os.makedirs(folder, exist_ok=True)
-        write_atomic(path, text)
-    except OSError as e:
-        raise UsageError(f"--markdown {path} could not be written: {e.strerror or e}") \
-            from None
+        write_output(path, text, "--markdown")
+    except InputError as e:
+        raise UsageError(str(e)) from None
 
 
 def _print(*parts) -> None:

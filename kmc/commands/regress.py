@@ -274,7 +274,7 @@ def _documented(o) -> str:
 
 
 def _artifacts(args, outcomes, wall, code) -> None:
-    from kmc.reports.inputs import write_atomic
+    from kmc.reports.inputs import InputError, write_output
     from kmc.reports.regress.jsonout import regress_json
     from kmc.reports.regress.junit import junit_bytes
     from kmc.reports.regress.markdown import render_markdown
@@ -287,13 +287,9 @@ def _artifacts(args, outcomes, wall, code) -> None:
         if path is None:
             continue
         try:
-            d = os.path.dirname(path)
-            if d:
-                os.makedirs(d, exist_ok=True)
-            write_atomic(path, render())
-        except OSError as e:
-            raise UsageError(f"{flag} {path} could not be written ({e.strerror or e}): "
-                             "name a file in a writable directory with free space") from None
+            write_output(path, render(), flag)
+        except InputError as e:
+            raise UsageError(str(e)) from None
     if args.json:
         json.dump(regress_json(outcomes, args.suite, args.tier, wall, code), sys.stdout,
                   indent=1)
