@@ -17,13 +17,14 @@ mask. Updates are simultaneous (every right-hand side reads the old state). The 
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from kmc.invariants.properties import always, quiescent, sometimes
 from kmc.model import packed_codegen as cg
 from kmc.model.contract import Model, ModelError
-from kmc.model.packed_checks import check_spec
+from kmc.model.packed_checks import check_spec, free_names
 
 
 #: the ``__module__`` of the generated functions (not an importable module)
@@ -55,6 +56,13 @@ class Enum:
 class Int:
     lo: int
     hi: int
+
+    def __post_init__(self):
+        if not all(isinstance(b, int) and not isinstance(b, bool) for b in (self.lo, self.hi)):
+            raise ModelError(f"Int({self.lo!r}, {self.hi!r}): the bounds must be whole numbers")
+        if self.lo > self.hi:
+            raise ModelError(f"Int({self.lo}, {self.hi}) is empty: write the lower bound "
+                             "first, e.g. Int(0, 3)")
 
     def encode(self, v):
         if not self.lo <= v <= self.hi:
@@ -105,6 +113,13 @@ class Spec:
     def var(self, name, dom, size=None):
         if name in self.vars or name in self.indexes:
             raise ModelError(f"variable {name!r} declared twice")
+        if not isinstance(dom, (Enum, Int)) or dom.size < 1:
+            raise ModelError(f"variable {name!r} has domain {dom!r}: give a non-empty "
+                             "Enum(...), Int(lo, hi) or Bool()")
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool)
+                                 or size < 1):
+            raise ModelError(f"variable {name!r} has size {size!r}: an array needs a "
+                             "positive whole size")
         bits = max(1, (dom.size - 1).bit_length())
         self.vars[name] = _Var(name, dom, size, self.bits, bits)
         self.bits += bits * (size or 1)
@@ -155,9 +170,11 @@ class PackedModel(Model):
         for name, over, when, then, fault, actor in spec.rules:
             for env in _instances(spec, over):
                 self._rules.append((name, env, fault, actor))
-                guards.append(cg.src(spec, when, env))
-                conj.append(cg.conjuncts(spec, when, env))
-                bodies.append(cg.update_src(spec, then, env))
+                with self._blaming(f"rule {name!r}"):
+                    guards.append(cg.src(spec, when, env))
+                    conj.append(cg.conjuncts(spec, when, env))
+                    bodies.append(cg.update_src(spec, then, env))
+                    _defined(spec, guards[-1], bodies[-1])
         self._guard_src, self._body_src = guards, bodies
         self.n_actions = len(self._rules)
         lines = [cg.emit_successors(conj, bodies)]
@@ -179,11 +196,23 @@ class PackedModel(Model):
             self.representative = ns["rep"]
         self._props = []
         for kind, pname, expr in spec.props:
-            fn = eval(compile(f"lambda s: {cg.src(spec, expr, {})}", f"<{pname}>", "eval"),  # noqa: S307
+            with self._blaming(f"{kind} property {pname!r}"):
+                code = cg.src(spec, expr, {})
+                _defined(spec, code)
+            fn = eval(compile(f"lambda s: {code}", f"<{pname}>", "eval"),  # noqa: S307
                       {"_chk": cg.chk, "__name__": GENERATED_MODULE})
             maker = {"always": always, "sometimes": sometimes, "quiescent": quiescent}[kind]
             self._props.append(maker(pname, fn, description=expr))
-        self._inits = [self.pack(v) for v in spec.inits]
+        with self._blaming("spec.init"):
+            self._inits = [self.pack(v) for v in spec.inits]
+
+    @contextmanager
+    def _blaming(self, part: str):
+        """A declaration error found while compiling names the model and its part."""
+        try:
+            yield
+        except ModelError as e:
+            raise ModelError(f"packed model {self.name!r}: {part}: {e}") from None
 
     # ---- Model contract ---------------------------------------------------------------
     def init_states(self):
@@ -248,6 +277,9 @@ class PackedModel(Model):
             v = values[name]
             items = [v] * var.size if var.size is not None and not isinstance(v, (list, tuple)) \
                 else (list(v) if var.size is not None else [v])
+            if len(items) != (var.size or 1):
+                raise ModelError(f"init state sets {name!r} to {v!r}: {name}[{var.size}] "
+                                 f"needs {var.size} values (or one value for all)")
             for i, x in enumerate(items):
                 s |= var.dom.encode(x) << var.off(i if var.size is not None else None)
         return s
@@ -261,6 +293,17 @@ class PackedModel(Model):
             else:
                 out[name] = [var.dom.decode((s >> var.off(i)) & mask) for i in range(var.size)]
         return out
+
+
+def _defined(spec, *codes) -> None:
+    for code in codes:
+        unknown = free_names(code)
+        if unknown and unknown[0] in spec.indexes:
+            raise ModelError(f"index set {unknown[0]!r} is read outside all(...)/any(...): "
+                             f"range over it there, e.g. all(x[i] for i in {unknown[0]})")
+        if unknown:
+            raise ModelError(f"{unknown[0]!r} is not a declared variable, index set, rule "
+                             "parameter or builtin: declare it or fix the spelling")
 
 
 def _instances(spec, over):

@@ -5,6 +5,7 @@ fault and the fix."""
 from __future__ import annotations
 
 import ast
+import builtins
 import keyword
 
 from kmc.model.contract import ModelError
@@ -17,9 +18,6 @@ def check_spec(spec, model_name: str) -> None:
     where = f"packed model {model_name!r}"
     for name, var in spec.vars.items():
         _name_ok(name, f"{where}: variable {name!r}")
-        if var.size is not None and (not isinstance(var.size, int) or var.size < 1):
-            raise ModelError(f"{where}: variable {name!r} has size {var.size!r}: an array "
-                             "needs a positive whole size")
     for name, values in spec.indexes.items():
         _name_ok(name, f"{where}: index set {name!r}")
         if name in spec.vars:
@@ -50,11 +48,44 @@ def check_spec(spec, model_name: str) -> None:
         if not isinstance(expr, str):
             raise ModelError(f"{where}: {kind} property {name!r} needs an expression "
                              "string")
+    if spec.symmetry is not None:
+        _symmetry_ok(spec, where)
     for values in spec.inits:
         unknown = sorted(set(values) - set(spec.vars))
         if unknown:
             raise ModelError(f"{where}: spec.init sets {unknown[0]!r}, which is not a "
                              "declared variable: declare it with spec.var first")
+
+
+def _symmetry_ok(spec, where: str) -> None:
+    index, arrays = spec.symmetry
+    at = f"{where}: spec.symmetric({index!r}, ...)"
+    if index not in spec.indexes:
+        raise ModelError(f"{at} names no declared index set: declare spec.index({index!r}, "
+                         "values) first")
+    if not arrays:
+        raise ModelError(f"{at} names no arrays: list the arrays that hold one element "
+                         "per process")
+    n = len(spec.indexes[index])
+    for a in arrays:
+        var = spec.vars.get(a)
+        if var is None or var.size != n:
+            raise ModelError(f"{at}: {a!r} is not an array of {n} elements, one per "
+                             f"member of {index!r}: name arrays declared with size={n}")
+
+
+def free_names(code: str) -> list:
+    """Names a generated expression reads that nothing defines: not the state ``s``, a
+    builtin, or a name bound inside the expression (a comprehension or lambda)."""
+    tree = ast.parse(code, mode="eval")
+    bound = {"s", "_chk"} | set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.comprehension):
+            bound |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Lambda):
+            bound |= {a.arg for a in node.args.args + node.args.kwonlyargs}
+    return sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+                   and isinstance(n.ctx, ast.Load) and n.id not in bound})
 
 
 def _name_ok(name, at: str) -> None:

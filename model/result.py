@@ -48,6 +48,9 @@ class CheckResult:
     extra: dict = field(default_factory=dict)
 
     def verdict(self, name: str) -> str:
+        if name not in self.properties:
+            raise KeyError(f"no property {name!r} was checked: this result has "
+                           f"{', '.join(self.properties) or 'none'}")
         kind = self.properties[name]
         found = name in self.discoveries
         if kind == SOMETIMES:

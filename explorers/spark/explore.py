@@ -10,6 +10,7 @@ visited keys in the executors' blocks, on disk beyond ``KMC_SPARK_VISITED_MEM``
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sys
 import tempfile
@@ -56,6 +57,10 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     ``KMC_SPARK_DRIVER_SECONDS`` when set (``Run.limit``), else every level with at least
     as many states as owner partitions runs on Spark: ``run.split_limit``).
     """
+    _options_ok(master=master, executors=executors, partitions=partitions,
+                checkpoint_dir=checkpoint_dir, driver_level_max=driver_level_max,
+                app_name=app_name, resume=resume)
+    checkpoint_dir = None if checkpoint_dir is None else os.fspath(checkpoint_dir)
     if resume and not checkpoint_dir:
         raise ExplorerError("--resume needs --checkpoint-dir DIR: the directory of the "
                             "interrupted run")
@@ -196,6 +201,27 @@ def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None,
     run.close()  # the trace rows' files: the counterexamples are rebuilt by now
     frontier.release()
     return result
+
+
+def _options_ok(**options) -> None:
+    """The options a caller passes in (the CLI's flags are checked by its parser), each of
+    its type before Spark starts: a mistake names the option."""
+    for name, v in options.items():
+        if v is None:
+            continue
+        if name == "resume":
+            if not isinstance(v, bool):
+                raise ExplorerError(f"resume must be True or False, got {v!r}")
+        elif name in ("executors", "partitions", "driver_level_max"):
+            least = 0 if name == "driver_level_max" else 1
+            if isinstance(v, bool) or not isinstance(v, int) or v < least:
+                raise ExplorerError(f"{name} must be a whole number >= {least}, got {v!r}")
+        elif name == "checkpoint_dir":
+            if not isinstance(v, (str, os.PathLike)) or not str(v):
+                raise ExplorerError(f"checkpoint_dir must be a directory path or URL (a str), "
+                                    f"got {v!r}")
+        elif not isinstance(v, str) or not v:
+            raise ExplorerError(f"{name} must be a non-empty str, got {v!r}")
 
 
 def _placed(run, frontier, to_spark):

@@ -13,7 +13,7 @@ from kmc import catalog
 from kmc.cli import main
 from kmc.errors import UsageError
 from kmc.model.contract import ModelError
-from kmc.model.packed import Enum, PackedModel
+from kmc.model.packed import Enum, Int, PackedModel
 
 COUNTER = '''
 from kmc import Model, always, sometimes
@@ -200,6 +200,17 @@ class Toggle(PackedModel):
     ({"extra": lambda s: (s.always("X", "True"), s.sometimes("X", "True"))},
      "two properties are named 'X'"),
     ({"extra": lambda s: s.var("all", Enum(0, 1))}, "variable 'all' is not a usable name"),
+    ({"extra": lambda s: s.rule("G", when="ready", then={"mode": "'b'"})},
+     "packed model 'toggle': rule 'G': 'ready' is not a declared variable"),
+    ({"extra": lambda s: s.always("Safe", "on[0] or limit")},
+     "always property 'Safe': 'limit' is not a declared"),
+    ({"extra": lambda s: s.always("Two", "len(P) == 2")}, "index set 'P' is read outside all"),
+    ({"extra": lambda s: s.symmetric("Q", ["on"])}, "spec.symmetric('Q', ...) names no"),
+    ({"extra": lambda s: s.symmetric("P", ["mode"])}, "'mode' is not an array of 2 elements"),
+    ({"extra": lambda s: s.var("z", Enum(0, 1), size="3")}, "'z' has size '3'"),
+    ({"extra": lambda s: s.var("z", Int(3, 0))}, "Int(3, 0) is empty"),
+    ({"extra": lambda s: s.var("z", range(3))}, "give a non-empty Enum(...), Int(lo, hi)"),
+    ({"extra": lambda s: s.init(on=[True], mode="a")}, "on[2] needs 2 values"),
 ])
 def test_the_packed_api_checks_declarations(kwargs, words):
     with pytest.raises(ModelError, match=None) as e:
@@ -273,7 +284,19 @@ def test_a_user_model_failing_while_explored_is_named(models, capsys):
     (dict(scenario="twophase", bogus=1), "the bfs explorer takes no option 'bogus'"),
     (dict(scenario=42), "scenario must be a name"),
     (dict(scenario="twophase", params="rm=3"), "params must be a dict"),
+    (dict(scenario="twophase", explorer="spark", partitions=0), "partitions must be a whole"),
+    (dict(scenario="twophase", explorer="spark", master=5), "master must be a non-empty str"),
+    (dict(scenario="twophase", explorer="spark", checkpoint_dir=123), "checkpoint_dir must"),
+    (dict(scenario="twophase", explorer="spark", executors=1.5), "executors must be a whole"),
+    (dict(scenario="twophase", explorer="spark", checkpoint_dir="/tmp/x", resume="no"),
+     "resume must be True or False"),
 ])
 def test_the_api_names_a_mistyped_argument(kwargs, words):
     with pytest.raises(UsageError, match=words):
         kmc.check(**kwargs)
+
+
+def test_a_verdict_of_an_unchecked_property_names_those_checked():
+    result = kmc.check("diehard")
+    with pytest.raises(KeyError, match="no property 'Nope' was checked: this result has "):
+        result.verdict("Nope")
