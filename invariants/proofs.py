@@ -323,7 +323,7 @@ _TWIN_TEXT = {
 
 def _twin(t: Theorem) -> Theorem:
     return Theorem(t.id + "~false", "FALSE TWIN of " + t.id + ": " + _TWIN_TEXT[t.id],
-                   t.formula, REFUTED, lambda sp, f=t.build: f(sp, twin=True))
+                   t.formula, REFUTED, lambda sp, f=t.build: f(sp, twin=True), uses=t.uses)
 
 
 TWINS = [_twin(t) for t in THEOREMS if t.id in _TWIN_TEXT]

@@ -294,8 +294,12 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
             if on_row is not None:
                 on_row(row)
             continue
-        limit = timeout or TIMEOUT_FACTOR * sum(base["runs"][e.id]["elapsed"]
-                                                for e in entries) + SLACK
+        need = sum(base["runs"][e.id]["elapsed"] for e in entries)
+        if timeout is not None and timeout <= need:  # every mutant would time out: killed
+            raise UsageError(f"--timeout {timeout:g}: the unmutated model's runs that "
+                             f"{m.id} reaches take {need:.2f} s: give more time, or leave "
+                             "--timeout out (3x their time + 10 s)")
+        limit = timeout or TIMEOUT_FACTOR * need + SLACK
         todo.append(m)
         costs.append(sum(map(_expected_states, entries)))
         where = base["def_lines"][m.path].get((m.line, m.col))

@@ -189,6 +189,9 @@ def chosen_files(graph: Graph, patterns: list[str]) -> list[str]:
         if not found:
             raise UsageError(f"--files {pat}: no file matches")
         for f in found:
+            if os.path.isdir(f):
+                raise UsageError(f"--files {f} is a directory: name its .py files or a "
+                                 f"pattern, e.g. --files '{os.path.join(f, '*.py')}'")
             if not os.path.isfile(f):
                 raise UsageError(f"--files {f}: no such file")
             full = os.path.realpath(f)

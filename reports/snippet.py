@@ -3,6 +3,8 @@ it rebuilds the model through the public API, takes each recorded action by inde
 checks that the index still names the recorded action, and asserts the verdict."""
 from __future__ import annotations
 
+import os
+
 from kmc.invariants.properties import DEADLOCK
 from kmc.reports.tracefile import describe
 
@@ -33,7 +35,8 @@ def python_snippet(doc: dict) -> str:
         "# Needs kmc importable: pip install kmc, or pip install -e . in a checkout.",
         "from kmc.api import build",
         "",
-        f"model = build({doc['scenario']!r}, {doc['variant']!r}, {dict(doc['params'])!r})",
+        f"model = build({_ref(doc['scenario'])!r}, {doc['variant']!r}, "
+        f"{dict(doc['params'])!r})",
         f"state = model.init_states()[{doc['init_index']}]",
         "for index, expected in [",
         *rows,
@@ -48,3 +51,13 @@ def python_snippet(doc: dict) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _ref(scenario: str) -> str:
+    """A user model's file (``FILE.py:factory``) found from here as an absolute path, so
+    that the program runs from any directory."""
+    target, sep, attr = scenario.rpartition(":")
+    if sep and target.endswith(".py") and not os.path.isabs(target) and \
+            os.path.isfile(target):
+        return f"{os.path.abspath(target)}:{attr}"
+    return scenario

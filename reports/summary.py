@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 
 from kmc.model.encoding import COLLISION_WARN
 from kmc.model.result import EXIT_MEANINGS, CheckResult
@@ -231,7 +232,11 @@ def _counterexample(result, model, name, path) -> list[str]:
     if why:
         lines.append(f"    {'' if why.startswith('offending') else 'why: '}{why}")
     if path:
-        lines.append(f"    step by step: kmc show {path}   re-run it: kmc replay {path}")
+        scenario = result.extra.get("scenario") or ""
+        # a user model (FILE.py:factory, module:factory) replays only when named again
+        named = f" --model {shlex.quote(scenario)}" if ":" in scenario else ""
+        path = shlex.quote(path)
+        lines.append(f"    step by step: kmc show {path}   re-run it: kmc replay {path}{named}")
     return lines
 
 

@@ -104,12 +104,12 @@ def run(args) -> int:
                  replay=not args.no_replay)
     for text in report.summary(rep):
         say(text)
+    if args.json:  # first: a report file that cannot be written loses no results
+        json.dump(rep, sys.stdout, indent=1)
+        print()
     if args.markdown:
         command = "kmc mutate " + " ".join(shlex.quote(a) for a in sys.argv[2:])
         _write(args.markdown, report.markdown(rep, command))
-    if args.json:
-        json.dump(rep, sys.stdout, indent=1)
-        print()
     return 0
 
 

@@ -59,8 +59,12 @@ def run(args) -> int:
     ids = list(args.only)
     unknown = [i for i in ids if i not in proofs.BY_ID]
     if unknown:
+        base, _, twin = unknown[0].partition("~")
+        twins = ", ".join(t.id for t in proofs.TWINS)
+        if twin == "false" and base in proofs.BY_ID:
+            raise UsageError(f"{base} has no false twin: those with one are {twins}")
         raise UsageError(f"unknown theorem {unknown[0]!r}: choose from "
-                         + ", ".join(t.id for t in proofs.THEOREMS) + " (or ID~false)")
+                         + ", ".join(t.id for t in proofs.THEOREMS) + f"; false twins: {twins}")
     if args.twins:
         base = ids or [t.id for t in proofs.THEOREMS]
         ids = base + [t.id for t in proofs.TWINS if t.id.split("~")[0] in base]

@@ -44,6 +44,10 @@ def run(args) -> int:
             output_dir(args.pictures, "--pictures")
         except InputError as e:
             raise UsageError(str(e)) from None
+    model = None
+    if args.state_graph:  # before anything is printed: a model that cannot load is exit 2
+        from kmc.commands.replay import load_model
+        _doc, model = load_model(args.trace, args.model)
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
@@ -51,10 +55,6 @@ def run(args) -> int:
     if args.pictures:
         from kmc.reports.artifacts import write_artifacts
 
-        model = None
-        if args.state_graph:
-            from kmc.commands.replay import load_model
-            _doc, model = load_model(args.trace, args.model)
         from kmc.user_models import blamed
 
         try:

@@ -161,6 +161,8 @@ def test_json_markdown_and_list(toy, tmp_path, capsys):
     (["-j", "0"], "-j/--jobs"),
     (["--time-budget", "-1"], "--time-budget"),
     (["--markdown", "{toy}/m.md"], "--markdown"),
+    (["--files", os.path.join(ROOT, "model", "validation")], "validation is a directory"),
+    (["--timeout", "0.000001", "--only", ":cmp:"], "the unmutated model's runs that"),
 ])
 def test_bad_input_is_one_line_and_exit_2(toy, capsys, argv, needle):
     argv = [a.replace("{toy}", toy) for a in argv]
@@ -168,6 +170,21 @@ def test_bad_input_is_one_line_and_exit_2(toy, capsys, argv, needle):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("kmc: error: "), err
     assert needle in err[0]
+
+
+def test_a_markdown_report_that_cannot_be_written_loses_no_json(toy, tmp_path, capsys,
+                                                                  monkeypatch):
+    from kmc.reports import inputs
+
+    def full_disk(path, text, flag):
+        raise inputs.InputError(f"{flag} {path} could not be written (No space left)")
+
+    monkeypatch.setattr(inputs, "write_output", full_disk)
+    code = main(["mutate", "--scenario", f"{toy}:make", "--only", ":cmp:", "-j", "1",
+                 "--json", "--markdown", str(tmp_path / "m.md")])
+    out, err = capsys.readouterr()
+    assert code == 2 and "No space left" in err
+    assert json.loads(out)["mutants"]
 
 
 @pytest.mark.parametrize("argv, needle", [

@@ -253,3 +253,14 @@ def test_an_unmet_expectation_exits_1(capsys, monkeypatch):
     monkeypatch.setitem(proofs.BY_ID, wrong.id, wrong)
     assert prove.run(_args(["--only", wrong.id])) == 1
     assert "[FAIL] c4-modulo-expand: refuted" in capsys.readouterr().out
+
+
+def test_a_twin_runs_after_what_its_theorem_relies_on_and_a_missing_twin_is_named(capsys):
+    from kmc.cli import main
+
+    assert [t.id for t in proofs.selection(["c1-expand~false"])] == \
+        [t.id for t in proofs.selection(["c1-expand"])][:-1] + ["c1-expand~false"]
+    assert "c0-split-pointer" in [t.id for t in proofs.selection(["c1-expand~false"])]
+    assert main(["prove", "--quick", "--only", "c3-log-bound~false"]) == 2
+    assert "c3-log-bound has no false twin: those with one are c0-split-pointer~false" in \
+        capsys.readouterr().err

@@ -3,6 +3,7 @@
 `kmc.scenarios` entry point group, the public API (`from kmc import ...`), and the packed
 API's declaration checks — every mistake a one-line exit 2 that names the fix."""
 import json
+import subprocess
 import sys
 import textwrap
 
@@ -300,3 +301,31 @@ def test_a_verdict_of_an_unchecked_property_names_those_checked():
     result = kmc.check("diehard")
     with pytest.raises(KeyError, match="no property 'Nope' was checked: this result has "):
         result.verdict("Nope")
+
+
+def test_a_user_models_counterexample_replays_and_shows_as_printed(models, capsys, tmp_path):
+    out, pics = tmp_path / "out", tmp_path / "pics"
+    code = main(["check", "counter_models.py:make", "-p", "wrong=true", "--quiet",
+                 "--out", str(out)])
+    text = capsys.readouterr().out
+    trace = out / "trace-Bounded.json"
+    assert code == 1 and f"kmc replay {trace} --model counter_models.py:make" in text
+    assert main(["replay", str(trace), "--model", "counter_models.py:make"]) == 0
+    # the program check writes rebuilds the model from any directory
+    program = out / "replay-Bounded.py"
+    assert f"{models / 'counter_models.py'}:make" in program.read_text()
+    subprocess.run([sys.executable, str(program)], cwd=tmp_path, check=True,
+                   capture_output=True)
+    capsys.readouterr()
+    # a model show cannot load is exit 2 before anything is printed
+    assert main(["show", str(trace), "--pictures", str(pics), "--state-graph"]) == 2
+    printed, err = capsys.readouterr()
+    assert printed == "" and "--model counter_models.py:make" in err
+    # another model whose states differ: no state graph, and show says why
+    (models / "shifted.py").write_text(COUNTER.replace("return [0]", "return [10]").replace(
+        '["inc"] if s + self.step', '["inc"] if s - 10 + self.step'))
+    assert main(["show", str(trace), "--pictures", str(pics), "--state-graph",
+                 "--model", "shifted.py:make"]) == 0
+    assert "no state graph: the trace no longer replays" in capsys.readouterr().out
+    assert not list(pics.glob("states-*"))
+    sys.modules.pop("shifted", None)
