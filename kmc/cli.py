@@ -72,6 +72,8 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # a stream other than stdout (which ClosablePipe keeps quiet)
         return 3
     except Exception as e:  # an internal error: say so in one line, traceback on demand
+        if seen() and not os.environ.get("KMC_DEBUG"):
+            return interrupted()  # a Ctrl-C that a library turned into its own error
         if os.environ.get("KMC_DEBUG"):
             traceback.print_exc()
             return 3

@@ -2,6 +2,7 @@
 the interrupt cut short."""
 from __future__ import annotations
 
+import logging
 import signal
 import sys
 import threading
@@ -23,6 +24,9 @@ def watch() -> None:
 def _noted(signum, _frame):
     _SEEN.append(signum)
     sys.unraisablehook = _quiet  # what a dropped interrupt leaves is noise now
+    # and so are libraries' logs of it (py4j logs a traceback when a second Ctrl-C
+    # cuts a call to the JVM short): the command is ending
+    logging.disable(logging.CRITICAL)
     raise KeyboardInterrupt
 
 

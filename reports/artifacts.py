@@ -24,12 +24,14 @@ STATE_GRAPH_LIMIT = 60
 RUN_FILES = ("trace-{}.json", "graph-{}.dot", "graph-{}.graphml", "graph-{}.json",
              "graph-{}.png", "graph-{}.svg", "sequence-{}.png", "sequence-{}.svg",
              "states-{}.png", "states-{}.svg", "replay-{}.py")
+RUN_PAGES = ("summary.json", "index.html")
 
 
 def clear_earlier_run(out_dir: str) -> list:
     """Remove the files an earlier run wrote into ``out_dir`` for the properties its
-    summary.json names, so that no trace or picture of another scenario stays beside
-    this run's summary; any other file is left alone. Returns the removed paths."""
+    summary.json names, and its summary.json and index.html, so that no file of another
+    scenario stays beside this run's; any other file is left alone. Returns the removed
+    paths."""
     import json
 
     try:
@@ -37,7 +39,18 @@ def clear_earlier_run(out_dir: str) -> list:
             names = list(json.load(f).get("properties") or ())
     except (OSError, ValueError, AttributeError, TypeError):
         return []  # no summary of an earlier run (or not one of kmc's): nothing is kmc's
+    return remove_run_files(out_dir, names)
+
+
+def remove_run_files(out_dir: str, names) -> list:
+    """Remove the files a run writes for the properties ``names`` (``RUN_FILES``) and
+    its summary.json and index.html."""
     removed = []
+    for page in RUN_PAGES:
+        path = os.path.join(out_dir, page)
+        if os.path.isfile(path) and not os.path.islink(path):
+            os.remove(path)
+            removed.append(path)
     for name in names:
         if not isinstance(name, str) or not name:
             continue

@@ -21,7 +21,7 @@ from kmc.reports.inputs import write_atomic
 from kmc.reports.artifacts import slug, write_artifacts
 from kmc.reports.graph import initial_summary, state_summary
 from kmc.reports.show import change_lines
-from kmc.reports.summary import summary, trace_meta
+from kmc.reports.summary import replay_command, summary, trace_meta
 from kmc.reports.tracefile import load_trace
 
 #: base64 bytes of pictures one page may embed (the page itself stays well under 1 MB)
@@ -211,7 +211,8 @@ def _counterexample(doc, files, trace_file, out_dir, budget, headline) -> str:
     if doc.get("detail") is not None:
         out.append(f"<p>Offending tuple: <code>{_e(json.dumps(doc['detail']))}</code></p>")
     if trace_file:
-        out.append(f"<p>Replay: <code>kmc replay {_e(trace_file)}</code> · step by step: "
+        out.append(f"<p>Replay: <code>{_e(replay_command(trace_file, doc.get('scenario')))}"
+                   f"</code> · step by step: "
                    f"<code>kmc show {_e(trace_file)}</code></p>")
     for key, caption in (("sequence_png", "Message sequence"),
                          ("states_png", "State graph around the counterexample"),

@@ -232,12 +232,16 @@ def _counterexample(result, model, name, path) -> list[str]:
     if why:
         lines.append(f"    {'' if why.startswith('offending') else 'why: '}{why}")
     if path:
-        scenario = result.extra.get("scenario") or ""
-        # a user model (FILE.py:factory, module:factory) replays only when named again
-        named = f" --model {shlex.quote(scenario)}" if ":" in scenario else ""
-        path = shlex.quote(path)
-        lines.append(f"    step by step: kmc show {path}   re-run it: kmc replay {path}{named}")
+        lines.append(f"    step by step: kmc show {shlex.quote(path)}   re-run it: "
+                     f"{replay_command(path, result.extra.get('scenario'))}")
     return lines
+
+
+def replay_command(path: str, scenario) -> str:
+    """``kmc replay PATH``, naming the model when it is a user model (``FILE.py:factory``,
+    ``module:factory``): a trace file never chooses the code to run itself."""
+    named = f" --model {shlex.quote(scenario)}" if ":" in (scenario or "") else ""
+    return f"kmc replay {shlex.quote(path)}{named}"
 
 
 def lasso_words(loop_start: int, length: int) -> str:

@@ -36,12 +36,12 @@ import io
 import json
 import os
 import pickle
-from urllib.parse import urlparse
 
 import numpy as np
 
 from kmc.explorers.errors import ExplorerError
 from kmc.explorers.spark import ckptfiles, sealing
+from kmc.explorers.spark.ckptfiles import to_url
 from kmc.model.encoding import fingerprint
 
 FORMAT = 5  # 3: levels/L.json lists the block files; 4: 128-bit keys; 5: blocks hold
@@ -50,13 +50,6 @@ IDENTITY = "identity.json"
 OLD_IDENTITY = "identity.pkl"  # format 1 (pickles): refused unread
 #: a level's counters, kept as JSON as they are
 COUNTERS = ("depth", "unique", "generated", "mode", "frontier", "elapsed", "levels")
-
-
-def to_url(path: str) -> str:
-    """A Hadoop URL for a user path; a plain path is made absolute (file://)."""
-    if urlparse(path).scheme and len(urlparse(path).scheme) > 1:
-        return path.rstrip("/")
-    return "file://" + os.path.abspath(path)
 
 
 class CheckpointStore:
@@ -360,8 +353,7 @@ def precheck(path: str, ident: dict, resume: bool, max_states=None, max_depth=No
         os.path.isdir(os.path.join(local, "levels")) else []
 
     def read(name):
-        with open(os.path.join(local, name), "rb") as f:
-            return f.read()
+        return ckptfiles.read_local(local, name)
     levels = level_numbers(names)
     checked = _validate(path, url, ident, resume, os.path.exists(ident_file),
                         lambda: read(IDENTITY), levels)

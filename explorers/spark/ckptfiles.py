@@ -6,10 +6,58 @@ back that way, ~0.1 ms directly). Blocks are Spark's business (``checkpoint``).
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
+from urllib.parse import urlparse
 
 from kmc.explorers.errors import ExplorerError
+
+
+def to_url(path: str) -> str:
+    """A Hadoop URL for a user path; a local one (a plain path, file:/p, file:///p) is
+    ``file://`` and its real path, so that one directory has one URL (its key's name)."""
+    u = urlparse(path)
+    if u.scheme == "file":
+        if u.netloc not in ("", "localhost"):
+            raise ExplorerError(f"--checkpoint-dir {path}: a file URL names an absolute "
+                                f"path (file:///dir); or give the directory as a path")
+        return "file://" + os.path.realpath(u.path or "/")
+    if u.scheme and len(u.scheme) > 1:
+        return path.rstrip("/")
+    return "file://" + os.path.realpath(path)
+
+
+#: in a local checkpoint dir, the file a run holds locked (fcntl) while it runs
+LOCK = ".lock"
+
+
+@contextlib.contextmanager
+def locked(path: str | None):
+    """Hold checkpoint dir ``path`` for this run when it is local: a second run into it
+    at the same time would overwrite the first's identity and key (neither could then be
+    resumed). A directory on a Hadoop filesystem is not locked."""
+    url = to_url(path) if path else ""
+    if not url.startswith("file://"):
+        yield
+        return
+    local = url[len("file://"):]
+    try:
+        os.makedirs(local, exist_ok=True)
+        fd = os.open(os.path.join(local, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise ExplorerError(f"--checkpoint-dir {path} cannot be written ({e.strerror or e}): "
+                            "choose a directory you can write to") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise ExplorerError(f"checkpoint dir {path} is in use by another run: wait "
+                                "for it to end, or choose another --checkpoint-dir") from None
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def open_files(sc, url: str, path: str):
@@ -17,6 +65,18 @@ def open_files(sc, url: str, path: str):
     if url.startswith("file://"):
         return LocalFiles(url[len("file://"):])
     return HadoopFiles(sc, url, path)
+
+
+def read_local(root: str, rel: str) -> bytes:
+    """File ``rel`` of the checkpoint dir ``root``; one that cannot be read (lost, a
+    directory in its place) is a damaged checkpoint, said in one line."""
+    try:
+        with open(os.path.join(root, rel), "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ExplorerError(f"checkpoint dir {root}: {rel} cannot be read "
+                            f"({e.strerror or e}): the checkpoint is damaged; start "
+                            "afresh without --resume in an empty directory") from None
 
 
 class LocalFiles:
@@ -48,8 +108,7 @@ class LocalFiles:
                                 "checkpoint dir's permissions and free space") from None
 
     def read(self, rel: str) -> bytes:
-        with open(self._p(rel), "rb") as f:
-            return f.read()
+        return read_local(self.root, rel)
 
     def delete(self, rel: str) -> None:
         p = self._p(rel)

@@ -84,7 +84,12 @@ def start(state_dir: str, workers: int = 2, cores: int = 1, memory: str = "1g",
     if _port_open(port):
         raise ExplorerError(f"port {port} on 127.0.0.1 is in use: pass --port 0 for a free "
                             "port, or stop what listens there")
-    state.mkdir(parents=True, exist_ok=True)
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+        (state / "master.log").touch()
+    except OSError as e:
+        raise ExplorerError(f"--dir {state_dir} cannot hold the cluster's files "
+                            f"({e.strerror or e}): name a directory you can write") from None
     env = {**os.environ, "SPARK_HOME": home, "SPARK_LOCAL_IP": "127.0.0.1",
            "SPARK_MASTER_HOST": "127.0.0.1"}
     ui = free_port()
@@ -139,6 +144,8 @@ def _save(state: Path, info: dict) -> None:
 def _info(state_dir: str) -> dict | None:
     """The state file ``start`` wrote (None: there is none); one that is not of that
     shape is an ExplorerError: its PIDs cannot be trusted to signal."""
+    if os.path.exists(state_dir) and not os.path.isdir(state_dir):
+        raise ExplorerError(f"--dir {state_dir} is a file: name the cluster's directory")
     path = Path(state_dir) / STATE
     try:
         info = json.loads(path.read_text())
@@ -197,21 +204,40 @@ def alive_pids(state_dir: str) -> dict:
     return out
 
 
+#: what a worker launches, in its command line: the executor JVM and its Python workers
+EXECUTOR_MARKERS = ("CoarseGrainedExecutorBackend", "pyspark.daemon", "pyspark/daemon")
+
+
 def executor_pids(state_dir: str) -> list[int]:
-    """Executors the workers launched: the processes whose working directory is inside
-    this cluster's work dirs (found by PID through /proc, not by name)."""
-    root = str(Path(state_dir).resolve())
+    """Executors the workers launched, found by PID through /proc, not by name: an
+    executor JVM or one of its Python workers, running in a work dir of this cluster's
+    workers. Any other process there (a shell, an editor, this command) is not one."""
+    info = _info(state_dir) or {"workers": []}
+    roots = tuple(str(Path(w["work_dir"]).resolve()) + os.sep for w in info["workers"])
+    ours = _ancestors(os.getpid())
     pids = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or int(entry.name) in ours:
             continue
         try:
             cwd = os.readlink(entry / "cwd")
         except OSError:
             continue
-        if cwd.startswith(root + os.sep):
+        if roots and cwd.startswith(roots) and \
+                any(_ours(int(entry.name), m) for m in EXECUTOR_MARKERS):
             pids.append(int(entry.name))
     return pids
+
+
+def _ancestors(pid: int) -> set:
+    out = set()
+    while pid > 1 and pid not in out:
+        out.add(pid)
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            break
+    return out
 
 
 def kill_worker(state_dir: str, i: int) -> int:

@@ -20,6 +20,7 @@ from kmc.explorers.core import Core
 from kmc.explorers.errors import ExplorerError
 from kmc.explorers.gcpause import without_cyclic_gc
 from kmc.explorers.spark import checkpoint as ckpt
+from kmc.explorers.spark import ckptfiles
 from kmc.explorers.spark import spill
 from kmc.explorers.spark.spill_dir import SpillSpace, local_disks
 from kmc.explorers.spark.driver import DriverFrontier, join_blocks, owner_of
@@ -78,8 +79,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     # Ctrl-C from here on cancels the jobs and is raised between py4j calls (CtrlC); the
     # spill directory (KMC_SPARK_SPILL_DIR) is checked before Spark starts and goes
     # after it stopped
-    with SpillSpace() as space, spark_context(master, executors, app_name) as sc, \
-            CtrlC(sc):
+    with ckptfiles.locked(checkpoint_dir), SpillSpace() as space, \
+            spark_context(master, executors, app_name) as sc, CtrlC(sc):
         nparts = partitions or default_partitions(sc.defaultParallelism,
                                                   lumpy=bool(core.owner_shift))
         core_bc = sc.broadcast(_cloudpickle(_shippable(core)))

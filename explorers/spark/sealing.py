@@ -103,8 +103,9 @@ def read_key(url: str, shown: str) -> bytes:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
         raise ExplorerError(f"checkpoint dir {shown} was written by another user or "
-                            f"machine (its key is not in {key_dir()}): start afresh in an "
-                            "empty directory, or resume it where it was written") from None
+                            f"machine, or at another path (its key is not in {key_dir()}): "
+                            "start afresh in an empty directory, or resume it where it was "
+                            "written") from None
     except OSError as e:
         raise ExplorerError(f"cannot read the checkpoint key {path} ({e.strerror}): "
                             "start afresh in an empty directory") from None

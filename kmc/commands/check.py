@@ -212,9 +212,14 @@ def _check_paths(args) -> None:
         if args.out is not None:
             output_dir(args.out, "--out")
         if args.checkpoint_dir is not None and _local(args.checkpoint_dir):
-            path = args.checkpoint_dir.removeprefix("file://")
+            from kmc.explorers.errors import ExplorerError
+            from kmc.explorers.spark.ckptfiles import to_url
+            try:
+                path = to_url(args.checkpoint_dir)[len("file://"):]
+            except ExplorerError as e:
+                raise InputError(str(e)) from None
             output_dir(path, "--checkpoint-dir")
-            names = set(os.listdir(path)) if os.path.isdir(path) else set()
+            names = set(os.listdir(path)) - {".lock"} if os.path.isdir(path) else set()
             if names and not names & {"identity.json", "identity.pkl"}:
                 raise InputError(f"--checkpoint-dir {path} holds other files and no kmc "
                                  "checkpoint: name a new or empty directory")
@@ -233,16 +238,20 @@ def _write_outputs(result, out_dir) -> tuple[dict, str]:
     """Trace files, summary.json and the report; ({property: path}, "" or what failed)."""
     if not out_dir:
         return {}, ""
-    from kmc.reports.artifacts import clear_earlier_run
+    from kmc.reports.artifacts import clear_earlier_run, remove_run_files
     from kmc.reports.html import write_report
     from kmc.reports.summary import write_summary, write_traces
 
     trace_files = {}
     try:
-        clear_earlier_run(out_dir)  # no trace of another run beside this one's summary
-        trace_files = write_traces(result, out_dir)
-        write_summary(result, out_dir, trace_files)
-        write_report(result, out_dir, trace_files)
+        clear_earlier_run(out_dir)  # no file of another run beside this one's
+        try:
+            trace_files = write_traces(result, out_dir)
+            write_report(result, out_dir, trace_files)
+            write_summary(result, out_dir, trace_files)  # last: it says the set is whole
+        except BaseException:  # a Ctrl-C or a full disk while writing: no half run stays
+            remove_run_files(out_dir, result.properties)
+            raise
     except OSError as e:
         where = e.filename or out_dir
         return trace_files, f"the run finished, but {where} could not be written " \

@@ -43,8 +43,13 @@ def _memory(text):
     import argparse
     import re
 
-    if not re.fullmatch(r"\d+[kmgtKMGT]?", text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 512m or 2g")
+    m = re.fullmatch(r"(\d+)([kmgtKMGT])", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 512m or 2g (a "
+                                         "number and its unit: k, m, g or t)")
+    if int(m[1]) * 1024 ** "kmgt".index(m[2].lower()) < 1024:  # Spark's workers need 1m
+        raise argparse.ArgumentTypeError(f"{text!r} is below the 1m a Spark worker needs: "
+                                         "give e.g. 1g (an executor takes 1g by default)")
     return text
 
 

@@ -144,6 +144,23 @@ def test_out_replaces_an_earlier_runs_traces_and_keeps_other_files(tmp_path, cap
     assert (out / "notes.txt").read_text() == (out / "replay-notes.py").read_text() == "mine"
 
 
+def test_a_ctrl_c_while_out_is_written_leaves_no_half_run(tmp_path, capsys, monkeypatch):
+    from kmc.reports import html
+
+    out = tmp_path / "out"
+    assert main(["check", "diehard", "--out", str(out), "--quiet"]) == 1
+    (out / "notes.txt").write_text("mine")
+    drawn = []
+
+    def interrupted(result, out_dir, trace_files):  # pressed while the pictures are drawn
+        drawn.extend(trace_files)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(html, "write_report", interrupted)
+    assert main(["check", "stale-read", "--variant", "legacy", "--out", str(out),
+                 "--quiet"]) == 130
+    assert drawn and sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
 def test_names_that_differ_never_share_a_file():
     from kmc.reports.inputs import file_slug
     from kmc.reports.regress.stored import slug as entry_slug
@@ -194,3 +211,35 @@ def test_a_state_that_is_not_a_value_is_exit_2_on_every_explorer(tmp_path, monke
         assert "not lists, dicts or sets" in err and not (tmp_path / "out").exists()
     finally:
         sys.modules.pop(name, None)
+
+
+def test_one_checkpoint_dir_has_one_url_and_a_damaged_one_is_named(tmp_path):
+    from kmc.explorers.errors import ExplorerError
+    from kmc.explorers.spark.ckptfiles import read_local, to_url
+
+    real = tmp_path / "ck"
+    (real / "levels" / "3.json").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(real)
+    want = f"file://{real}"
+    assert {to_url(str(real)), to_url(str(tmp_path / "link")), to_url(f"file:{real}"),
+            to_url(f"file://{real}"), to_url(f"file://localhost{real}")} == {want}
+    assert to_url("hdfs://nn:8020/ck/") == "hdfs://nn:8020/ck"
+    with pytest.raises(ExplorerError, match="file://ck: a file URL names an absolute path"):
+        to_url("file://ck")
+    with pytest.raises(ExplorerError, match=r"levels/3.json cannot be read \(Is a directory\)"):
+        read_local(str(real), "levels/3.json")
+    with pytest.raises(ExplorerError, match="levels/3.npy cannot be read .*damaged"):
+        read_local(str(real), "levels/3.npy")
+
+
+def test_a_checkpoint_dir_in_use_is_refused_and_free_again_after(tmp_path):
+    from kmc.explorers.errors import ExplorerError
+    from kmc.explorers.spark.ckptfiles import locked
+
+    ck = str(tmp_path / "ck")
+    with locked(ck):
+        with pytest.raises(ExplorerError, match="is in use by another run"):
+            with locked(ck):
+                pass
+    with locked(ck), locked(str(tmp_path / "other")), locked(None):
+        pass

@@ -310,6 +310,8 @@ def test_a_user_models_counterexample_replays_and_shows_as_printed(models, capsy
     text = capsys.readouterr().out
     trace = out / "trace-Bounded.json"
     assert code == 1 and f"kmc replay {trace} --model counter_models.py:make" in text
+    assert f"kmc replay {trace} --model counter_models.py:make" in \
+        (out / "index.html").read_text()
     assert main(["replay", str(trace), "--model", "counter_models.py:make"]) == 0
     # the program check writes rebuilds the model from any directory
     program = out / "replay-Bounded.py"

@@ -1,0 +1,51 @@
+"""`kmc cluster`'s process bookkeeping without a JVM: what `status` counts as an executor
+and what `stop` signals are the processes a worker launched, never another process that
+happens to run in the cluster's directory (a shell, an editor, the command itself)."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kmc.cli import main
+from kmc.explorers.spark import cluster
+
+
+@pytest.fixture
+def state(tmp_path):
+    work = tmp_path / "work-0" / "app-1" / "0"
+    work.mkdir(parents=True)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "state.json").write_text(json.dumps({
+        "master_url": "spark://127.0.0.1:1", "ui_port": 1, "master": None,
+        "workers": [{"pid": 2 ** 22 + 1, "log": "w.log", "work_dir": str(tmp_path / "work-0")}]}))
+    started = []
+
+    def spawn(cwd, *marker):
+        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *marker],
+                             cwd=cwd)
+        started.append(p)
+        return p
+    yield tmp_path, work, spawn
+    for p in started:  # stop what the test started, by PID
+        p.kill()
+        p.wait()
+
+
+def test_only_a_workers_launches_count_as_executors(state):
+    root, work, spawn = state
+    executor = spawn(work, "pyspark.daemon")
+    bystanders = [spawn(work), spawn(root / "logs", "pyspark.daemon")]
+    assert cluster.executor_pids(str(root)) == [executor.pid]
+    assert all(p.poll() is None for p in bystanders)
+
+
+def test_stop_signals_the_executors_and_nothing_else_even_from_inside(state, monkeypatch,
+                                                                     capsys):
+    root, work, spawn = state
+    executor, bystander = spawn(work, "pyspark.daemon"), spawn(work)
+    monkeypatch.chdir(work)  # this process (kmc cluster stop) runs inside a work dir
+    assert main(["cluster", "stop", "--dir", str(root)]) == 0
+    assert executor.wait(timeout=10) is not None
+    assert bystander.poll() is None
+    assert not (root / "state.json").exists()
