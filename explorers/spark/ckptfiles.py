@@ -43,6 +43,7 @@ def locked(path: str | None):
         yield
         return
     local = url[len("file://"):]
+    created = not os.path.exists(local)
     try:
         os.makedirs(local, exist_ok=True)
         fd = os.open(os.path.join(local, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
@@ -58,6 +59,8 @@ def locked(path: str | None):
         yield
     finally:
         os.close(fd)  # closing releases the lock
+        if created and set(os.listdir(local)) <= {LOCK}:  # the run wrote nothing there
+            shutil.rmtree(local, ignore_errors=True)
 
 
 def open_files(sc, url: str, path: str):

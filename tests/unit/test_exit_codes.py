@@ -243,3 +243,4 @@ def test_a_checkpoint_dir_in_use_is_refused_and_free_again_after(tmp_path):
                 pass
     with locked(ck), locked(str(tmp_path / "other")), locked(None):
         pass
+    assert not (tmp_path / "other").exists()  # nothing written there: nothing left
