@@ -28,6 +28,7 @@ from kmc.explorers.spark.frontier import LevelCancelled, SparkFrontier
 from kmc.explorers.spark.placement import default_partitions, place_by_partition_key
 from kmc.explorers.spark.run import Run, driver_seconds, split_limit
 from kmc.explorers.spark.tuning import env_number
+from kmc.explorers.spark.watchdog import ExecutorWatch
 
 #: a fixed driver threshold (frontier states) instead of the adaptive one (Run.limit)
 DRIVER_LEVEL_MAX = env_number("KMC_SPARK_DRIVER_LEVEL", None, int)
@@ -115,7 +116,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                                               frontier.size, LINEAGE_EVERY, core.owner_shift,
                                               lineage_bytes=LINEAGE_BYTES, spill_bound=bound,
                                               spill_dir=runs_base)
-        with CtrlC(sc) as ctrl_c:
+        with CtrlC(sc) as ctrl_c, ExecutorWatch(sc) as watch:
             try:
                 if start is None:
                     frontier = run.start(DriverFrontier)
@@ -143,6 +144,8 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                 if ctrl_c.event.is_set():  # the level failed because Ctrl-C cancelled it
                     _interrupted(store, checkpoint_dir)
                     raise KeyboardInterrupt() from None
+                if watch.lost:  # the cluster lost every executor: its jobs were cancelled
+                    raise watch.error() from None
                 if store is not None and store.unverified_error(e):
                     raise store.unverified_error(e) from None
                 if from_spark(e):
