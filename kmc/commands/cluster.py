@@ -96,5 +96,8 @@ def run(args) -> int:
           f"web UI {st['ui_url']}")
     for name, pid in sorted(st["alive"].items()):
         print(f"  {name}: pid {pid}")
+    for i in range(st["workers"]):
+        if f"worker-{i}" not in st["alive"]:
+            print(f"  worker-{i}: NOT running (its log: worker-{i}.log)")
     print(f"  executors: {len(st['executors'])} running")
     return 0

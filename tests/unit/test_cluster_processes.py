@@ -49,3 +49,15 @@ def test_stop_signals_the_executors_and_nothing_else_even_from_inside(state, mon
     assert executor.wait(timeout=10) is not None
     assert bystander.poll() is None
     assert not (root / "state.json").exists()
+
+
+def test_status_names_a_worker_that_is_not_running(state, capsys):
+    root, _work, spawn = state
+    master = spawn(root, "--port", "1")  # stands in for the master start recorded
+    info = json.loads((root / "state.json").read_text())
+    info["master"] = {"pid": master.pid, "log": "m.log"}
+    (root / "state.json").write_text(json.dumps(info))
+    assert main(["cluster", "status", "--dir", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert f"master: pid {master.pid}" in out
+    assert "worker-0: NOT running (its log: worker-0.log)" in out
