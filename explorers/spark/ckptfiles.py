@@ -59,7 +59,8 @@ def locked(path: str | None):
         yield
     finally:
         os.close(fd)  # closing releases the lock
-        if created and set(os.listdir(local)) <= {LOCK}:  # the run wrote nothing there
+        if created and os.path.isdir(local) and set(os.listdir(local)) <= {LOCK}:
+            # the run wrote nothing there
             shutil.rmtree(local, ignore_errors=True)
 
 

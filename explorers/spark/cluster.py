@@ -212,8 +212,10 @@ def executor_pids(state_dir: str) -> list[int]:
     """Executors the workers launched, found by PID through /proc, not by name: an
     executor JVM or one of its Python workers, running in a work dir of this cluster's
     workers. Any other process there (a shell, an editor, this command) is not one."""
-    info = _info(state_dir) or {"workers": []}
-    roots = tuple(str(Path(w["work_dir"]).resolve()) + os.sep for w in info["workers"])
+    info = _info(state_dir)  # after a stop, the work dirs start makes are still there
+    dirs = [w["work_dir"] for w in info["workers"]] if info is not None else \
+        [str(p) for p in Path(state_dir).glob("work-*")]
+    roots = tuple(str(Path(d).resolve()) + os.sep for d in dirs)
     ours = _ancestors(os.getpid())
     pids = []
     for entry in Path("/proc").iterdir():

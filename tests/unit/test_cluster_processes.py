@@ -61,3 +61,10 @@ def test_status_names_a_worker_that_is_not_running(state, capsys):
     out = capsys.readouterr().out
     assert f"master: pid {master.pid}" in out
     assert "worker-0: NOT running (its log: worker-0.log)" in out
+
+
+def test_a_stopped_clusters_leftover_executors_are_still_found(state):
+    root, work, spawn = state
+    (root / "state.json").unlink()  # as stop leaves it: the work dirs stay
+    executor = spawn(work, "pyspark.daemon")
+    assert cluster.executor_pids(str(root)) == [executor.pid]
