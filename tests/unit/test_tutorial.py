@@ -39,6 +39,14 @@ def test_the_tutorial_end_to_end(tmp_path, monkeypatch, capsys):
         else:
             assert out["unique_states"] == 18
     assert list(codes.values()) == [1, 0]
+    for line in blocks("bash")[1].splitlines():  # --out, then replay what it wrote
+        argv, _, said = line.partition("#")
+        argv = argv.split()
+        assert main(argv[1:]) == (1 if argv[1] == "check" else 0)
+        out = capsys.readouterr().out
+        assert said.strip() in out
+        if argv[1] == "check":  # the command the summary prints is the page's next line
+            assert "kmc replay out/trace-NoStaleRead.json --model recreate.py:make" in out
     assert main(["check", str(tmp_path / "stale.toml"), "--quiet"]) == 1
     capsys.readouterr()
     run = subprocess.run([sys.executable, "-c", snippet], cwd=tmp_path, capture_output=True,
