@@ -296,9 +296,8 @@ def run_mutants(plan: Plan, base: dict, jobs: int, budget=None, timeout=None,
             continue
         need = sum(base["runs"][e.id]["elapsed"] for e in entries)
         if timeout is not None and timeout <= need:  # every mutant would time out: killed
-            raise UsageError(f"--timeout {timeout:g}: the unmutated model's runs that "
-                             f"{m.id} reaches take {need:.2f} s: give more time, or leave "
-                             "--timeout out (3x their time + 10 s)")
+            raise UsageError(f"--timeout {timeout:g}: the unmutated runs {m.id} reaches take "
+                             f"{need:.2f} s: give more, or leave it out (3x that + 10 s)")
         limit = timeout or TIMEOUT_FACTOR * need + SLACK
         todo.append(m)
         costs.append(sum(map(_expected_states, entries)))
