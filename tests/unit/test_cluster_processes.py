@@ -68,3 +68,18 @@ def test_a_stopped_clusters_leftover_executors_are_still_found(state):
     (root / "state.json").unlink()  # as stop leaves it: the work dirs stay
     executor = spawn(work, "pyspark.daemon")
     assert cluster.executor_pids(str(root)) == [executor.pid]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["start", "--dir", "{dir}", "--memory", "512"], "'512' is not a size like 512m or 2g"),
+    (["start", "--dir", "{dir}", "--memory", "1k"], "'1k' is below the 1m a Spark worker"),
+    (["status", "--dir", "{file}"], "is a file: name the cluster's directory"),
+    (["start", "--dir", "/proc/kmc-cluster", "--port", "0"], "cannot hold the cluster's"),
+])
+def test_a_cluster_that_cannot_be_is_one_line_and_exit_2(tmp_path, capsys, argv, words):
+    (tmp_path / "f").write_text("")
+    argv = [a.replace("{file}", str(tmp_path / "f")).replace("{dir}", str(tmp_path / "c"))
+            for a in argv]
+    assert main(["cluster", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err, err

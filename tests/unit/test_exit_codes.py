@@ -244,3 +244,21 @@ def test_a_checkpoint_dir_in_use_is_refused_and_free_again_after(tmp_path):
     with locked(ck), locked(str(tmp_path / "other")), locked(None):
         pass
     assert not (tmp_path / "other").exists()  # nothing written there: nothing left
+
+
+def test_a_ctrl_c_that_a_library_turned_into_its_own_error_is_exit_130(monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    from kmc import cli, interrupt
+
+    def run(_args):  # a library caught the KeyboardInterrupt and raised its own error
+        interrupt._SEEN.append(2)
+        raise ValueError("Invalid bounding box")
+    monkeypatch.setattr(interrupt, "_SEEN", [])
+    monkeypatch.setattr(cli, "seen", interrupt.seen)
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(parser, "parse_known_args",
+                        lambda argv: (SimpleNamespace(_run=run, command="x"), []))
+    assert main(["list"]) == 130
+    assert capsys.readouterr().err == "kmc: interrupted\n"
