@@ -45,20 +45,13 @@ def clear_earlier_run(out_dir: str) -> list:
 def remove_run_files(out_dir: str, names) -> list:
     """Remove the files a run writes for the properties ``names`` (``RUN_FILES``) and
     its summary.json and index.html."""
+    files = list(RUN_PAGES) + [pattern.format(slug(name)) for name in names
+                               if isinstance(name, str) and name for pattern in RUN_FILES]
     removed = []
-    for page in RUN_PAGES:
-        path = os.path.join(out_dir, page)
+    for path in (os.path.join(out_dir, f) for f in files):
         if os.path.isfile(path) and not os.path.islink(path):
             os.remove(path)
             removed.append(path)
-    for name in names:
-        if not isinstance(name, str) or not name:
-            continue
-        for pattern in RUN_FILES:
-            path = os.path.join(out_dir, pattern.format(slug(name)))
-            if os.path.isfile(path) and not os.path.islink(path):
-                os.remove(path)
-                removed.append(path)
     return removed
 
 

@@ -331,6 +331,11 @@ def _gateway(conf, submitted):
         log.close()
 
 
+def executor_count(sc) -> int:
+    """The executors the driver has now (its own block manager is one entry of the map)."""
+    return sc._jsc.sc().getExecutorMemoryStatus().size() - 1
+
+
 def wait_for_executors(sc, master: str, wait_s: float | None = None,
                        interrupted=None) -> None:
     """Block until the cluster granted at least one executor, at most ``wait_s`` seconds
@@ -342,7 +347,7 @@ def wait_for_executors(sc, master: str, wait_s: float | None = None,
             raise KeyboardInterrupt()
         try:
             # the driver itself is one entry of this map; executors are the others
-            if sc._jsc.sc().getExecutorMemoryStatus().size() > 1:
+            if executor_count(sc) > 0:
                 return
         except Exception:  # Spark stopped the context: the master gave up on it
             raise ExplorerError(f"the Spark master {master} dropped the application: see "

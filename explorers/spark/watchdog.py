@@ -10,7 +10,7 @@ import threading
 import time
 
 from kmc.explorers.errors import ExplorerError
-from kmc.explorers.spark.session import EXECUTOR_WAIT_S, is_local
+from kmc.explorers.spark.session import EXECUTOR_WAIT_S, executor_count, is_local
 
 
 class ExecutorWatch:
@@ -37,8 +37,8 @@ class ExecutorWatch:
     def _watch(self) -> None:
         since = None
         while not self._stop.wait(self.every_s):
-            try:  # the driver's own block manager is one entry; executors the others
-                executors = self.sc._jsc.sc().getExecutorMemoryStatus().size() - 1
+            try:
+                executors = executor_count(self.sc)
             except Exception:  # the context stopped: the run is ending anyway
                 return
             if executors > 0:
