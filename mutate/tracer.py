@@ -32,7 +32,7 @@ syntax tree (``isolation.install_unmutated``) in which
   (``__kmc_cached__`` / ``__kmc_done__`` around the body);
 - in a mutated file, each statement first adds its first line to the file's executed
   lines (a decorated one its decorators' lines too), and a function its own first line
-  when it is called: ``runner.reaches`` asks for a mutant's statement's first line or
+  when it is called: ``lines.reaches`` asks for a mutant's statement's first line or
   its own line.
 
 The hooks record only while the tracer is open; what runs before or after is not kept.

@@ -221,7 +221,8 @@ def test_a_mutant_runs_only_the_entries_that_execute_its_line(toy):
     """With limit 1 the counter never passes 1, so `out.append("mark")` never runs there:
     its mutants skip that entry (they would run it exactly as the baseline did); the
     guard above it runs in both."""
-    from kmc.mutate.runner import entries_reaching, run_baseline, statement_lines
+    from kmc.mutate.lines import statement_lines
+    from kmc.mutate.runner import entries_reaching, run_baseline
 
     entries = _entries(toy) + [Entry(id="toy.limit=1", scenario=f"{toy}:make",
                                      params={"limit": 1})]
@@ -240,7 +241,7 @@ def test_a_mutant_runs_only_the_entries_that_execute_its_line(toy):
 
 
 def test_a_node_on_a_continuation_line_belongs_to_its_statement():
-    from kmc.mutate.runner import statement_lines
+    from kmc.mutate.lines import statement_lines
 
     lines = statement_lines("def f(a):\n    return (a +\n            2)\n")
     assert lines[(3, 12)] == 2  # the constant 2 runs with `return` on line 2
