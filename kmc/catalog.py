@@ -145,8 +145,11 @@ def load(ref: str, variant: str | None, raw_params: dict) -> dict:
             raise UsageError(f"{ref}: unknown bound {sorted(unknown)[0]!r}: use max_states, "
                              "max_depth or time_limit")
         for k, v in bounds.items():
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise UsageError(f"{ref}: bound {k} must be a positive integer, got {v!r}")
+            whole = k != "time_limit"  # seconds may be fractional, as with --time-limit
+            if isinstance(v, bool) or not isinstance(v, int if whole else (int, float)) or \
+                    not v > 0 or v == float("inf"):
+                raise UsageError(f"{ref}: bound {k} must be a positive "
+                                 f"{'integer' if whole else 'number'}, got {v!r}")
         fv = spec.get("variant")
         if fv is not None and not isinstance(fv, str):
             raise UsageError(f"{ref}: variant must be a string")

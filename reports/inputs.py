@@ -116,6 +116,21 @@ def write_atomic(path: str, data: str | bytes) -> str:
     """Write ``data`` to ``path`` through a fresh temporary file in the same directory
     (created exclusively: a link planted at a guessable name is never followed) and a
     rename: a reader never sees half a file, and a failure leaves nothing behind."""
+    tmp = write_staged(path, data)
+    try:
+        os.replace(tmp, path)
+    except BaseException as e:
+        _unlink(tmp)
+        if isinstance(e, OSError):
+            raise _about(e, path) from None
+        raise
+    return path
+
+
+def write_staged(path: str, data: str | bytes) -> str:
+    """The first half of ``write_atomic``: ``data`` in a fresh temporary file beside
+    ``path``, returned for the caller to rename onto ``path`` (or delete) once every
+    file of a change is written. A failure leaves nothing behind."""
     import tempfile
 
     folder, name = os.path.split(os.path.abspath(path))
@@ -127,16 +142,19 @@ def write_atomic(path: str, data: str | bytes) -> str:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
         os.chmod(tmp, 0o666 & ~UMASK)  # what open() would have given the file
-        os.replace(tmp, path)
     except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink(tmp)
         if isinstance(e, OSError):
             raise _about(e, path) from None
         raise
-    return path
+    return tmp
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def write_output(path: str, data: str | bytes, flag: str) -> str:

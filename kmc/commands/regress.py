@@ -144,16 +144,26 @@ def _none_chosen(args, suite) -> str:
 
 
 def _spare_inputs(args, suite) -> None:
-    """A report file never replaces what the run reads: the suite file, a stored
-    counterexample, or the other report."""
+    """A report file never replaces what the run reads: the suite file, a scenario or
+    model file an entry names, a stored counterexample, or the other report."""
+    from kmc.user_models import is_user_ref
+
     reports = [(f, p) for f, p in (("--junit", args.junit), ("--markdown", args.markdown))
                if p is not None]
     stored = os.path.realpath(suite.traces_dir)
+    named = {}  # the files the entries name (validate made them paths beside the suite)
+    for e in suite.entries:
+        ref = e.scenario.rpartition(":")[0] if is_user_ref(e.scenario) else e.scenario
+        if os.path.isfile(ref):
+            named.setdefault(os.path.realpath(ref), e.id)
     for flag, path in reports:
         real = os.path.realpath(path)
         if real == os.path.realpath(suite.path):
             raise UsageError(f"{flag} {path} is the suite file itself: name another file "
                              "for the report")
+        if real in named:
+            raise UsageError(f"{flag} {path} is the scenario entry {named[real]!r} "
+                             "runs: name another file for the report")
         if os.path.commonpath([stored, real]) == stored:
             raise UsageError(f"{flag} {path} is inside the stored counterexamples' "
                              f"directory {suite.traces_dir}: name a file outside it")
@@ -235,24 +245,39 @@ def _record(suite, outcomes, say, reason=None) -> None:
 
 
 def _rewrite(suite, outcomes, say, reason=None) -> None:
+    """The suite text is rewritten and checked, and every stored counterexample written
+    to a temporary file beside its place, before anything is moved into place: a file
+    that cannot be written leaves the suite's directory as it was."""
     from kmc.reports.inputs import write_atomic
     from kmc.reports.regress.runner import ERROR
-    from kmc.reports.regress.update import (apply_traces, changes, documented_mismatch,
-                                            rewrite, with_reason)
+    from kmc.reports.regress.stored import commit, discard
+    from kmc.reports.regress.update import (changes, documented_mismatch, rewrite,
+                                            stage_traces, with_reason)
 
-    new, notes, doubts = {}, {}, []
+    new, notes, doubts, plans = {}, {}, [], []
     for o in outcomes:
         if o.status == ERROR:
             notes[o.entry.id] = [f"not updated: the run failed: {o.error}"]
             continue
         exp = with_reason(o.got.expectation(o.entry.expect), o.entry.expect, reason)
         new[o.index] = exp
-        notes[o.entry.id] = changes(o.entry.expect, exp) + apply_traces(
-            suite.traces_dir, o.entry.id, o.traces)
+        notes[o.entry.id] = changes(o.entry.expect, exp)
         doubt = documented_mismatch(_documented(o), o.got)
         if doubt:
             doubts.append(f"  {o.entry.id}: {doubt}")
     text = rewrite(suite, new)
+    try:
+        for o in outcomes:
+            if o.status != ERROR:
+                lines, plan = stage_traces(suite.traces_dir, o.entry.id, o.traces)
+                notes[o.entry.id] += lines
+                plans.append(plan)
+        for plan in plans:
+            commit(plan)
+    except BaseException:
+        for plan in plans:  # what is not in place yet goes (moved files are not staged)
+            discard(plan)
+        raise
     if text != suite.text:
         write_atomic(suite.path, text)
     changed = {k: v for k, v in notes.items() if v}

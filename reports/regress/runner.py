@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -89,23 +90,53 @@ def run_entry(job: Job) -> Outcome:
 
 def run_entries(jobs: list[Job], workers: int, on_outcome: Callable | None = None) -> list:
     """Run ``jobs`` on up to ``workers`` processes (capped by the core count); call
-    ``on_outcome`` in entry order as soon as each outcome and all before it are known."""
+    ``on_outcome`` in entry order as soon as each outcome and all before it are known.
+
+    A worker process that dies (killed by a signal, the kernel's out-of-memory killer)
+    breaks the whole pool, and the pool cannot say which entry it was running: every
+    entry the broken pool did not finish is run again, each in a process of its own,
+    so only the entry that dies again there is an error."""
     workers = max(1, min(workers, os.cpu_count() or 1, len(jobs)))
-    outcomes = []
+    outcomes: list = []
+    known: dict = {}
 
     def deliver(o):
-        outcomes.append(o)
-        if on_outcome is not None:
-            on_outcome(o)
+        known[o.index] = o
+        while len(outcomes) < len(jobs) and jobs[len(outcomes)].index in known:
+            nxt = known.pop(jobs[len(outcomes)].index)
+            outcomes.append(nxt)
+            if on_outcome is not None:
+                on_outcome(nxt)
 
     if workers == 1:  # in-process: no pickling, and tracebacks stay debuggable
         for j in jobs:
             deliver(run_entry(j))
         return outcomes
+    lost = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for o in pool.map(run_entry, jobs):  # map yields in submission (entry) order
-            deliver(o)
+        futures = [(j, pool.submit(run_entry, j)) for j in jobs]
+        for j, f in futures:  # in submission (entry) order
+            try:
+                deliver(f.result())
+            except BrokenProcessPool:
+                lost.append(j)
+    for j in lost:
+        deliver(_alone(j))
     return outcomes
+
+
+def _alone(job: Job) -> Outcome:
+    """``run_entry(job)`` in a process of its own; an ``error`` outcome if that process
+    dies before it answers."""
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(run_entry, job).result()
+        except BrokenProcessPool:
+            return Outcome(job.index, job.entry, ERROR, variant=job.entry.variant,
+                           elapsed_s=time.perf_counter() - t0,
+                           error="the process running it died (killed by a signal, or "
+                                 "out of memory)")
 
 
 def _failure_report(out_dir: str, e: Entry, result, differences) -> str:

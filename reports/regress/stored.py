@@ -16,7 +16,7 @@ import tempfile
 
 from kmc.invariants.properties import DEADLOCK, QUIESCENT
 from kmc.model.trace import ReplayError, Trace
-from kmc.reports.inputs import file_slug, write_atomic
+from kmc.reports.inputs import file_slug, write_staged
 
 
 def slug(name: str) -> str:
@@ -130,22 +130,76 @@ def trace_documents(result, props) -> dict:
 def store(traces_dir: str, entry_id: str, docs: dict) -> tuple[list, list]:
     """Write ``docs`` as the entry's stored counterexamples and delete the ones no longer
     expected. Returns (written paths, removed paths)."""
+    return commit(stage(traces_dir, entry_id, docs))
+
+
+@dataclasses.dataclass
+class Staged:
+    """An entry's new stored counterexamples, written to temporary files beside their
+    places (``stage``) but not yet in them: --update stages every entry's files before
+    it moves any into place (``commit``), so a file that cannot be written leaves the
+    suite's directory as it was (``discard``)."""
+    folder: str
+    made: list  # the directories ``stage`` created, deepest last
+    writes: list  # (temporary file, final path)
+    removes: list  # stored files no longer expected
+
+
+def stage(traces_dir: str, entry_id: str, docs: dict) -> Staged:
     d = entry_dir(traces_dir, entry_id)
     keep = {trace_path(traces_dir, entry_id, p) for p in docs}
-    removed = []
-    if os.path.isdir(d):
-        for name in sorted(os.listdir(d)):
-            path = os.path.join(d, name)
-            if name.endswith(".json") and path not in keep:
-                os.remove(path)
-                removed.append(path)
-    written = []
-    for p, doc in sorted(docs.items()):
-        path = trace_path(traces_dir, entry_id, p)
-        os.makedirs(d, exist_ok=True)
-        # never leave a half-written trace
-        write_atomic(path, json.dumps(doc, indent=1, default=str) + "\n")
-        written.append(path)
-    if os.path.isdir(d) and not os.listdir(d):
-        os.rmdir(d)
-    return written, removed
+    removes = [os.path.join(d, name) for name in
+               (sorted(os.listdir(d)) if os.path.isdir(d) else [])
+               if name.endswith(".json") and os.path.join(d, name) not in keep]
+    plan = Staged(d, [], [], removes)
+    try:
+        if docs:
+            plan.made = _make_dirs(d)
+        for p, doc in sorted(docs.items()):
+            path = trace_path(traces_dir, entry_id, p)
+            tmp = write_staged(path, json.dumps(doc, indent=1, default=str) + "\n")
+            plan.writes.append((tmp, path))
+    except BaseException:
+        discard(plan)
+        raise
+    return plan
+
+
+def commit(plan: Staged) -> tuple[list, list]:
+    """Move the staged files into place and remove the ones no longer expected (and the
+    entry's directory, once empty). Returns (written paths, removed paths)."""
+    for tmp, path in plan.writes:
+        os.replace(tmp, path)
+    for path in plan.removes:
+        os.remove(path)
+    if os.path.isdir(plan.folder) and not os.listdir(plan.folder):
+        os.rmdir(plan.folder)
+    return [path for _tmp, path in plan.writes], list(plan.removes)
+
+
+def discard(plan: Staged) -> None:
+    """Delete the staged files and the directories staging made: as if never staged."""
+    for tmp, _path in plan.writes:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    for folder in reversed(plan.made):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass
+
+
+def _make_dirs(folder: str) -> list:
+    """``os.makedirs(folder)``; returns the directories it created, outermost first."""
+    missing = []
+    p = os.path.abspath(folder)
+    while not os.path.isdir(p) and os.path.dirname(p) != p:
+        missing.append(p)
+        p = os.path.dirname(p)
+    made = []
+    for p in reversed(missing):
+        os.mkdir(p)
+        made.append(p)
+    return made

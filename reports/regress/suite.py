@@ -127,6 +127,14 @@ def parse_suite(text: str, path: str) -> Suite:
     if not isinstance(raw_entries, list):
         raise SuiteError("`entry` must be an array of tables: write each entry under "
                          "an [[entry]] header", path, lines.top_key("entry"))
+    if len(lines.headers) != len(raw_entries):
+        # the line of every entry (errors, --update's edits) is found by its header line
+        raise SuiteError(f"{len(raw_entries)} {'entry' if len(raw_entries) == 1 else 'entries'}"
+                         f" but {len(lines.headers)} [[entry]] header line"
+                         f"{'' if len(lines.headers) == 1 else 's'}: write each entry "
+                         "under its own [[entry]] line (not as entry = [...], and no "
+                         "such line inside a multi-line string)", path,
+                         lines.top_key("entry"))
     base = os.path.dirname(os.path.abspath(path))
     entries, seen = [], {}
     for i, raw in enumerate(raw_entries):
@@ -208,6 +216,8 @@ def _entry(raw, path, at, lines, i) -> Entry:
     if e.id is not None and not e.id.strip():
         fail("`id` must not be empty: leave it out for the default id, or name the entry",
              "id")
+    if e.id is not None and not e.id.isprintable():  # a table row, a JUnit test name
+        fail(f"`id` must be one line of printable text, got {e.id!r}", "id")
     e.id = e.id or default_id(e)
     if "expect" in raw:
         try:
@@ -243,7 +253,7 @@ class LineMap:
     """Where things are in the suite text. tomllib gives no positions for valid input,
     so the ``[[entry]]`` headers and ``key =`` lines are found by a line scan."""
 
-    HEADER = re.compile(r"^\s*\[\[\s*entry\s*\]\]")
+    HEADER = re.compile(r"""^\s*\[\[\s*(?:entry|"entry"|'entry')\s*\]\]""")
     TABLE = re.compile(r"^\s*\[")
 
     def __init__(self, text: str):

@@ -13,7 +13,7 @@ import re
 
 from kmc.invariants.properties import DEADLOCK
 from kmc.reports.regress.expect import Expectation
-from kmc.reports.regress.stored import store, trace_path
+from kmc.reports.regress.stored import stage, trace_path
 from kmc.reports.regress.suite import EXPECT_KEYS, LineMap, Suite, parse_suite
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
@@ -115,8 +115,9 @@ def rewrite(suite: Suite, new: dict) -> str:
     """``suite.text`` with the expectations of the entries in ``new`` (index ->
     Expectation) replaced. Raises RuntimeError when the result does not read back."""
     lines = suite.text.splitlines(keepends=True)
+    nl = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"  # the file's own
     if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
+        lines[-1] += nl
     lm = LineMap(suite.text)
     # edit from the bottom up so the line numbers of earlier entries stay valid
     for i in sorted(new, reverse=True):
@@ -135,7 +136,7 @@ def rewrite(suite: Suite, new: dict) -> str:
             if n not in dropped:
                 block.append(lines[n - 1])
             if n == insert_after:
-                block += [line + "\n" for line in new[i].toml_lines()]
+                block += [line + nl for line in new[i].toml_lines()]
         lines[start - 1:own_end - 1] = block
     text = "".join(lines)
     _verify(text, suite, new)
@@ -152,8 +153,9 @@ def append_entries(text: str, skeletons: list[dict]) -> str:
     return out
 
 
-def apply_traces(traces_dir: str, entry_id: str, docs: dict) -> list[str]:
-    """Store the entry's counterexamples; describe the ones that changed."""
+def stage_traces(traces_dir: str, entry_id: str, docs: dict):
+    """Stage the entry's counterexamples (``stored.stage``: nothing is in place until
+    ``stored.commit``); returns the lines describing what changes, and the plan."""
     notes = []
     for p, doc in sorted(docs.items()):
         old = _load(trace_path(traces_dir, entry_id, p))
@@ -165,10 +167,10 @@ def apply_traces(traces_dir: str, entry_id: str, docs: dict) -> list[str]:
         elif old.get("steps") != doc.get("steps"):
             notes.append(f"stored counterexample for {p} re-recorded (the recorded states "
                          "changed)")
-    _written, removed = store(traces_dir, entry_id, docs)
+    plan = stage(traces_dir, entry_id, docs)
     notes += [f"stored counterexample {os.path.relpath(r)} removed (no longer expected)"
-              for r in removed]
-    return notes
+              for r in plan.removes]
+    return notes, plan
 
 
 def _statements(lines, start: int, end: int):

@@ -81,10 +81,20 @@ def test_scenario_toml_file(tmp_path, capsys):
     assert code == 1 and d["variant"] == "broken-commit" and d["params"] == {"rm": 2}
 
 
+def test_a_scenario_files_time_limit_may_be_fractional(tmp_path, capsys):
+    """As with --time-limit and a suite entry's bounds: seconds, not whole seconds."""
+    f = tmp_path / "s.toml"
+    f.write_text('scenario = "twophase"\n[bounds]\ntime_limit = 30.5\n')
+    code, out, _ = run(["check", str(f), "--json", "--quiet"], capsys)
+    assert code == 0 and json.loads(out)["stopped_by"] in (None, "", "all properties decided")
+
+
 @pytest.mark.parametrize("text, words", [
     ("scenario = ", "not valid TOML"),
     ("variant = 'x'", "missing `scenario"),
     ('scenario = "twophase"\n[bounds]\nmax_depth = -1', "positive integer"),
+    ('scenario = "twophase"\n[bounds]\nmax_depth = 2.5', "positive integer"),
+    ('scenario = "twophase"\n[bounds]\ntime_limit = 0.0', "positive number"),
     ('scenario = "twophase"\n[bounds]\nspeed = 1', "unknown bound"),
     ('scenario = "twophase"\nflavour = 1', "unknown key"),
     ('scenario = "twophase"\n[params]\nrm = "many"', "whole number"),

@@ -2,6 +2,8 @@
 corrupted suite is exit 2 with its line, the JUnit file has the usual shape, and the
 shipped expectations are exactly what `--update` records from the models."""
 import json
+import os
+import signal
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -289,6 +291,33 @@ def test_the_shipped_suite_covers_every_scenario_and_variant():
 
 def crashing_check(*_args, **_kwargs):
     raise RuntimeError("model exploded")
+
+
+def dying_check(scenario, *args, **kwargs):
+    """kmc.api.check, except that the process checking scenario "x" is killed, as the
+    kernel's out-of-memory killer would kill it."""
+    if scenario == "x":
+        os.kill(os.getpid(), signal.SIGKILL)
+    from kmc.api import check
+    return check(scenario, *args, **kwargs)
+
+
+def test_a_worker_that_dies_is_its_entrys_error_and_the_others_run():
+    """A killed worker breaks the whole process pool: the entries it did not finish run
+    again one by one, and only the one whose process dies again is an error."""
+    from kmc.reports.regress.runner import ERROR, NEW, Job, run_entries
+    from kmc.reports.regress.suite import parse_suite
+
+    text = "".join(f'[[entry]]\nid = "{i}"\nscenario = "{s}"\n\n'
+                   for i, s in (("a", "diehard"), ("b", "x"), ("c", "diehard"), ("d", "diehard")))
+    suite = parse_suite(text, "s.toml")
+    jobs = [Job(i, e, suite.traces_dir, dying_check) for i, e in enumerate(suite.entries)]
+    seen = []
+    outcomes = run_entries(jobs, 2, seen.append)
+    assert [o.entry.id for o in outcomes] == [o.entry.id for o in seen] == list("abcd")
+    assert [o.status for o in outcomes] == [NEW, ERROR, NEW, NEW]
+    assert "process running it died" in outcomes[1].error
+    assert outcomes[0].got.states == outcomes[2].got.states > 0
 
 
 def test_a_crashing_run_is_an_error_case_not_a_crash_of_regress(tmp_path):

@@ -63,6 +63,13 @@ def test_rewrite_without_trailing_newline():
     assert parse_suite(text, "s.toml").entries[0].expect == a
 
 
+def test_rewrite_keeps_the_files_line_endings():
+    a, b = recorded()
+    crlf = SUITE.replace("\n", "\r\n")
+    text = rewrite(parse_suite(crlf, "s.toml"), {0: a, 1: b})
+    assert text.count("\n") == text.count("\r\n") > crlf.count("\r\n")
+
+
 def test_changes_describe_the_difference():
     a, b = recorded()
     assert changes(None, a)[0].startswith("recorded: violates TCConsistent")

@@ -1,0 +1,100 @@
+"""What `kmc regress` writes, and never writes: a suite it cannot edit line by line is
+exit 2 before anything runs, an --update that cannot write every file changes none, a
+report never replaces a file the entries run, and the JUnit file stays XML whatever a
+model's error message holds."""
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from kmc.cli import main
+from kmc.reports.regress.suite import SuiteError, parse_suite
+
+
+def kmc(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def snapshot(root):
+    return sorted((str(p.relative_to(root)), p.read_bytes() if p.is_file() else None)
+                  for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("text", [
+    'entry = [{ scenario = "diehard" }]\n',  # valid TOML, but no header line to edit
+    ('[[entry]]\nscenario = "diehard"\nnote = """\n[[entry]]\n"""\n\n'
+     '[[entry]]\nscenario = "tcommit"\n'),  # a header line inside a string
+])
+def test_every_entry_needs_its_own_header_line(tmp_path, capsys, text):
+    """--update finds an entry's lines by its [[entry]] header: a suite where headers and
+    entries do not pair up would have its edits land on the wrong entry (or fail half-way
+    through the writes), so it is exit 2, naming the fix, before anything runs."""
+    with pytest.raises(SuiteError, match=r"\[\[entry\]\] header"):
+        parse_suite(text, "s.toml")
+    suite = tmp_path / "s.toml"
+    suite.write_text(text)
+    before = snapshot(tmp_path)
+    code, out, err = kmc(capsys, "regress", suite, "--update")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "write each entry under its own [[entry]] line" in err
+    assert snapshot(tmp_path) == before
+
+
+def test_a_quoted_header_is_a_header():
+    (e,) = parse_suite('[["entry"]]\nscenario = "diehard"\n', "s.toml").entries
+    assert e.line == 1
+
+
+def test_an_update_that_cannot_write_every_file_changes_none(tmp_path, capsys):
+    """The second entry's directory is blocked by a file: the first entry's stored
+    counterexample, recorded before, must not be replaced by a new one either."""
+    suite = tmp_path / "s.toml"
+    suite.write_text('[[entry]]\nid = "a"\nscenario = "diehard"\n\n'
+                     '[[entry]]\nid = "b"\nscenario = "twophase"\n'
+                     'variant = "broken-commit"\n')
+    (tmp_path / "regressions").mkdir()
+    (tmp_path / "regressions" / "b").write_text("in the way\n")
+    before = snapshot(tmp_path)
+    code, _out, err = kmc(capsys, "regress", suite, "--update")
+    assert code == 2 and "--update could not write" in err and "regressions/b" in err
+    assert snapshot(tmp_path) == before  # no trace of entry a, no temporary file
+    (tmp_path / "regressions" / "b").unlink()
+    assert kmc(capsys, "regress", suite, "--update")[0] == 0
+    assert sorted(os.listdir(tmp_path / "regressions")) == ["a", "b"]
+    assert kmc(capsys, "regress", suite)[0] == 0
+
+
+def test_a_report_never_replaces_the_scenario_an_entry_runs(tmp_path, capsys):
+    (tmp_path / "scenario.toml").write_text('scenario = "diehard"\n')
+    (tmp_path / "spared_model.py").write_text("def make():\n    raise RuntimeError('x')\n")
+    suite = tmp_path / "s.toml"
+    suite.write_text('[[entry]]\nid = "file"\nscenario = "scenario.toml"\n\n'
+                     '[[entry]]\nid = "model"\nscenario = "spared_model.py:make"\n')
+    before = snapshot(tmp_path)
+    for flag, name, entry in (("--junit", "scenario.toml", "file"),
+                              ("--markdown", "spared_model.py", "model")):
+        code, out, err = kmc(capsys, "regress", suite, flag, tmp_path / name)
+        assert code == 2 and out == "", err
+        assert f"is the scenario entry {entry!r} runs" in err
+        assert snapshot(tmp_path) == before
+
+
+def test_junit_stays_xml_whatever_a_model_error_says(tmp_path, capsys):
+    """A user model's exception message with a terminal colour code (ESC, which XML 1.0
+    cannot carry even escaped) is written as \\x1b: the file still parses."""
+    (tmp_path / "colour_model.py").write_text(
+        "def make():\n    raise RuntimeError('\\x1b[31mred\\x1b[0m')\n")
+    suite = tmp_path / "s.toml"
+    suite.write_text('[[entry]]\nid = "model"\nscenario = "colour_model.py:make"\n')
+    junit = tmp_path / "j.xml"
+    code, _out, _err = kmc(capsys, "regress", suite, "--junit", junit)
+    assert code == 2, _err  # the entry cannot run as written
+    error = ET.parse(junit).getroot().find("testsuite/testcase/error")
+    assert "\\x1b[31mred\\x1b[0m" in error.get("message")
+
+
+def test_an_id_is_one_line_of_printable_text():
+    with pytest.raises(SuiteError, match="s.toml:2: `id` must be one line"):
+        parse_suite('[[entry]]\nid = "a\\nb"\nscenario = "diehard"\n', "s.toml")
