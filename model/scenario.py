@@ -22,7 +22,11 @@ def did_you_mean(word: str, choices) -> str:
     """" (did you mean 'x'?)" for the closest of ``choices``, or ""."""
     import difflib
 
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.5)
+    word = str(word)
+    # half the letters in common is close for a short name (rn: rm), not for a longer
+    # one (nope: twophase)
+    close = difflib.get_close_matches(word, [str(c) for c in choices], n=1,
+                                      cutoff=0.5 if len(word) <= 3 else 0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
@@ -48,6 +52,30 @@ class Param:
     minimum: int | None = 1
     maximum: int | None = None
     choices: tuple = ()
+
+    def __post_init__(self):
+        """A declaration ``parse`` cannot honour fails where the scenario is declared,
+        not at a user's first ``-p``: a float default would read every value as a
+        string, and a default outside its own range or choices is refused for every
+        run that does not set it."""
+        d, lo, hi = self.default, self.minimum, self.maximum
+        if isinstance(d, bool):
+            return
+        if isinstance(d, int):
+            if lo is not None and hi is not None and lo > hi:
+                raise ValueError(f"parameter {self.name!r}: minimum {lo} is above "
+                                 f"maximum {hi}")
+            if (lo is not None and d < lo) or (hi is not None and d > hi):
+                raise ValueError(f"parameter {self.name!r}: default {d} is outside its "
+                                 f"range {lo if lo is not None else '-inf'}.."
+                                 f"{hi if hi is not None else 'inf'}")
+        elif isinstance(d, str):
+            if self.choices and d not in self.choices:
+                raise ValueError(f"parameter {self.name!r}: default {d!r} is not one of "
+                                 f"its choices {', '.join(map(str, self.choices))}")
+        else:
+            raise ValueError(f"parameter {self.name!r}: default must be a bool, an int or "
+                             f"a str, got {type(d).__name__}")
 
     def parse(self, raw) -> Any:
         """Turn a raw value (str from the command line, or TOML value) into a checked one."""
@@ -119,11 +147,32 @@ class Scenario:
     variant_sets: Mapping[str, VariantSet] = field(default_factory=dict)
 
     def __post_init__(self):
+        """A declaration mistake is a ValueError naming the scenario when it is made (a
+        plugin's then fails to load with that message), not an IndexError or KeyError
+        at a user's first run."""
+        if not self.variants:
+            raise ValueError(f"scenario {self.name!r}: variants is empty: name at least "
+                             "one (\"default\")")
+        if self.default_variant and self.default_variant not in self.variants:
+            raise ValueError(f"scenario {self.name!r}: default_variant "
+                             f"{self.default_variant!r} is not one of its variants "
+                             f"{', '.join(self.variants)}")
+        names = [p.name for p in self.params]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"scenario {self.name!r}: parameter {twice[0]!r} is declared "
+                             "twice")
         if self.selector:
             known = {p.name: p for p in self.params}
             if self.selector not in known:
                 raise ValueError(f"scenario {self.name!r}: selector {self.selector!r} is "
                                  "not one of its parameters")
+            missing = [c for c in known[self.selector].choices or
+                       (known[self.selector].default,) if c not in self.variant_sets]
+            if missing:
+                raise ValueError(f"scenario {self.name!r}: selector value "
+                                 f"{self.selector}={missing[0]} has no VariantSet in "
+                                 "variant_sets")
             first = self.variant_sets[known[self.selector].default]
             if (self.variants, self.variant_default) != (first.variants,
                                                          first.default_variant):

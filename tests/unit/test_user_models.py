@@ -157,6 +157,11 @@ def test_did_you_mean(capsys, argv, words):
     assert words in capsys.readouterr().err
 
 
+def test_a_name_far_from_every_choice_gets_no_suggestion(capsys):
+    assert main(["check", "nope", "--quiet"]) == 2
+    assert "did you mean" not in capsys.readouterr().err
+
+
 def test_list_marks_the_default_variant_and_quotes_the_suite(capsys):
     assert main(["list", "--json"]) == 0
     table = {s["name"]: s for s in json.loads(capsys.readouterr().out)["scenarios"]}
