@@ -167,6 +167,11 @@ def _spare_inputs(args, suite) -> None:
         if os.path.commonpath([stored, real]) == stored:
             raise UsageError(f"{flag} {path} is inside the stored counterexamples' "
                              f"directory {suite.traces_dir}: name a file outside it")
+    out = getattr(args, "out", None)
+    if out is not None and os.path.commonpath([stored, os.path.realpath(out)]) == stored:
+        # failure reports hold traces too: --update would take them for stored ones
+        raise UsageError(f"--out {out} is inside the stored counterexamples' directory "
+                         f"{suite.traces_dir}: name a folder outside it")
     if len(reports) == 2 and os.path.realpath(args.junit) == os.path.realpath(args.markdown):
         raise UsageError(f"--junit and --markdown both name {args.junit}: give each report "
                          "its own file")

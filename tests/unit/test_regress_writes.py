@@ -98,3 +98,17 @@ def test_junit_stays_xml_whatever_a_model_error_says(tmp_path, capsys):
 def test_an_id_is_one_line_of_printable_text():
     with pytest.raises(SuiteError, match="s.toml:2: `id` must be one line"):
         parse_suite('[[entry]]\nid = "a\\nb"\nscenario = "diehard"\n', "s.toml")
+
+
+def test_failure_reports_never_go_among_the_stored_counterexamples(tmp_path, capsys):
+    """A failure report holds trace files, which --update would take for stored ones
+    (and remove)."""
+    suite = tmp_path / "s.toml"
+    suite.write_text('[[entry]]\nscenario = "diehard"\n')
+    (tmp_path / "regressions").mkdir()
+    before = snapshot(tmp_path)
+    for out_dir in ("regressions", "regressions/reports"):
+        code, out, err = kmc(capsys, "regress", suite, "--out", tmp_path / out_dir)
+        assert code == 2 and out == "", err
+        assert "inside the stored counterexamples' directory" in err
+        assert snapshot(tmp_path) == before
