@@ -21,7 +21,9 @@ from kmc.user_models import blamed
 
 
 def build(scenario: str, variant: str | None = None, params: dict | None = None):
-    """The model of a scenario: ``build("twophase", params={"rm": 4})``."""
+    """The model of a scenario: ``build("twophase", params={"rm": 4})``. Raises
+    ``kmc.UsageError`` for bad input, as ``check`` does."""
+    _check_reference(scenario, variant, params, model_ok=False)
     info = catalog.load(scenario, variant, dict(params or {}))
     return build_model(info["scenario"], info["variant"], info["params"])
 
@@ -39,9 +41,12 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
 
     Raises ``kmc.UsageError`` for bad input: an unknown scenario, variant or parameter, a
     model that fails validation (the message says what to fix), an unknown explorer."""
-    _check_arguments(scenario, params, explorer, engine_options,
+    _check_arguments(scenario, variant, params, explorer, engine_options,
                      max_states=max_states, max_depth=max_depth, time_limit=time_limit,
                      seed=seed, walks=walks, walk_length=walk_length)
+    _check_flags(progress=progress, stop_on_violation=stop_on_violation,
+                 symmetry=symmetry, check_symmetry=check_symmetry, z3=z3,
+                 deadlock=deadlock)
     if isinstance(scenario, Model):
         if variant is not None or params:
             raise UsageError("variant and params belong to a scenario: build the Model "
@@ -100,15 +105,39 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
     return result
 
 
-def _check_arguments(scenario, params, explorer, engine_options, **numbers) -> None:
-    """The API's arguments, each of the type it must have: a mistake is a one-line
-    UsageError naming the argument, not an error from deep inside an explorer."""
-    if not isinstance(scenario, (str, Model)):
-        raise UsageError(f"scenario must be a name, a file path (a str) or a kmc.Model "
-                         f"instance, got {type(scenario).__name__}")
+def _check_reference(scenario, variant, params, model_ok: bool = True) -> None:
+    """What names the run: a scenario reference (or, for ``check``, a Model), a variant
+    name and a parameter dict, each of its type, so a mistake names the argument."""
+    if not isinstance(scenario, str) and not (model_ok and isinstance(scenario, Model)):
+        what = "a name or a file path (a str)" + (" or a kmc.Model instance" if model_ok
+                                                   else "")
+        raise UsageError(f"scenario must be {what}, got {type(scenario).__name__}")
+    if variant is not None and not isinstance(variant, str):
+        raise UsageError(f"variant must be a variant name (a str) or None, got "
+                         f"{type(variant).__name__}")
     if params is not None and not isinstance(params, dict):
         raise UsageError(f"params must be a dict such as {{'rm': 3}}, got "
                          f"{type(params).__name__}")
+
+
+def _check_flags(progress, **flags) -> None:
+    """Switches are True or False (``z3="no"`` would otherwise turn z3 on), ``deadlock``
+    may be None (the scenario's own choice), and ``progress`` is called with the counts."""
+    for name, v in flags.items():
+        if not isinstance(v, bool) and not (name == "deadlock" and v is None):
+            raise UsageError(f"{name} must be True or False"
+                             f"{' (or None)' if name == 'deadlock' else ''}, got {v!r}")
+    if progress is not None and not callable(progress):
+        raise UsageError(f"progress must be a callable (a kmc.explorers.progress.Progress, "
+                         f"or a function of the counts) or None, got "
+                         f"{type(progress).__name__}")
+
+
+def _check_arguments(scenario, variant, params, explorer, engine_options,
+                     **numbers) -> None:
+    """The API's arguments, each of the type it must have: a mistake is a one-line
+    UsageError naming the argument, not an error from deep inside an explorer."""
+    _check_reference(scenario, variant, params)
     if not isinstance(explorer, str) or explorer not in ENGINES:
         raise UsageError(f"unknown explorer {explorer!r}: use one of {', '.join(ENGINES)}")
     for name, v in numbers.items():
@@ -134,6 +163,11 @@ def _check_arguments(scenario, params, explorer, engine_options, **numbers) -> N
             raise UsageError(f"the {explorer} explorer takes no option "
                              f"{', '.join(map(repr, unknown))}: it takes check's own"
                              f"{' and ' + ', '.join(more) if more else ''}")
+    limit = engine_options.get("max_memory")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                              or limit <= 0):
+        raise UsageError(f"max_memory must be a whole number of bytes > 0 (or None for no "
+                         f"guard), got {limit!r}")
 
 
 def _can_check_symmetry(model, name: str) -> None:
