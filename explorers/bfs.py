@@ -92,6 +92,9 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
         if guard.exceeded():
             stopped_by = "max_memory"
             break
+        if deadline is not None and time.perf_counter() > deadline:
+            stopped_by = "time_limit"  # between levels too, as the Spark explorer does
+            break
         core.open_level()  # quiescence and deadlock of the frontier, then the new states
         lvl = expand(frontier, depth - 1, tick, pieces)
         generated += lvl.generated

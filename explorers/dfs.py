@@ -15,6 +15,7 @@ import time
 from kmc.explorers import liveness
 from kmc.explorers.core import Core
 from kmc.explorers.gcpause import without_cyclic_gc
+from kmc.explorers.level import TICK
 from kmc.explorers.memory import MemoryGuard
 
 
@@ -37,6 +38,7 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
     deepest = 0
     stopped_by = ""
     beyond: set = set()  # keys of successors of states at max_depth, unvisited then
+    shown = [t0]  # when the progress display was last updated
 
     def decided(found: bool) -> str:
         """Why the run stops after a check that ``found`` something ("" to go on)."""
@@ -104,13 +106,14 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
                 depth_of[kt] = d  # reached shallower than before: explored again
             stack.append([t, kt, None, 0])
             steps += 1
-            if not steps & 1023:
+            if not steps & TICK:
                 now = time.perf_counter()
                 if deadline is not None and now > deadline:
                     stopped_by = "time_limit"
                 elif guard.exceeded(now):
                     stopped_by = "max_memory"
-                if progress is not None:
+                if progress is not None and now - shown[0] > 0.5:
+                    shown[0] = now
                     progress(len(depth_of), generated, len(stack), len(stack), now - t0)
         if stopped_by:
             break

@@ -1,6 +1,9 @@
 """Bounds, stop rules, deadlock, witnesses and coverage on the shared core."""
+import time
+
 import pytest
 
+from kmc import Model, always
 from kmc.explorers.bfs import bfs
 from kmc.explorers.dfs import dfs
 from kmc.explorers.simulate import simulate
@@ -26,6 +29,30 @@ def test_max_depth_bounds_the_diameter():
 def test_time_limit_stops_a_big_run():
     r = bfs(TwoPhase(8), time_limit=0.2)
     assert r.stopped_by == "time_limit" and not r.complete and r.elapsed_s < 5
+
+
+class SlowChain(Model):
+    """A chain of 40 states whose every step takes 25 ms: one state per BFS level, and
+    fewer steps than any count-based check would wait for."""
+
+    def init_states(self):
+        return [0]
+
+    def actions(self, s):
+        return ["inc"] if s < 40 else []
+
+    def next_state(self, s, a):
+        time.sleep(0.025)
+        return s + 1
+
+    def properties(self):
+        return [always("Small", lambda s: s <= 40)]
+
+
+@pytest.mark.parametrize("engine", [bfs, dfs])
+def test_time_limit_holds_for_small_levels_and_slow_steps(engine):
+    r = engine(SlowChain(), time_limit=0.2)
+    assert r.stopped_by == "time_limit" and r.unique_states < 40
 
 
 def test_stop_on_violation_stops_at_the_level_boundary():

@@ -9,6 +9,7 @@ import pytest
 
 from kmc.explorers.bfs import bfs
 from kmc.explorers.dfs import dfs
+from kmc.explorers.level import TICK
 from kmc.explorers.memory import (MemoryGuard, default_max_memory, resident_bytes,
                                   total_memory)
 from kmc.model.validation.twophase import TwoPhase
@@ -46,15 +47,15 @@ def test_bfs_stops_at_the_first_level_boundary_past_the_limit():
 
 def test_dfs_stops_at_once_past_the_limit():
     r = dfs(TwoPhase(5), max_memory=1)
-    # the guard is read every 1024 steps: the first read stops the run
-    assert r.stopped_by == "max_memory" and r.unique_states == 1025
+    # the guard is read every TICK + 1 steps: the first read stops the run
+    assert r.stopped_by == "max_memory" and r.unique_states == TICK + 2
     assert r.verdict("TCConsistent") == "unknown" and r.exit_code() == 4
 
 
 def test_a_violation_found_before_the_limit_still_counts():
-    r = bfs(TwoPhase(5, broken=True), max_memory=1)
+    r = bfs(TwoPhase(3, broken=True), max_memory=1)
     assert r.stopped_by == "max_memory" and r.exit_code() == 4  # found nothing yet
-    r = dfs(TwoPhase(5, broken=True), max_memory=1)
+    r = dfs(TwoPhase(3, broken=True), max_memory=1)  # found at the 14th state
     assert r.verdict("TCConsistent") == "violated" and r.exit_code() == 1
 
 
