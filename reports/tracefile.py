@@ -90,6 +90,11 @@ def validate(doc, where: str = "trace") -> None:
         raise TraceFileError(f"{where}: field 'lanes' must be a list of names")
     for i, st in enumerate(steps):
         _check_step(st, i, where)
+        taken = doc["action_indices"][i - 1] if i else None
+        if "action_index" in st and st["action_index"] != taken:
+            # replay follows action_indices; a step that says otherwise was edited
+            raise TraceFileError(f"{where}: step {i}: action_index {st['action_index']!r} "
+                                 f"but action_indices gives {taken!r}: the file was edited")
 
 
 #: property kinds a trace may record (the built-in deadlock check included)

@@ -84,6 +84,8 @@ def test_state_changes_diffs_nested_values():
     (lambda d: d.pop("scenario"), "'scenario'"),
     (lambda d: d.update(action_indices=[0, -1, 2]), ">= 0"),
     (lambda d: d["steps"].pop(), "steps"),
+    (lambda d: d["steps"][1].update(action_index=10 ** 6), "step 1: action_index 1000000"),
+    (lambda d: d["steps"][0].update(action_index=0), "step 0: action_index 0"),
 ])
 def test_validate_names_what_is_wrong(broken, edit, words):
     doc = json.loads(json.dumps(broken[2]))
