@@ -31,7 +31,7 @@ client release line:
   1ffafb9519d for 2.8.2): also accepted when the cached and the answered topic IDs are
   both known and differ.
 - ``ids`` (2.8.2, 3.0.1, 3.1.0 and later; KAFKA-13488: commit f653cb7b588 on trunk,
-  b2a9dfd5a0b on the 3.1 line): accepted when the answer's topic ID differs from the
+  b2a9dfd5a0b on the 3.0 line): accepted when the answer's topic ID differs from the
   cached one, the cached one unknown included. Kafka 3.8 checks "no epoch seen" first,
   which accepts the same answers.
 
@@ -142,7 +142,8 @@ def start_offset(pos: int, epoch: int, validated: tuple, leader: tuple, leader_e
     OFFSET_OUT_OF_RANGE is; an end below the position moves the position back to it, or
     with ``none`` stops the consumer (LogTruncationException; SubscriptionState.
     maybeCompleteValidation). Without a position the committed offset is used
-    (``committed``; -1: none, ConsumerCoordinator.refreshCommittedOffsetsIfNeeded);
+    (``committed``; -1: none, ConsumerCoordinator.refreshCommittedOffsetsIfNeeded,
+    initWithCommittedOffsetsIfNeeded from 3.7);
     without either, or beyond the log end (OFFSET_OUT_OF_RANGE), ``auto.offset.reset``
     decides (``reset_position``, ``fetchable``: ListOffsets LATEST, the high watermark)."""
     if pos >= 0 and validated != leader and epoch >= 0:

@@ -109,7 +109,7 @@ def lifecycle_properties(plane: Plane) -> dict:
             "always", "MetadataFlushedFirst",
             forall((b, p, n), implies(Unflushed(b, p, n), n == 0)), view,
             "partition.metadata (the log's topic ID) is flushed before the first record is "
-            "appended to a log (Log.append, UnifiedLog.append from 3.0: "
+            "appended to a log (Log.append, UnifiedLog.append from 3.1: "
             "maybeFlushMetadataFile, \"to ensure that any log data can be recovered with "
             "the correct topic ID in the case of failure\")",
             lambda m: f"broker-{m['b']}'s log of partition {m['p']} holds {m['n']} "

@@ -20,8 +20,9 @@ Steps (all inputs: the clients act when the application polls):
 - ``member-fetch``: a member fetches one assigned partition from the leader its
   metadata names, with the leader epoch and topic ID (as ``clients.consumer_fetch``).
   Without a position the member asks the coordinator for the committed offset
-  (OffsetFetch, ConsumerCoordinator.refreshCommittedOffsetsIfNeeded); without one, or
-  with one beyond the log end (OFFSET_OUT_OF_RANGE), ``auto.offset.reset`` decides
+  (OffsetFetch, ConsumerCoordinator.refreshCommittedOffsetsIfNeeded, from 3.7
+  initWithCommittedOffsetsIfNeeded); without one, or with one beyond the log end
+  (OFFSET_OUT_OF_RANGE), ``auto.offset.reset`` decides
   (SubscriptionState.requestOffsetReset; ``none`` stops the member on that
   partition). KIP-320 validation after a leader change as in ``clients``.
 

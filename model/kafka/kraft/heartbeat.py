@@ -59,7 +59,7 @@ def unfence(model, w, b: int):
     """A running, caught-up broker is unfenced; leaderless partitions whose ISR holds it
     get it as leader (controller.unfence_broker). KIP-631 "Broker Fencing";
     ReplicationControlManager.java ``processBrokerHeartbeat`` -> ``handleBrokerUnfenced``;
-    BrokerServer.scala ``setReadyToUnfence``."""
+    BrokerServer.scala ``startup`` -> BrokerLifecycleManager.setReadyToUnfence."""
     q = w.quorum
     recs = ctl.unfence_broker(model.controller_image(q), b)
     return w._replace(quorum=model.append(q, recs))

@@ -29,7 +29,8 @@ to 3.8.0 and the 3.9 branch; ZooKeeper mode ends with 3.9):
   back to logManager.getLog, so a log loaded at restart is checked too.
 - ``zk-3.9`` (3.1 to 3.9): Fetch by topic ID (KAFKA-10580, commit 2b8aff58b57, in
   3.1.0: FetchRequest v13; ReplicaFetcherThread uses it from IBP 3.1), the leader
-  answers INCONSISTENT_TOPIC_ID / UNKNOWN_TOPIC_ID (ReplicaManager.readFromLocalLog).
+  answers INCONSISTENT_TOPIC_ID / UNKNOWN_TOPIC_ID (ReplicaManager.readFromLocalLog,
+  renamed readFromLog in 3.6).
   No later change of these paths was found up to the 3.9 branch.
 """
 from __future__ import annotations
