@@ -64,14 +64,15 @@ def add_arguments(p):
     g.add_argument("--seed", type=non_negative_int, help="simulation seed (default: 0)")
     g.add_argument("--walks", type=positive(int), help="simulation walks (default: 1000)")
     g.add_argument("--walk-length", type=positive(int),
-                   help="steps per simulation walk (default: 50)")
+                   help="states per simulation walk, the initial one included, as "
+                        "--max-depth counts them (default: 50)")
     p.add_argument("--max-memory", type=size, metavar="SIZE", default=argparse.SUPPRESS,
                    help="bfs/dfs: stop cleanly (exit 4) once the process holds this much "
                         "memory, e.g. 8g or 500m; 'none' for no guard (default: 80%% of "
                         "the machine's memory)")
     p.add_argument("--stop-on-violation", action="store_true",
                    help="stop after the first violation: BFS and Spark at the end of its "
-                        "level, DFS at once")
+                        "level, DFS at once, a simulation at the end of its walk")
     p.add_argument("--symmetry", action="store_true",
                    help="symmetry reduction through the model's representative()")
     p.add_argument("--check-symmetry", action="store_true",
@@ -163,7 +164,9 @@ def run(args) -> int:
 
 def _explorer_options(args) -> tuple[dict, dict]:
     """The options of the chosen explorer; another explorer's options are refused."""
-    given = lambda k: getattr(args, k) not in (None, False)  # noqa: E731
+    def given(k):  # by identity: --seed 0 equals False, and is given all the same
+        v = getattr(args, k)
+        return v is not None and v is not False
     spark = {k: getattr(args, k) for k in SPARK_OPTS if given(k)}
     sim = {k: getattr(args, k) for k in SIMULATE_OPTS if given(k)}
     if spark and args.explorer != "spark":
