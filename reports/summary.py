@@ -180,9 +180,10 @@ def render_text(result: CheckResult, trace_files: dict | None = None,
         if s["spark"].get("visited_note"):  # visited sets held in memory: how to spill
             lines.append(f"  {s['spark']['visited_note']}")
     if s["stopped_by"] == "max_memory":
+        fix = "shorter or fewer walks" if s["explorer"] == "simulate" else \
+            "run it on Spark (--explorer spark, --master for a cluster)"
         lines.append(f"  memory: the process reached {_mib(s.get('resident_bytes_at_stop'))} "
-                     f"of its {_mib(s.get('max_memory'))} limit: run it on Spark "
-                     "(--explorer spark, --master for a cluster) or raise --max-memory")
+                     f"of its {_mib(s.get('max_memory'))} limit: {fix} or raise --max-memory")
     if s.get("not_checked"):
         lines.append(f"  not checked by the {s['explorer']} explorer: "
                      f"{', '.join(s['not_checked'])} (liveness: use --explorer bfs or dfs)")

@@ -67,7 +67,7 @@ def add_arguments(p):
                    help="states per simulation walk, the initial one included, as "
                         "--max-depth counts them (default: 50)")
     p.add_argument("--max-memory", type=size, metavar="SIZE", default=argparse.SUPPRESS,
-                   help="bfs/dfs: stop cleanly (exit 4) once the process holds this much "
+                   help="bfs/dfs/simulate: stop cleanly (exit 4) once the process holds this much "
                         "memory, e.g. 8g or 500m; 'none' for no guard (default: 80%% of "
                         "the machine's memory)")
     p.add_argument("--stop-on-violation", action="store_true",
@@ -185,14 +185,14 @@ def _explorer_options(args) -> tuple[dict, dict]:
 
 
 def _memory_option(args) -> dict:
-    """The memory guard of the local exhaustive explorers (a Spark run's driver and
-    executors have their own memory settings; a simulation keeps only its walk)."""
+    """The memory guard of the local explorers (a Spark run's driver and executors have
+    their own memory settings)."""
     given = "max_memory" in vars(args)
-    if args.explorer not in ("bfs", "dfs"):
+    if args.explorer not in ("bfs", "dfs", "simulate"):
         if given:
-            raise UsageError("--max-memory guards --explorer bfs or dfs (a Spark run sizes "
-                             "its memory with KMC_SPARK_DRIVER_MEMORY and the cluster's "
-                             "settings; a simulation holds one walk)")
+            raise UsageError("--max-memory guards --explorer bfs, dfs or simulate (a Spark "
+                             "run sizes its memory with KMC_SPARK_DRIVER_MEMORY and the "
+                             "cluster's settings)")
         return {}
     from kmc.explorers.memory import default_max_memory, resident_bytes
 

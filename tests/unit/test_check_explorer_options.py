@@ -32,13 +32,14 @@ def _help(capsys) -> str:
 
 
 def test_walk_length_counts_states_as_its_help_says(capsys):
-    # diehard never deadlocks, so every walk runs to its length: 3 states, 2 expansions
+    # diehard never deadlocks, so every walk runs to its length: 3 states, each expanded
+    # (the last one for its quiescence and deadlock checks only)
     assert "states per simulation walk, the initial one included" in _help(capsys)
     code = main(["check", "diehard", "--quiet", "--json", "--explorer", "simulate",
                  "--walks", "1", "--walk-length", "3"])
     d = json.loads(capsys.readouterr().out)
     assert code == 4 and d["max_depth"] == 3 and d["walk_length"] == 3
-    assert d["generated_states"] == 2 * 6  # two states expanded, six jug moves each
+    assert d["generated_states"] == 3 * 6  # three states expanded, six jug moves each
 
 
 def test_stop_on_violation_help_names_every_local_explorer(capsys):
@@ -47,7 +48,7 @@ def test_stop_on_violation_help_names_every_local_explorer(capsys):
     code = main(["check", "diehard", "--quiet", "--json", "--explorer", "simulate",
                  "--stop-on-violation", "--walks", "1000", "--walk-length", "40"])
     d = json.loads(capsys.readouterr().out)
-    # the walk that found the violation ran to its end (39 expansions of six jug moves
+    # the walk that found the violation ran to its end (40 expansions of six jug moves
     # each, diehard never deadlocks): the run stops between walks
     assert code == 1 and d["stopped_by"] == "violation"
-    assert d["generated_states"] % (39 * 6) == 0
+    assert d["generated_states"] % (40 * 6) == 0

@@ -149,11 +149,16 @@ def test_max_memory_stops_a_local_run_with_exit_4_and_names_spark(capsys):
                        capsys)
     assert code == 4 and "stopped by max_memory" in out
     assert "limit: run it on Spark" in out
+    limit = resident_bytes() + (16 << 20)  # a walk's keys outgrow it
+    code, out, _ = run(["check", "counter", "--explorer", "simulate", "--walks", "1",
+                        "--walk-length", str(10 ** 8), "--max-memory", str(limit)], capsys)
+    assert code == 4 and "stopped by max_memory" in out
+    assert "limit: shorter or fewer walks or raise --max-memory" in out
     code, _, err = run(["check", "twophase", "--max-memory", "4096"], capsys)
     assert code == 2 and "is below what kmc already holds" in err
     code, _, err = run(["check", "twophase", "--explorer", "spark", "--max-memory", "1g"],
                        capsys)
-    assert code == 2 and "--max-memory guards --explorer bfs or dfs" in err
+    assert code == 2 and "--max-memory guards --explorer bfs, dfs or simulate" in err
     from kmc.commands.check import size
     assert (size("8g"), size("500m"), size("1048576"), size("none")) == \
         (8 << 30, 500 << 20, 1048576, None)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from kmc import api
+from kmc import Model, always, api
 from kmc.explorers.simulate import simulate
 from kmc.model.validation.diehard import DieHard
 
@@ -15,9 +15,9 @@ from kmc.model.validation.diehard import DieHard
 # action indices of its trace)
 SEEDED = [
     (("twophase", "broken-commit", {"rm": 4}, dict(seed=0, walks=200, walk_length=40)),
-     dict(unique=759, generated=35931, depth=40,
-          coverage={"RMChooseToAbort": 2783, "RMPrepare": 2783, "RMRcvAbortMsg": 12888,
-                    "RMRcvCommitMsg": 15532, "TMAbort": 695, "TMCommit": 695,
+     dict(unique=759, generated=36731, depth=40,
+          coverage={"RMChooseToAbort": 2783, "RMPrepare": 2783, "RMRcvAbortMsg": 13252,
+                    "RMRcvCommitMsg": 15968, "TMAbort": 695, "TMCommit": 695,
                     "TMRcvPrepared": 555},
           found={"SomeCommit": ["sometimes", 0, [6, 0]],
                  "TCConsistent": ["always", 0, [6, 0, 4, 7]]})),
@@ -40,9 +40,9 @@ SEEDED = [
                  "StaleReplicasCleaned": ["quiescent", 0, [3, 1, 1, 2, 2, 0, 0, 2, 1, 2, 0,
                                                            0, 1, 1, 0, 0, 0]]})),
     (("diehard", "standard", {}, dict(seed=5, walks=300, walk_length=20)),
-     dict(unique=15, generated=34200, depth=20,
-          coverage={"BigToSmall": 5700, "EmptyBigJug": 5700, "EmptySmallJug": 5700,
-                    "FillBigJug": 5700, "FillSmallJug": 5700, "SmallToBig": 5700},
+     dict(unique=15, generated=36000, depth=20,
+          coverage={"BigToSmall": 6000, "EmptyBigJug": 6000, "EmptySmallJug": 6000,
+                    "FillBigJug": 6000, "FillSmallJug": 6000, "SmallToBig": 6000},
           found={"NotSolved": ["always", 0, [2, 2, 2, 0, 0, 1, 0, 3, 1, 3, 1, 0, 0, 2, 5,
                                              2, 5, 1, 5]]})),
     (("tcommit", "standard", {"rm": 3}, dict(seed=2, walks=50, walk_length=30,
@@ -51,8 +51,8 @@ SEEDED = [
           coverage={"DecideAbort": 484, "DecideCommit": 21, "Prepare": 324},
           found={"Deadlock": ["Deadlock", 0, [0, 0, 2, 0, 1, 0]]})),
     (("twophase", "standard", {"rm": 5}, dict(seed=3, walks=100, walk_length=60)),
-     dict(unique=605, generated=31766, depth=60,
-          coverage={"RMChooseToAbort": 1894, "RMPrepare": 1894, "RMRcvAbortMsg": 26635,
+     dict(unique=605, generated=32266, depth=60,
+          coverage={"RMChooseToAbort": 1894, "RMPrepare": 1894, "RMRcvAbortMsg": 27135,
                     "TMAbort": 573, "TMRcvPrepared": 770, "TMCommit": 0,
                     "RMRcvCommitMsg": 0},
           found={})),
@@ -69,6 +69,39 @@ def test_a_seed_gives_the_same_run(run, want):
                       for n, d in sorted(r.discoveries.items())})
     assert got == want
     assert r.stopped_by == "simulation" and not r.complete
+
+
+def test_the_last_state_of_a_walk_is_checked_for_deadlock():
+    """As BFS and DFS check the states at their depth bound: tcommit deadlocks at its
+    fourth state, which a walk bounded to four states must still see."""
+    bfs = api.check("tcommit", deadlock=True, max_depth=4)
+    r = api.check("tcommit", deadlock=True, max_depth=4, explorer="simulate", walks=200)
+    assert bfs.verdict("Deadlock") == r.verdict("Deadlock") == "violated"
+    assert len(r.discoveries["Deadlock"].trace.states) == 4
+
+
+def test_a_long_walk_stops_at_the_memory_limit():
+    """A walk's keys grow with its length (and the states seen with the walks): the
+    guard stops it cleanly, as it stops BFS and DFS."""
+    from kmc.explorers.memory import resident_bytes
+
+    class Cycle(Model):  # three states round and round: a walk never ends by itself
+        def init_states(self):
+            return [0]
+
+        def actions(self, s):
+            return ["next"]
+
+        def next_state(self, s, a):
+            return (s + 1) % 3
+
+        def properties(self):
+            return [always("Small", lambda s: s < 3)]
+
+    limit = resident_bytes() + (32 << 20)
+    r = simulate(Cycle(), walks=1, walk_length=10 ** 8, max_memory=limit, time_limit=120)
+    assert r.stopped_by == "max_memory" and r.exit_code() == 4
+    assert r.extra["resident_bytes_at_stop"] > limit == r.extra["max_memory"]
 
 
 def test_a_long_walk_stops_at_the_time_limit():
