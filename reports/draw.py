@@ -9,6 +9,7 @@ import warnings
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from kmc.reports.inputs import write_atomic
 
@@ -39,6 +40,7 @@ def figure(width_in: float, height_in: float) -> Figure:
 def save(fig: Figure, stem: str, formats=("png", "svg"), dpi: int = 110) -> dict:
     """Write ``stem.png`` / ``stem.svg``; returns format -> path."""
     out = {}
+    plain_text(fig)
     with matplotlib.rc_context(RC):
         for fmt in formats:
             path = f"{stem}.{fmt}"
@@ -48,6 +50,27 @@ def save(fig: Figure, stem: str, formats=("png", "svg"), dpi: int = 110) -> dict
             fig.savefig(buf, format=fmt, dpi=dpi, metadata=_metadata(fmt))
             out[fmt] = write_atomic(path, buf.getvalue())
     return out
+
+
+def plain_text(fig: Figure) -> None:
+    """Draw every text of ``fig`` as written. Matplotlib reads the text between two
+    ``$`` as TeX math: a model's ``Pay $a_b$`` would be drawn with a subscript, and
+    ``$\\foo$`` would stop the drawing with a parse error. Call it before measuring."""
+    for t in fig.findobj(Text):
+        t.set_parse_math(False)
+
+
+def right_edge(fig: Figure, texts) -> float:
+    """The rightmost inch any of ``texts`` reaches (its box padding included), measured
+    by matplotlib, on axes whose data unit is one inch from the figure's left edge."""
+    plain_text(fig)  # measured as drawn
+    renderer = fig.canvas.get_renderer()
+    right = 0.0
+    for t in texts:
+        bb = t.get_window_extent(renderer)
+        pad = 0.35 * t.get_fontsize() / 72 if t.get_bbox_patch() else 0.0
+        right = max(right, bb.x1 / fig.dpi + pad)
+    return right
 
 
 def _metadata(fmt):

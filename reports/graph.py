@@ -164,21 +164,10 @@ def draw_trace_graph(g: nx.DiGraph, stem: str) -> dict:
                     arrowprops=dict(arrowstyle="-|>", color=color, lw=1.4))
         texts.append(ax.text(0.75, (top + bottom) / 2, text, va="center", ha="left",
                              fontsize=8.5, color=color, style="italic", linespacing=1.3))
-    width = max(3.0, _right_edge(fig, texts) + 0.35)
+    width = max(3.0, draw.right_edge(fig, texts) + 0.35)
     fig.set_size_inches(width, total)
     ax.set_xlim(0, width)
     return draw.save(fig, stem)
-
-
-def _right_edge(fig, texts) -> float:
-    """The rightmost inch any text reaches (its box padding included)."""
-    renderer = fig.canvas.get_renderer()
-    right = 0.0
-    for t in texts:
-        bb = t.get_window_extent(renderer)
-        pad = 0.35 * t.get_fontsize() / 72 if t.get_bbox_patch() else 0.0
-        right = max(right, bb.x1 / fig.dpi + pad)
-    return right
 
 
 def _lines(text: str) -> int:

@@ -76,13 +76,24 @@ def draw_sequence(doc: dict, stem: str) -> dict:
     if loop is not None:  # a lasso: how the behaviour goes on
         verdict += f", stays at step {loop}" if loop == len(steps) else \
             f", repeats from step {loop}"
-    ax.text(LEFT, bottom - 0.15, f"step {len(steps)}: {doc.get('property')} {verdict}",
-            ha="left", va="top", fontsize=9, fontweight="bold",
-            color=draw.FAULT if bad else draw.INIT)
+    foot = ax.text(LEFT, bottom - 0.15, f"step {len(steps)}: {doc.get('property')} "
+                   f"{verdict}", ha="left", va="top", fontsize=9, fontweight="bold",
+                   color=draw.FAULT if bad else draw.INIT)
+    # the verdict line is never cut: with few lanes (or none, a lasso that stops at its
+    # initial state) it is wider than they are, and the figure grows to the right for it
+    right = draw.right_edge(fig, [foot]) + 0.15
+    if right > width:
+        width = right
+        fig.set_size_inches(width, height)
+        ax.set_xlim(0, width)
     if doc.get("detail") is not None:
         why = doc.get("explanation") or f"offending: {_detail(doc['detail'])}"
-        ax.text(LEFT, bottom - 0.38, draw.clip(why, int((width - LEFT) / CHAR)),
-                ha="left", va="top", fontsize=8, color=draw.FAULT)
+        text = ax.text(LEFT, bottom - 0.38, draw.clip(why, int((width - LEFT) / CHAR)),
+                       ha="left", va="top", fontsize=8, color=draw.FAULT)
+        keep = len(text.get_text())  # CHAR is an average: cut further until it fits
+        while keep > 8 and draw.right_edge(fig, [text]) > width - 0.05:
+            keep = int(keep * 0.9)
+            text.set_text(draw.clip(why, keep))
     return draw.save(fig, stem)
 
 

@@ -5,6 +5,11 @@
 
 Nested values are diffed down to their leaves (``brokers[1].hosted[0].leader_epoch: 2 -> 3``);
 collections that grow or shrink show the elements added (+) and removed (-).
+
+Values print as JSON with their own characters (``"é"``, not ``"\\u00e9"``). Every string
+comes from the trace file, which anyone may have written: a character that is not
+printable (a line break, an escape sequence, a bidi override) is printed as its escape, so
+the text is one line per item and a file cannot drive the terminal or forge lines.
 """
 from __future__ import annotations
 
@@ -63,7 +68,15 @@ def render(doc: dict, *, full: bool = False, width: int = 100) -> str:
     elif doc.get("detail") is not None:
         by = " (from z3's model)" if doc.get("decided_by") == "z3" else ""
         lines += ["", f"offending{by}: {_v(doc['detail'], width * 2)}"]
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
+
+
+def printable(text: str) -> str:
+    """``text`` with each character that is not printable (space aside) as its escape."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else
+                   c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def change_lines(changes: list, width: int = 100) -> list[str]:
@@ -93,7 +106,7 @@ def flatten(value, path: str = ""):
 
 
 def _v(value, width: int) -> str:
-    text = json.dumps(value, default=str, separators=(", ", ": "))
+    text = json.dumps(value, default=str, separators=(", ", ": "), ensure_ascii=False)
     return text if len(text) <= width else text[: max(8, width - 3)] + "..."
 
 

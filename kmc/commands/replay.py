@@ -45,9 +45,10 @@ def load_model(path: str, model_ref: str | None = None):
                              "module:factory")
         ref = model_ref
     elif catalog.is_user_ref(ref) or ref.endswith(".toml") or "/" in ref:
+        from kmc.reports.show import printable
         raise UsageError(f"{path} names the model {ref!r}, not a registered scenario: a "
                          "trace file does not choose code to run; if you trust it, pass it "
-                         f"on the command line: --model {ref}")
+                         f"on the command line: --model {printable(ref)}")
     try:
         model = api.build(ref, doc["variant"], doc["params"])
     except UsageError as e:
@@ -71,8 +72,10 @@ def run(args) -> int:
         print(json.dumps({"reproduced": out.reproduced, "step": out.step,
                           "reason": out.reason, "message": out.message,
                           "differences": out.differences}, indent=1, default=str))
-    else:
-        print(out.message)
+    else:  # the message quotes the file's words: escaped as `kmc show` escapes them
+        from kmc.reports.show import printable
+        print(printable(out.message))
         for d in out.differences[3:12]:  # the message names the first three
-            print(f"  {d['path'] or 'state'}: recorded {d['old']!r}, now {d['new']!r}")
+            print(printable(f"  {d['path'] or 'state'}: recorded {d['old']!r}, "
+                            f"now {d['new']!r}"))
     return out.exit_code
