@@ -77,12 +77,12 @@ def draw_state_graph(g, stem: str, *, title: str = "", subtitle: str = "",
     ax.set_xlim(0, width)
     ax.set_ylim(-height, 0)
     ax.axis("off")
-    hidden = 0
+    hidden = [0, 0]  # edges back (or sideways) and self-loops left undrawn
     for u, v, d in g.edges(data=True):
         (x0, y0), (x1, y1) = xy(u), xy(v)
         bold = d["on_path"]
         if not bold and pos[v][0] != pos[u][0] + 1:
-            hidden += u != v  # edges back (or sideways) would cross everything: count them
+            hidden[u == v] += 1  # they would cross everything: counted in the caption
             continue
         sa = _exit(labels.get(u), x1 - x0, y1 - y0)
         sb = _exit(labels.get(v), x1 - x0, y1 - y0)
@@ -134,13 +134,17 @@ def draw_state_graph(g, stem: str, *, title: str = "", subtitle: str = "",
 def _legend(ax, g, title, subtitle, prop, height, hidden):
     n = g.number_of_nodes()
     if g.graph["mode"] == "full":
-        scope = f"whole reachable graph: {n} states, {g.number_of_edges()} transitions"
+        scope = (f"whole reachable graph: {n} states, {g.number_of_edges()} transitions "
+                 "(distinct state pairs)")
     else:
         scope = f"neighbourhood of the counterexample: {n} states shown"
         if g.graph["omitted"]:
             scope += f", {_n(g.graph['omitted'], 'more successor')} not drawn"
-    if hidden:
-        scope += f"; {_n(hidden, 'transition')} back to earlier columns not drawn"
+    back, loops = hidden
+    undrawn = ([_n(back, "transition") + " back to earlier columns"] if back else []) + \
+        ([_n(loops, "self-loop")] if loops else [])
+    if undrawn:
+        scope += f"; {' and '.join(undrawn)} not drawn"
     ax.text(0.3, -0.22, title, ha="left", va="center", fontsize=10, fontweight="bold")
     if subtitle:
         scope = f"{subtitle} · {scope}"

@@ -256,6 +256,26 @@ def test_large_state_graph_is_cut_to_the_counterexample_neighbourhood():
     assert all(n in near for n in g if not g.nodes[n]["on_path"])
 
 
+def test_the_state_graphs_caption_accounts_for_every_transition(tmp_path):
+    """The caption's transitions are the drawn arrows plus those it says are not drawn:
+    diehard's graph has self-loops (emptying an empty jug), which are counted too."""
+    import re
+
+    from kmc.reports.statedraw import draw_state_graph
+
+    r = api.check("diehard")
+    model, trace = r.extra["model"], r.discoveries["NotSolved"].trace
+    g = state_graph(model, trace.states, limit=60)
+    loops = sum(1 for u, v in g.edges if u == v)
+    assert g.graph["mode"] == FULL and loops > 0
+    svg = draw_state_graph(g, str(tmp_path / "states"), title="t")["svg"]
+    caption = " ".join(" ".join(svg_texts_in_order(open(svg).read())).split())
+    total = int(re.search(r"(\d+) transitions \(distinct state pairs\)", caption)[1])
+    back = int(re.search(r"(\d+) transitions back to earlier columns", caption)[1])
+    assert total == g.number_of_edges()
+    assert back > 0 and f"{loops} self-loops not drawn" in caption
+
+
 def test_state_graph_svg_and_png(ping):
     _m, _t, _doc, files = ping
     assert "initial state" in svg_texts(files["states_svg"])
