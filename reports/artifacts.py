@@ -58,9 +58,26 @@ def remove_run_files(out_dir: str, names) -> list:
 def write_artifacts(doc: dict, out_dir: str, *, model=None, trace_path=None) -> dict:
     """Write the files above for ``doc``; returns kind -> path (kinds: dot, graphml,
     node_link, graph_png, graph_svg, sequence_png, sequence_svg, snippet, and with a
-    model states_png, states_svg)."""
-    os.makedirs(out_dir, exist_ok=True)
+    model states_png, states_svg). When a file cannot be written (or the writing is
+    interrupted), the files that were not there before are removed again, and the
+    directory if it was made for them: no half set of pictures is left."""
     s = slug(doc["property"])
+    made = not os.path.isdir(out_dir)
+    ours = [os.path.join(out_dir, p.format(s)) for p in RUN_FILES if p != "trace-{}.json"]
+    new = [p for p in ours if not os.path.lexists(p)]
+    try:
+        return _write_artifacts(doc, out_dir, s, model, trace_path)
+    except BaseException:
+        for path in new:
+            if os.path.isfile(path) and not os.path.islink(path):
+                os.remove(path)
+        if made and os.path.isdir(out_dir) and not os.listdir(out_dir):
+            os.rmdir(out_dir)
+        raise
+
+
+def _write_artifacts(doc: dict, out_dir: str, s: str, model, trace_path) -> dict:
+    os.makedirs(out_dir, exist_ok=True)
     out = {}
     g = trace_graph(doc)
     out["dot"] = write_dot(g, os.path.join(out_dir, f"graph-{s}.dot"))

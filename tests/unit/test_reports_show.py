@@ -76,3 +76,30 @@ def test_cli_show_bad_input(tmp_path, capsys, doc_path):
     assert main(["show", doc_path, "--state-graph"]) == 2
     err = capsys.readouterr().err
     assert err.count("kmc: error:") == 2 and "Traceback" not in err
+
+
+def test_pictures_that_cannot_all_be_written_leave_none_behind(doc_path, tmp_path, capsys,
+                                                                monkeypatch):
+    """A full disk half-way (here: the sequence picture): the files written before it
+    go again, the user's own files stay, and a directory made for them goes too."""
+    import errno
+
+    from kmc.reports import artifacts
+
+    def full(*_a, **_k):
+        raise OSError(errno.ENOSPC, "No space left on device", "sequence-TCConsistent.png")
+
+    monkeypatch.setattr(artifacts, "draw_sequence", full)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    (mine / "graph-TCConsistent.dot").write_text("an earlier picture")
+    for pics, before in ((mine, {"notes.txt", "graph-TCConsistent.dot"}),
+                         (tmp_path / "fresh", None)):
+        assert main(["show", doc_path, "--pictures", str(pics)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "could not be written" in err
+        if before is None:
+            assert not pics.exists()
+        else:
+            assert set(os.listdir(pics)) == before
