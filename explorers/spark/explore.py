@@ -26,6 +26,7 @@ from kmc.explorers.spark.spill_dir import SpillSpace, local_disks
 from kmc.explorers.spark.driver import DriverFrontier, join_blocks, owner_of
 from kmc.explorers.spark.frontier import LevelCancelled, SparkFrontier
 from kmc.explorers.spark.placement import default_partitions, place_by_partition_key
+from kmc.explorers.spark.preflight import check_master
 from kmc.explorers.spark.run import Run, driver_seconds, split_limit
 from kmc.explorers.spark.tuning import env_number
 from kmc.explorers.spark.watchdog import ExecutorWatch
@@ -62,6 +63,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     _options_ok(master=master, executors=executors, partitions=partitions,
                 checkpoint_dir=checkpoint_dir, driver_level_max=driver_level_max,
                 app_name=app_name, resume=resume)
+    check_master(master, executors)
     checkpoint_dir = None if checkpoint_dir is None else os.fspath(checkpoint_dir)
     if resume and not checkpoint_dir:
         raise ExplorerError("--resume needs --checkpoint-dir DIR: the directory of the "

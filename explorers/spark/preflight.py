@@ -48,6 +48,56 @@ def check_java() -> None:
                                 f"{major} at {java}: install Java 17+ or point JAVA_HOME at it")
 
 
+#: the most task threads an embedded master runs (more is a typo, not a machine: each is
+#: a thread of the JVM and a Python worker, and local[99999] brings the machine to a halt)
+MAX_LOCAL_THREADS = 1024
+#: the masters Spark itself accepts (SparkSubmit: "Master must either be yarn or start
+#: with spark, k8s, or local"; SparkContext's local regular expressions)
+LOCAL_MASTER = re.compile(r"local(?:\[([0-9]+|\*)(?:\s*,\s*([0-9]+))?\])?")
+LOCAL_CLUSTER = re.compile(r"local-cluster\[\s*([0-9]+)\s*,\s*([0-9]+)\s*,\s*([0-9]+)\s*\]")
+
+
+def check_master(master: str | None, executors: int | None = None) -> None:
+    """A ``--master`` Spark would refuse, or a local one that would start more task
+    threads than this machine can run, as one line before Spark starts: Spark's own
+    refusal comes as a Java gateway error that names neither, and local[99999] is
+    accepted and runs the machine out of threads. ``--executors`` sets a local master's
+    threads only when kmc makes the master, so beside an explicit local one it is
+    refused rather than silently ignored."""
+    if master is None:
+        if executors is not None and executors > MAX_LOCAL_THREADS:
+            raise ExplorerError(f"--executors {executors}: an embedded master runs at most "
+                                f"{MAX_LOCAL_THREADS} task threads on this machine; for more, "
+                                "start a cluster and pass --master")
+        return
+    usage = ("write local[N] (N threads), local[*], spark://HOST:PORT, yarn or "
+             "k8s://https://HOST:PORT")
+    if not master.startswith(("local", "spark://", "k8s://")) and master != "yarn":
+        raise ExplorerError(f"--master {master!r} is not a Spark master URL: {usage}")
+    if not master.startswith("local"):
+        return
+    m, c = LOCAL_MASTER.fullmatch(master), LOCAL_CLUSTER.fullmatch(master)
+    if m:
+        threads = m.group(1)
+        counts = [int(g) for g in (threads, m.group(2)) if g and g != "*"]
+    elif c:
+        counts = [int(g) for g in c.groups()]
+        threads = str(counts[0] * counts[1])
+    else:
+        raise ExplorerError(f"--master {master!r} is not a Spark master URL: {usage}")
+    if 0 in counts:
+        raise ExplorerError(f"--master {master}: every count in it must be 1 or more: "
+                            f"{usage}")
+    if threads and threads != "*" and int(threads) > MAX_LOCAL_THREADS:
+        raise ExplorerError(f"--master {master}: an embedded master runs at most "
+                            f"{MAX_LOCAL_THREADS} task threads on this machine; for more, "
+                            "start a cluster and pass its URL")
+    if executors is not None:
+        raise ExplorerError(f"--executors {executors} and --master {master}: a local master "
+                            "sets its own threads; drop --executors, or drop --master for "
+                            f"local[{executors}]")
+
+
 def check_master_reachable(master: str, wait_s: float = CONNECT_WAIT_S) -> None:
     """A spark:// master must accept TCP connections within ``wait_s`` seconds."""
     if not master.startswith("spark://"):
@@ -107,3 +157,36 @@ def first_line(e: BaseException) -> str:
         if line and not line.startswith("at "):
             return line[:300]
     return type(e).__name__
+
+
+#: a Java exception line: its message is the reason (``...SparkException: Master must
+#: either be yarn ...``, ``...: [INVALID_DRIVER_MEMORY...] Insufficient driver memory``)
+JAVA_EXCEPTION = re.compile(r"(?:^|\s)(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error): "
+                            r"(.+)$", re.M)
+#: the JVM's own lines around its reason, which say nothing of it
+JVM_NOISE = ("WARNING", "Error occurred during initialization", "Error: Could not create",
+             "Error: A fatal exception", "Usage:")
+
+
+def startup_failure(e: BaseException, log: str) -> ExplorerError:
+    """A SparkContext that did not start, as one line with the reason. PySpark says only
+    "Java gateway process exited" when the JVM refused its options (a heap size such as
+    KMC_SPARK_DRIVER_MEMORY=0, an unquoted KMC_SPARK_JIT_OPTS): the JVM wrote why into
+    ``log``, the file its output goes to. A JVM that started and refused the context
+    (driver memory below Spark's 450 MiB floor) says why in the Java exception."""
+    text = str(e)
+    m = JAVA_EXCEPTION.search(text)
+    reason = m.group(1).strip() if m else None
+    if reason is None and "JAVA_GATEWAY_EXITED" in text:
+        try:
+            with open(log, errors="replace") as f:
+                jvm = f.read()[-8192:]
+        except OSError:
+            jvm = ""
+        m = JAVA_EXCEPTION.search(jvm)
+        lines = [ln.strip() for ln in jvm.splitlines()
+                 if ln.strip() and not ln.strip().startswith(JVM_NOISE)]
+        reason = m.group(1).strip() if m else lines[0] if lines else None
+    return ExplorerError(f"Spark did not start ({(reason or first_line(e))[:300]}): check "
+                         "KMC_SPARK_DRIVER_MEMORY (at least 512m), KMC_SPARK_JIT_OPTS, "
+                         f"KMC_SPARK_GC_OPTS and Java 17+ (the JVM's output: {log})")

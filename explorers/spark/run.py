@@ -21,7 +21,9 @@ from kmc.explorers.visited import smallest
 #: the driver's budget per level (``driver_seconds``), when the user asks for one: unset,
 #: every level wide enough to split over the owner partitions runs on Spark
 #: (``split_limit``); "auto", the budget below; a number, that many seconds
-DRIVER_SECONDS_SET = os.environ.get("KMC_SPARK_DRIVER_SECONDS")
+DRIVER_SECONDS_SET = os.environ.get("KMC_SPARK_DRIVER_SECONDS", "").strip() or None
+if (DRIVER_SECONDS_SET or "auto").lower() != "auto":  # a bad one is named before Spark
+    env_number("KMC_SPARK_DRIVER_SECONDS", None)  # starts, read or not (tuning.check)
 #: the "auto" budget: a level goes to Spark once the driver would need more than this
 #: many seconds for it, on a cluster (whose fixed cost per level is unknown here and
 #: larger than local mode's) or on one core
@@ -63,7 +65,7 @@ def driver_seconds(local: bool, cores: int) -> float | None:
     across a network): both keep DRIVER_LEVEL_SECONDS."""
     if not DRIVER_SECONDS_SET:
         return None
-    if DRIVER_SECONDS_SET.strip().lower() != "auto":
+    if DRIVER_SECONDS_SET.lower() != "auto":
         return parse_number("KMC_SPARK_DRIVER_SECONDS", DRIVER_SECONDS_SET)
     if local and cores > SPARK_WORK:
         return min(DRIVER_LEVEL_SECONDS, LOCAL_LEVEL_COST / (1 - SPARK_WORK / cores))

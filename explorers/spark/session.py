@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 
 from kmc.explorers.errors import ExplorerError
 from kmc.explorers.spark.preflight import (check_java, check_master_reachable, explain_failure,
-                                       first_line, require_pyspark)
+                                       require_pyspark, startup_failure)
 from kmc.explorers.spark.interrupt import CtrlC
 from kmc.explorers.spark.logfile import log_path, open_log
 from kmc.explorers.spark.ship import package_zip, private_file, remove_private_dir, source_root
@@ -40,8 +40,9 @@ BASE_CONF = {
     "spark.python.worker.reuse": "true",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
+    # at most 9 digits: Spark reads the duration as a Java long, and fails a job on more
     "spark.locality.wait": env_spark_value("KMC_SPARK_LOCALITY_WAIT", "0s",
-                                           r"[0-9]+(us|ms|s|m|min|h|d)?",
+                                           r"[0-9]{1,9}(us|ms|s|m|min|h|d)?",
                                            "a Spark duration such as 0s, 500ms or 3s"),
     "spark.driver.memory": env_spark_value("KMC_SPARK_DRIVER_MEMORY", "2g",
                                            r"[0-9]+[kmgt]?b?", "a size such as 2g or 512m"),
@@ -286,8 +287,7 @@ def _create(conf, submitted, master, ctrl_c):
         e = box["error"]
         if isinstance(e, ExplorerError):
             raise e
-        raise ExplorerError(f"Spark did not start ({first_line(e)}): check Java 17+ and "
-                            "the --master URL") from None
+        raise startup_failure(e, log_path()) from None
     return box["sc"]
 
 
