@@ -18,6 +18,11 @@ from kmc.reports.summary import slug  # noqa: F401  (also the HTML report's anch
 
 #: state graphs are drawn whole up to this many states, else cut to the neighbourhood
 STATE_GRAPH_LIMIT = 60
+#: pictures are drawn for counterexamples of at most this many states: a longer one would
+#: be a picture tens of thousands of pixels tall that takes minutes to draw (and past
+#: Pillow's limit, one that cannot be read back); its steps are in the trace file, the
+#: report's table and ``kmc show``, and its graph exports are written all the same
+DRAWN_STATES = 400
 
 #: what a ``kmc check --out`` run writes per property P (``P`` its ``slug``), besides
 #: summary.json and index.html: what ``clear_earlier_run`` removes
@@ -76,6 +81,17 @@ def write_artifacts(doc: dict, out_dir: str, *, model=None, trace_path=None) -> 
         raise
 
 
+def drawn(doc: dict) -> bool:
+    """Whether the pictures of ``doc`` are drawn (``DRAWN_STATES``)."""
+    return len(doc["steps"]) <= DRAWN_STATES
+
+
+def not_drawn(doc: dict) -> str:
+    """Why a trace has no pictures, in words."""
+    return (f"no pictures: the counterexample has {len(doc['steps']):,} states, and pictures "
+            f"are drawn up to {DRAWN_STATES} (its steps: kmc show)")
+
+
 def _write_artifacts(doc: dict, out_dir: str, s: str, model, trace_path) -> dict:
     os.makedirs(out_dir, exist_ok=True)
     out = {}
@@ -83,14 +99,15 @@ def _write_artifacts(doc: dict, out_dir: str, s: str, model, trace_path) -> dict
     out["dot"] = write_dot(g, os.path.join(out_dir, f"graph-{s}.dot"))
     out["graphml"] = write_graphml(g, os.path.join(out_dir, f"graph-{s}.graphml"))
     out["node_link"] = write_node_link(g, os.path.join(out_dir, f"graph-{s}.json"))
-    for fmt, path in draw_trace_graph(g, os.path.join(out_dir, f"graph-{s}")).items():
-        out[f"graph_{fmt}"] = path
-    for fmt, path in draw_sequence(doc, os.path.join(out_dir, f"sequence-{s}")).items():
-        out[f"sequence_{fmt}"] = path
+    if drawn(doc):
+        for fmt, path in draw_trace_graph(g, os.path.join(out_dir, f"graph-{s}")).items():
+            out[f"graph_{fmt}"] = path
+        for fmt, path in draw_sequence(doc, os.path.join(out_dir, f"sequence-{s}")).items():
+            out[f"sequence_{fmt}"] = path
     snippet = os.path.join(out_dir, f"replay-{s}.py")
     write_atomic(snippet, python_snippet(doc))
     out["snippet"] = snippet
-    if model is not None:
+    if model is not None and drawn(doc):
         out.update(write_state_graph(doc, model, out_dir))
     return out
 

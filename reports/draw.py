@@ -41,6 +41,7 @@ def save(fig: Figure, stem: str, formats=("png", "svg"), dpi: int = 110) -> dict
     """Write ``stem.png`` / ``stem.svg``; returns format -> path."""
     out = {}
     plain_text(fig)
+    dpi = min(dpi, raster_dpi(fig.get_figwidth(), fig.get_figheight()))
     with matplotlib.rc_context(RC):
         for fmt in formats:
             path = f"{stem}.{fmt}"
@@ -50,6 +51,20 @@ def save(fig: Figure, stem: str, formats=("png", "svg"), dpi: int = 110) -> dict
             fig.savefig(buf, format=fmt, dpi=dpi, metadata=_metadata(fmt))
             out[fmt] = write_atomic(path, buf.getvalue())
     return out
+
+
+#: the largest PNG drawn, in pixels along a side and in all: Agg draws at most 2**16
+#: pixels a side, and Pillow (which the report uses to embed a picture) refuses to read
+#: an image of more than about 179 million pixels
+MAX_SIDE_PX, MAX_PIXELS = 32000, 60_000_000
+
+
+def raster_dpi(width_in: float, height_in: float) -> float:
+    """The resolution at which a figure of this size stays within ``MAX_SIDE_PX`` and
+    ``MAX_PIXELS`` (a long trace's picture is drawn smaller rather than not at all)."""
+    side = MAX_SIDE_PX / max(width_in, height_in, 1e-9)
+    area = (MAX_PIXELS / max(width_in * height_in, 1e-9)) ** 0.5
+    return min(side, area)
 
 
 def plain_text(fig: Figure) -> None:

@@ -18,7 +18,7 @@ import os
 
 from kmc.model.result import EXIT_MEANINGS
 from kmc.reports.inputs import write_atomic
-from kmc.reports.artifacts import slug, write_artifacts
+from kmc.reports.artifacts import drawn, not_drawn, slug, write_artifacts
 from kmc.reports.graph import initial_summary, state_summary
 from kmc.reports.show import change_lines
 from kmc.reports.summary import replay_command, summary, trace_meta
@@ -214,6 +214,8 @@ def _counterexample(doc, files, trace_file, out_dir, budget, headline) -> str:
         out.append(f"<p>Replay: <code>{_e(replay_command(trace_file, doc.get('scenario')))}"
                    f"</code> · step by step: "
                    f"<code>kmc show {_e(trace_file)}</code></p>")
+    if not drawn(doc):
+        out.append(f"<p class=muted>{_e(not_drawn(doc).capitalize())}.</p>")
     for key, caption in (("sequence_png", "Message sequence"),
                          ("states_png", "State graph around the counterexample"),
                          ("graph_png", "Counterexample graph")):

@@ -53,7 +53,7 @@ def run(args) -> int:
     else:
         print(render(doc, full=args.full))
     if args.pictures:
-        from kmc.reports.artifacts import write_artifacts
+        from kmc.reports.artifacts import drawn, not_drawn, write_artifacts
 
         from kmc.user_models import blamed
 
@@ -66,7 +66,9 @@ def run(args) -> int:
                              f"not be written ({e.strerror or e}): choose a directory you "
                              "can write to, with free space") from None
         print("\nwrote " + ", ".join(sorted(files.values())))
-        if model is not None and "states_png" not in files:
+        if not drawn(doc):
+            print(not_drawn(doc))
+        elif model is not None and "states_png" not in files:
             print(f"no state graph: the trace no longer replays (see `kmc replay "
                   f"{args.trace}`)")
     return 0

@@ -235,3 +235,59 @@ def test_pictures_beyond_the_budget_are_linked_not_embedded(tmp_path, monkeypatc
     # the headline is Zeta, the first violated in declaration order (not Alpha)
     assert "Headline: Zeta violated" in page
     assert page.index("id='cx-Zeta'") < page.index("id='cx-Alpha'")
+
+
+CHAIN = '''from kmc import Model, always
+
+
+class Chain(Model):
+    def __init__(self, n):
+        self.n = n
+
+    def init_states(self):
+        return [0]
+
+    def actions(self, s):
+        return ["inc"] if s < self.n else []
+
+    def next_state(self, s, a):
+        return s + 1
+
+    def properties(self):
+        return [always("Small", lambda s: s < self.n)]
+
+
+def make(n: int = 3):
+    return Chain(n)
+'''
+
+
+def test_a_counterexample_too_long_to_draw_has_its_exports_and_says_so(tmp_path, capsys):
+    """Past DRAWN_STATES a picture would be tens of thousands of pixels tall and take
+    minutes: the run writes the trace, the graph exports, the snippet and the report,
+    which says why there are no pictures, and so does `kmc show --pictures`."""
+    from kmc.reports.artifacts import DRAWN_STATES
+
+    (tmp_path / "chain_model.py").write_text(CHAIN)
+    ref = f"{tmp_path / 'chain_model.py'}:make"
+    out = tmp_path / "out"
+    assert main(["check", ref, "-p", f"n={DRAWN_STATES}", "--out", str(out), "--quiet"]) == 1
+    names = set(os.listdir(out))
+    assert {"trace-Small.json", "graph-Small.dot", "graph-Small.graphml",
+            "graph-Small.json", "replay-Small.py", "index.html"} <= names
+    assert not any(n.endswith((".png", ".svg")) for n in names)
+    with open(out / "index.html") as f:
+        page = f.read()
+    assert f"No pictures: the counterexample has {DRAWN_STATES + 1} states" in page
+    capsys.readouterr()
+    assert main(["show", str(out / "trace-Small.json"), "--pictures", str(tmp_path / "p")]) == 0
+    assert "no pictures: the counterexample has" in capsys.readouterr().out
+
+
+def test_a_tall_picture_is_drawn_at_a_resolution_that_fits():
+    from kmc.reports.draw import MAX_PIXELS, MAX_SIDE_PX, raster_dpi
+
+    for w, h in ((3.0, 400.0), (400.0, 3.0), (250.0, 250.0), (2.0, 2.0)):
+        dpi = min(110, raster_dpi(w, h))
+        assert max(w, h) * dpi <= MAX_SIDE_PX and w * h * dpi * dpi <= MAX_PIXELS * 1.0001
+    assert raster_dpi(2.0, 2.0) > 110  # a small picture keeps its resolution
