@@ -60,6 +60,7 @@ def main(argv=None) -> int:
                              f"(see `{cmd} --help`)")
         if not getattr(args, "_run", None):
             raise UsageError("no command given: try `kmc list` or `kmc check twophase`")
+        _check_cwd()
         code = int(args._run(args))
         return interrupted() if seen() else code  # a Ctrl-C Python dropped (watch)
     except UsageError as e:
@@ -82,6 +83,17 @@ def main(argv=None) -> int:
         return 3
 
 
+def _check_cwd() -> None:
+    """A working directory deleted under the shell makes every relative path and every
+    worker process fail in its own way (an internal error, a regression entry that
+    "crashed"): one line up front instead."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise UsageError("the current directory no longer exists (it was deleted): cd to "
+                         "an existing directory and rerun") from None
+
+
 def one_line(text: str) -> str:
     """The message on one line: a line break inside (from a user's argument, say) is shown
     escaped, so an error is always exactly one line."""
@@ -96,11 +108,76 @@ def _version() -> str:
         return "dev"
 
 
+class _Stream(ClosablePipe):
+    """A standard stream whose write failing in any other way (a full disk, /dev/full,
+    an I/O error) is noted and silenced like a closed pipe. On standard error that loses
+    diagnostics only: the run's result and exit code stay. On standard output the result
+    is lost, and ``entry`` says so (exit 2) instead of an internal error, a traceback at
+    exit or Python's own exit code 120."""
+
+    failed = None  # the OSError, if a write or flush failed other than by a closed pipe
+
+    def write(self, text):
+        try:
+            return super().write(text)
+        except OSError as e:
+            self.failed = self.failed or e
+            self._silence()
+            return len(text)
+
+    def flush(self):
+        try:
+            super().flush()
+        except OSError as e:
+            self.failed = self.failed or e
+            self._silence()
+
+
+def _standard_streams() -> tuple:
+    """Standard output and error made safe to write whatever the shell handed over.
+
+    - A descriptor closed at start (``>&-``, ``2>&-``) leaves Python a stream of None:
+      ``json.dump`` to it fails, and ``print(file=None)`` writes to standard output, so
+      the progress lines would land in ``--json`` output. It is opened on the null
+      device, which also keeps the next file kmc opens from taking its number.
+    - An encoding that cannot spell kmc's output (PYTHONIOENCODING=ascii, a latin-1
+      terminal) writes what it cannot spell as backslash escapes, as Python does on
+      standard error, instead of failing the run after it finished.
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    streams = []
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:
+            stream = open(os.devnull, "w")
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+        streams.append(_Stream(stream))
+    return tuple(streams)
+
+
 def entry() -> None:
     watch()
-    if sys.stdout is not None:
-        sys.stdout = ClosablePipe(sys.stdout)
-    sys.exit(main())
+    out, sys.stderr = _standard_streams()
+    sys.stdout = out
+    try:
+        code = main()
+    except SystemExit as e:  # --help and --version print, then exit through argparse
+        code = e.code
+    out.flush()
+    if out.failed is not None:
+        print(f"kmc: error: standard output could not be written "
+              f"({out.failed.strerror or out.failed}), what it shows is incomplete: free "
+              "space or send it elsewhere, and rerun", file=sys.stderr)
+        code = 2
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -139,8 +139,10 @@ def write_staged(path: str, data: str | bytes) -> str:
     except OSError as e:
         raise _about(e, path) from None
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        with os.fdopen(fd, "wb") as f:  # a path that is not UTF-8 (``--out $'\xff'``)
+            # is in the text as Python decoded it, and goes back as the same bytes
+            f.write(data.encode("utf-8", "surrogateescape") if isinstance(data, str)
+                    else data)
         os.chmod(tmp, 0o666 & ~UMASK)  # what open() would have given the file
     except BaseException as e:
         _unlink(tmp)
