@@ -6,6 +6,7 @@ also shows how far the run is towards the nearest one, in percent, and an ETA at
 current rate; without one an exhaustive run's end is unknown, so neither is shown."""
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -55,8 +56,14 @@ class Progress:
         if self.tty:
             if self._bar is None:
                 from tqdm import tqdm
+                # a terminal that says it is 0 x 0 (a pseudo-terminal nobody sized, as
+                # some CI runners and `script` make) is taken as 100 x 24: tqdm would
+                # hide its bar below a screen of no rows
+                sized = min(_size(self.stream)) > 0
                 self._bar = tqdm(total=None, unit=" states", file=self.stream,
-                                 desc=self.label, dynamic_ncols=True, leave=False)
+                                 desc=self.label, dynamic_ncols=sized,
+                                 ncols=None if sized else 100,
+                                 nrows=None if sized else 24, leave=False)
             self._bar.n = distinct
             post = dict(generated=generated, depth=depth, queue=queue)
             if towards is not None:
@@ -77,6 +84,14 @@ class Progress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def _size(stream) -> tuple:
+    """(columns, lines) of the terminal ``stream`` writes to ((0, 0): cannot be told)."""
+    try:
+        return tuple(os.get_terminal_size(stream.fileno()))
+    except (AttributeError, OSError, ValueError):
+        return (0, 0)
 
 
 def _clock(seconds: float) -> str:

@@ -42,3 +42,23 @@ def test_kmc_cluster_start_prints_the_master_and_web_ui(monkeypatch, capsys):
     assert main(["cluster", "start", "--dir", "/tmp/c"]) == 0
     out = capsys.readouterr().out
     assert "master spark://127.0.0.1:7077 (pid 11), web UI http://127.0.0.1:8080" in out
+
+
+def test_a_terminal_nobody_sized_still_shows_the_bar():
+    """A pseudo-terminal of 0 x 0 (a CI runner's, `script`'s) is a terminal: the bar is
+    drawn at 100 columns, where tqdm alone would hide it below a screen of no rows."""
+    import os
+    import select
+
+    master, slave = os.openpty()
+    with os.fdopen(slave, "w") as stream:
+        assert os.get_terminal_size(slave) == (0, 0)
+        p = Progress("kmc x", stream=stream)
+        p(1234, 5678, 3, 9, 1.0)
+        p.close()
+        stream.flush()
+        shown = b""
+        while select.select([master], [], [], 0.5)[0]:
+            shown += os.read(master, 65536)
+    os.close(master)
+    assert b"kmc x: 1234 states" in shown
