@@ -1,14 +1,21 @@
 """How a Ctrl-C ends kmc: the one line ``kmc: interrupted`` and exit code 130, whatever
-the interrupt cut short."""
+the interrupt cut short. SIGTERM (a CI job's timeout, `kill`) and SIGHUP (the terminal
+closed) end it the same way, through the same handlers and clean-up, with the line
+``kmc: terminated`` (``kmc: hung up``) and exit code 128 + the signal's number."""
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import threading
 
 #: SIGINTs this process received while ``watch``'s handler was installed
 _SEEN: list = []
+#: SIGTERMs and SIGHUPs received, each turned into a SIGINT (``_as_interrupt``)
+_ENDED: list = []
+#: what ``interrupted`` says for each of them
+_WORDS = {signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
 
 
 def watch() -> None:
@@ -19,6 +26,24 @@ def watch() -> None:
     all the same (``seen``)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _noted)
+        for sig in _WORDS:
+            signal.signal(sig, _as_interrupt)
+        os.register_at_fork(after_in_child=_default_in_child)
+
+
+def _default_in_child() -> None:
+    """A forked worker (regress, mutate, a Spark daemon) ends at SIGTERM as before: its
+    pool stops it that way, and a worker has no run of its own to end cleanly."""
+    for sig in _WORDS:
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def _as_interrupt(signum, _frame):
+    """SIGTERM or SIGHUP, sent on as a SIGINT to this process: whichever SIGINT handler
+    is in place then (``_noted``, or the Spark explorer's, which lets no call to the JVM
+    be cut in the middle) ends the run as it ends a Ctrl-C."""
+    _ENDED.append(signum)
+    os.kill(os.getpid(), signal.SIGINT)
 
 
 def _noted(signum, _frame):
@@ -49,6 +74,9 @@ def interrupted() -> int:
     """
     sys.unraisablehook = _quiet
     exec("")  # clears the note (see above); compiled code would not
+    if _ENDED:
+        print(f"kmc: {_WORDS[_ENDED[0]]}", file=sys.stderr)
+        return 128 + _ENDED[0]
     print("kmc: interrupted", file=sys.stderr)
     return 130
 
