@@ -63,8 +63,8 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
     with blamed(user_model):
         try:
             validate_model(model)
-        except ModelError as e:
-            raise UsageError(str(e)) from None
+        except ModelError as e:  # a user's model is named as they named it to kmc
+            raise UsageError(f"{user_model}: {e}" if user_model else str(e)) from None
         if check_symmetry:
             _can_check_symmetry(model, name)
             symmetry = "check"
@@ -92,7 +92,10 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
             result = engine(explorer)(model, **opts)
         except ExplorerError as e:
             raise UsageError(str(e)) from None
-    result.extra.update(scenario=name, variant=v, params=p, model=model, z3=z3)
+        except ModelError as e:  # found while exploring (a fault declared fair)
+            raise UsageError(f"{user_model}: {e}" if user_model else str(e)) from None
+    result.extra.update(scenario=name, variant=v, params=p, model=model, z3=z3,
+                        user_model=user_model)
     if symmetry:  # what the reduction asked for did, said in the summary
         result.extra["symmetry"] = ("reduced and checked" if symmetry == "check" else
                                     "reduced") if model.has_symmetry else \

@@ -85,12 +85,14 @@ def _builder(ref, factory):
 
 
 @contextlib.contextmanager
-def blamed(ref: str | None):
+def blamed(ref: str | None, raised_in_model: bool = False):
     """Run code that calls the user model ``ref``'s own code (None: one of kmc's models,
     whose errors stay internal errors): an exception in it, or a ``sys.exit``, is the
     model's bug, one line naming the model and the line of its code where it happened
     (``UsageError``, exit 2; the original is its ``__cause__``, which ``KMC_DEBUG=1``
-    prints)."""
+    prints). ``raised_in_model``: only an exception raised from within the model's code
+    is its bug; any other stays kmc's own (reports call a model's display hooks amid
+    much code of kmc's)."""
     if ref is None:
         yield
         return
@@ -102,14 +104,15 @@ def blamed(ref: str | None):
         raise UsageError(f"{ref} called sys.exit({e.code!r}){_where(e, ref)}: a model "
                          "returns its answers; raise an exception to report a "
                          "problem") from e
-    except TypeError as e:
-        if "unhashable type" not in str(e):
-            raise UsageError(f"{ref} raised TypeError{_where(e, ref)}: {e}") from e
-        raise UsageError(f"{ref} reached a state that is not a value ({e}){_where(e, ref)}: "
-                         "build states of tuples, frozensets and NamedTuples, not lists, "
-                         "dicts or sets") from e
     except Exception as e:  # the user's own code: one line, not a traceback
-        raise UsageError(f"{ref} raised {type(e).__name__}{_where(e, ref)}: {e}") from e
+        where = _where(e, ref)
+        if raised_in_model and not where:
+            raise
+        if isinstance(e, TypeError) and "unhashable type" in str(e):
+            raise UsageError(f"{ref} reached a state that is not a value ({e}){where}: "
+                             "build states of tuples, frozensets and NamedTuples, not "
+                             "lists, dicts or sets") from e
+        raise UsageError(f"{ref} raised {type(e).__name__}{where}: {e}") from e
 
 
 def _where(e: BaseException, ref: str) -> str:

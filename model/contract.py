@@ -193,12 +193,16 @@ def validate_model(model: Model, sample: int = 64) -> None:
 
     Looks at the initial states and the successors of a few of them: no init states,
     non-canonical or unhashable states, duplicate property names, a property that is not a
-    Property value.
+    Property value, an answer that is not a list (or is a set, whose order changes from
+    run to run), a display hook answering with the wrong type.
     """
     from kmc.invariants.properties import Property
 
+    if not isinstance(model.name, str) or not model.name:
+        raise ModelError(f"model {type(model).__name__}: name is {model.name!r}: set it to "
+                         "a non-empty str, the name reports show")
     try:
-        inits = list(model.init_states())
+        inits = _listed(model, "init_states()", model.init_states(), "states")
     except NotImplementedError:
         raise ModelError(f"model {model.name!r} does not define init_states(): "
                          "return a list of initial states") from None
@@ -206,7 +210,7 @@ def validate_model(model: Model, sample: int = 64) -> None:
         raise ModelError(f"model {model.name!r} has no initial states: "
                          "init_states() must return at least one state")
     seen = set()
-    for p in model.properties():
+    for p in _listed(model, "properties()", model.properties(), "properties"):
         if not isinstance(p, Property):
             raise ModelError(f"model {model.name!r}: properties() returned {p!r}; "
                              "use invariants.always/sometimes/quiescent to build properties")
@@ -219,12 +223,73 @@ def validate_model(model: Model, sample: int = 64) -> None:
     frontier = inits[:sample]
     checked = 0
     seen: dict = {}  # the parts found canonical, shared by the sampled states
+    own_actions = type(model).successors is Model.successors
+    shown = False
     while frontier and checked < sample:
         s = frontier.pop()
         checked += 1
         _check_state(model, s, seen)
-        for _a, t in model.successors(s)[:4]:
+        if own_actions:
+            _listed(model, "actions(state)", model.actions(s), "actions")
+        succs = model.successors(s)
+        if succs and not shown:
+            _check_display(model, s, succs[0][0])
+            shown = True
+        for _a, t in succs[:4]:
             frontier.append(t)
+
+
+def _listed(model: Model, method: str, value, what: str) -> list:
+    """``value`` as the list it must be: the explorers, the trace files (which store
+    the index of an initial state and of each action) and the reports' declaration order
+    all read these answers in order, so a set, whose order may change from one run to
+    the next (strings hash differently in every process), would make runs disagree and
+    traces fail to replay."""
+    if isinstance(value, (set, frozenset)) or not hasattr(value, "__iter__"):
+        raise ModelError(f"model {model.name!r}: {method} returned "
+                         f"{'None' if value is None else type(value).__name__}: "
+                         f"return a list of {what}, in a deterministic order")
+    return list(value)
+
+
+#: what the reports need from each display hook (``_check_display``)
+_TEXT = "return a str"
+
+
+def _check_display(model: Model, state, action) -> None:
+    """The hooks reports call after the run (the text summary, ``--out``), asked once
+    here, so that one answering with the wrong type is named now rather than found
+    half-way through writing a report."""
+    import json
+
+    def wrong(method, value, fix):
+        raise ModelError(f"model {model.name!r}: {method} returned "
+                         f"{type(value).__name__} {value!r:.60}: {fix}")
+    for method, value in (("format_state(state)", model.format_state(state)),
+                          ("format_action(action)", model.format_action(action)),
+                          ("action_name(action)", model.action_name(action))):
+        if not isinstance(value, str):
+            wrong(method, value, _TEXT)
+    actor = model.action_actor(action)
+    if actor is not None and not isinstance(actor, str):
+        wrong("action_actor(action)", actor, "return a lane name (a str)")
+    kind = model.action_kind(action)
+    if kind not in (None, "step", "input", "fault"):
+        wrong("action_kind(action)", kind, "return \"step\", \"input\" or \"fault\"")
+    msg = model.action_message(action, state)
+    if msg is not None and not (isinstance(msg, (tuple, list)) and len(msg) == 3):
+        wrong("action_message(action, state)", msg,
+              "return None or (from lane, to lane, label)")
+    lanes = model.lanes()
+    if not isinstance(lanes, (list, tuple)) or not all(isinstance(x, str) for x in lanes):
+        wrong("lanes()", lanes, "return a list of lane names (strs)")
+    view = model.state_to_json(state)
+    try:
+        json.dumps(view, default=str)  # as the trace files are written
+    except (TypeError, ValueError) as e:
+        raise ModelError(f"model {model.name!r}: state_to_json(state) returned a value "
+                         f"JSON cannot hold ({e}): return dicts with str keys, lists, "
+                         "strs, numbers, bools and None") from None
 
 
 def _check_state(model: Model, s, seen: dict) -> None:

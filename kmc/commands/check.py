@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 
 from kmc import api
 from kmc.errors import UsageError
@@ -151,12 +150,15 @@ def run(args) -> int:
     finally:
         if progress is not None:
             progress.close()
-    trace_files, failed = _write_outputs(result, args.out)
-    if args.json:
-        json.dump(summary(result, trace_files), sys.stdout, indent=1, default=str)
-        print()
-    else:
-        print(render_text(result, trace_files, show_all=args.show_all))
+    from kmc.user_models import blamed
+
+    # the reports call the model's display hooks (format_state, state_to_json, ...): one
+    # of a user's model raising is named as its bug, with nothing left half-written
+    with blamed(result.extra.get("user_model"), raised_in_model=True):
+        trace_files, failed = _write_outputs(result, args.out)
+        text = json.dumps(summary(result, trace_files), indent=1, default=str) \
+            if args.json else render_text(result, trace_files, show_all=args.show_all)
+    print(text)
     if failed:  # the result is printed above; what could not be written is said here
         raise UsageError(failed)
     return result.exit_code()

@@ -336,3 +336,4 @@ def test_a_user_models_counterexample_replays_and_shows_as_printed(models, capsy
     assert "no state graph: the trace no longer replays" in capsys.readouterr().out
     assert not list(pics.glob("states-*"))
     sys.modules.pop("shifted", None)
+
