@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import sys
 
 from kmc import api
 from kmc.errors import UsageError
@@ -132,11 +134,23 @@ EMBEDDED_MAX_EXECUTORS = 1024
 
 
 def run(args) -> int:
+    spark_opts, sim_opts = _explorer_options(args)
+    _check_paths(args)
+    # with --json, standard output holds the one JSON object: what a user's model prints
+    # while it loads, runs and is reported goes to standard error
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        result, text, failed = _checked(args, spark_opts, sim_opts)
+    print(text)
+    if failed:  # the result is printed above; what could not be written is said here
+        raise UsageError(failed)
+    return result.exit_code()
+
+
+def _checked(args, spark_opts, sim_opts):
+    """(the result, its text or JSON, what could not be written or None)."""
     from kmc.explorers.progress import Progress
     from kmc.reports.summary import render_text, summary
 
-    spark_opts, sim_opts = _explorer_options(args)
-    _check_paths(args)
     progress = None if args.quiet else Progress(f"kmc {args.scenario}")
     try:
         result = api.check(args.scenario, args.variant, parse_params(args.param),
@@ -158,10 +172,7 @@ def run(args) -> int:
         trace_files, failed = _write_outputs(result, args.out)
         text = json.dumps(summary(result, trace_files), indent=1, default=str) \
             if args.json else render_text(result, trace_files, show_all=args.show_all)
-    print(text)
-    if failed:  # the result is printed above; what could not be written is said here
-        raise UsageError(failed)
-    return result.exit_code()
+    return result, text, failed
 
 
 def _explorer_options(args) -> tuple[dict, dict]:

@@ -337,3 +337,18 @@ def test_a_user_models_counterexample_replays_and_shows_as_printed(models, capsy
     assert not list(pics.glob("states-*"))
     sys.modules.pop("shifted", None)
 
+
+
+def test_what_a_model_prints_never_spoils_the_json(models, capsys):
+    """--json's standard output is the one JSON object: a model that prints while it
+    loads and while it runs has its words on standard error."""
+    (models / "chatty_models.py").write_text(
+        COUNTER.replace("class ", "print('loading')\n\nclass ", 1)
+        .replace("    def init_states(self):",
+                 "    def init_states(self):\n        print('starting')", 1))
+    try:
+        code, d, err = check_json(capsys, "chatty_models.py:make", "-p", "limit=3")
+    finally:
+        sys.modules.pop("chatty_models", None)
+    assert d is not None and d["exit_code"] == code
+    assert "loading" in err and "starting" in err
