@@ -339,12 +339,13 @@ def open_store(sc, path: str, ident: dict, resume: bool) -> tuple[CheckpointStor
 def precheck(path: str, ident: dict, resume: bool, max_states=None, max_depth=None) -> None:
     """The same checks before Spark starts, when the directory is a local path, and
     ``check_bounds`` on the last level: a wrong directory or bound is reported in a
-    second, not after the JVM's start-up."""
+    second, not after the JVM's start-up. Returns the saved identity of a local resume
+    (else None)."""
     url = to_url(path)
     if not resume:
         sealing.private_dir()  # where the new run's key will go
     if not url.startswith("file://"):
-        return
+        return None
     local = url[len("file://"):]
     if os.path.exists(os.path.join(local, OLD_IDENTITY)):
         raise old_format_error(path)
@@ -361,6 +362,7 @@ def precheck(path: str, ident: dict, resume: bool, max_states=None, max_depth=No
         json_rel = level_files(levels[-1])[1]
         check_bounds(level_body(checked[1], levels[-1], read(json_rel), path),
                      max_states, max_depth, path)
+    return None if checked is None else checked[0]
 
 
 def _validate(path, url, ident, resume, has_identity, read_identity, levels):

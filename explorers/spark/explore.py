@@ -71,7 +71,10 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
     core = core or Core(model, symmetry=symmetry, deadlock=deadlock, properties=properties)
     place_by_partition_key(core)
     if checkpoint_dir:
-        ckpt.precheck(checkpoint_dir, ckpt.identity(core, 0), resume, max_states, max_depth)
+        saved = ckpt.precheck(checkpoint_dir, ckpt.identity(core, 0), resume, max_states,
+                              max_depth)
+        if saved is not None:  # a local resume: its partitions known before Spark starts
+            _same_partitions(checkpoint_dir, saved["partitions"], partitions)
     from kmc.explorers.spark.preflight import explain_failure, from_spark
     from kmc.explorers.spark.interrupt import CtrlC
     from kmc.explorers.spark.session import is_local, probe_executors, spark_context
@@ -96,10 +99,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                 store, start = ckpt.open_store(sc, checkpoint_dir, ident, resume)
             if start is not None:
                 saved = store.identity["partitions"]
-                if partitions and partitions != saved:
-                    raise ExplorerError(f"the checkpoint in {checkpoint_dir} was written with "
-                                        f"{saved} partitions: drop --partitions or pass "
-                                        f"--partitions {saved}")
+                _same_partitions(checkpoint_dir, saved, partitions)
                 nparts = saved
         lineage_dir = _lineage_dir(sc, store, space)
         budget = None if limit is not None else \
@@ -228,6 +228,13 @@ def _options_ok(**options) -> None:
                                     f"got {v!r}")
         elif not isinstance(v, str) or not v:
             raise ExplorerError(f"{name} must be a non-empty str, got {v!r}")
+
+
+def _same_partitions(checkpoint_dir, saved: int, partitions) -> None:
+    """A resume runs on the partitions its checkpoint was written with."""
+    if partitions and partitions != saved:
+        raise ExplorerError(f"the checkpoint in {checkpoint_dir} was written with {saved} "
+                            f"partitions: drop --partitions or pass --partitions {saved}")
 
 
 def _placed(run, frontier, to_spark):

@@ -201,6 +201,22 @@ def test_resume_past_a_smaller_bound_is_refused(sc, tmp_path, monkeypatch):
         (want.unique_states, want.max_depth, want.stopped_by)
 
 
+def test_resume_with_other_partitions_is_refused_before_spark_starts(sc, tmp_path,
+                                                                     monkeypatch):
+    spark_bfs(TwoPhase(3), checkpoint_dir=str(tmp_path), max_depth=3)
+
+    def unreached(*_a):
+        raise AssertionError("the partitions were not checked before Spark started")
+    for stage, name, stand_in in ((ckpt, "open_store", unreached),  # a local directory
+                                  (ckpt, "precheck", lambda *_a: None)):  # a remote one
+        with monkeypatch.context() as m:
+            m.setattr(stage, name, stand_in)
+            with pytest.raises(ExplorerError, match="written with 2 partitions: drop "
+                                                    "--partitions or pass --partitions 2"):
+                spark_bfs(TwoPhase(3), checkpoint_dir=str(tmp_path), resume=True,
+                          partitions=5)
+
+
 def test_cli_refuses_a_smaller_bound_in_one_line(sc, tmp_path):
     spark_bfs(TwoPhase(3), checkpoint_dir=str(tmp_path), max_depth=3)
     r = subprocess.run([sys.executable, "-m", "kmc", "check", "twophase", "-p", "rm=3",
