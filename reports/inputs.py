@@ -8,6 +8,7 @@ only to fail at writing. Every problem is one ``InputError`` line: what is wrong
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 
@@ -117,13 +118,8 @@ def write_atomic(path: str, data: str | bytes) -> str:
     (created exclusively: a link planted at a guessable name is never followed) and a
     rename: a reader never sees half a file, and a failure leaves nothing behind."""
     tmp = write_staged(path, data)
-    try:
+    with _gone_on_failure(tmp, path):
         os.replace(tmp, path)
-    except BaseException as e:
-        _unlink(tmp)
-        if isinstance(e, OSError):
-            raise _about(e, path) from None
-        raise
     return path
 
 
@@ -138,25 +134,27 @@ def write_staged(path: str, data: str | bytes) -> str:
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     except OSError as e:
         raise _about(e, path) from None
-    try:
+    with _gone_on_failure(tmp, path):
         with os.fdopen(fd, "wb") as f:  # a path that is not UTF-8 (``--out $'\xff'``)
             # is in the text as Python decoded it, and goes back as the same bytes
             f.write(data.encode("utf-8", "surrogateescape") if isinstance(data, str)
                     else data)
         os.chmod(tmp, 0o666 & ~UMASK)  # what open() would have given the file
-    except BaseException as e:
-        _unlink(tmp)
-        if isinstance(e, OSError):
-            raise _about(e, path) from None
-        raise
     return tmp
 
 
-def _unlink(path: str) -> None:
+@contextlib.contextmanager
+def _gone_on_failure(tmp: str, path: str):
+    """On any failure inside, the temporary file ``tmp`` goes, and an OSError is said
+    in one line naming ``path``."""
     try:
-        os.unlink(path)
-    except OSError:
-        pass
+        yield
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise _about(e, path) from None
+        raise
 
 
 def write_output(path: str, data: str | bytes, flag: str) -> str:

@@ -2,6 +2,7 @@
 import json
 import os
 
+from cli_checks import kmc_in_process, snapshot
 from kmc.api import check
 from kmc.reports.regress.expect import observe
 from kmc.reports.regress.stored import store, trace_path
@@ -110,17 +111,6 @@ def test_documented_mismatch_flags_a_recorded_verdict_the_scenario_contradicts()
     assert documented_mismatch(f"violates {prop}", bounded) is None  # proves no absence
 
 
-def _regress(capsys, *argv):
-    from kmc.cli import main
-
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _snapshot(root):
-    return sorted((str(p.relative_to(root)), p.read_bytes() if p.is_file() else None)
-                  for p in root.rglob("*"))
 
 
 def test_update_writes_only_under_the_suites_directory(tmp_path, capsys):
@@ -135,24 +125,24 @@ def test_update_writes_only_under_the_suites_directory(tmp_path, capsys):
     for traces in ("../outside", str(outside), "linked", "linked/deeper"):
         suite = suite_dir / "s.toml"
         suite.write_text(f"traces = {json.dumps(traces)}\n" + entry)
-        before = _snapshot(tmp_path)
-        code, out, err = _regress(capsys, "regress", suite, "--update")
+        before = snapshot(tmp_path)
+        code, out, err = kmc_in_process(capsys, "regress", suite, "--update")
         assert code == 2, (traces, out, err)
         lines = err.strip().splitlines()
         assert len(lines) == 1 and f"{suite}:1: --update writes" in lines[0], err
         assert str(outside) in lines[0] and "beside the suite file" in lines[0]
-        assert out == "" and _snapshot(tmp_path) == before  # nothing ran, nothing written
+        assert out == "" and snapshot(tmp_path) == before  # nothing ran, nothing written
     # an entry's own directory linked elsewhere is refused too
     (suite_dir / "stored").mkdir()
     (suite_dir / "stored" / "diehard").symlink_to(outside)
     suite.write_text('traces = "stored"\n' + entry)
-    code, _out, err = _regress(capsys, "regress", suite, "--update")
+    code, _out, err = kmc_in_process(capsys, "regress", suite, "--update")
     assert code == 2 and "stored/diehard resolves to" in err and not os.listdir(outside)
     # inside the suite's directory: --update records; reading from elsewhere is allowed
     suite.write_text('traces = "kept"\n' + entry)
-    assert _regress(capsys, "regress", suite, "--update")[0] == 0
+    assert kmc_in_process(capsys, "regress", suite, "--update")[0] == 0
     assert os.listdir(suite_dir / "kept" / "diehard")
     recorded_text = suite.read_text().replace('traces = "kept"', 'traces = "../outside"')
     os.rename(suite_dir / "kept" / "diehard", outside / "diehard")
     suite.write_text(recorded_text)
-    assert _regress(capsys, "regress", suite)[0] == 0
+    assert kmc_in_process(capsys, "regress", suite)[0] == 0

@@ -7,19 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from kmc.cli import main
+from cli_checks import kmc_in_process as kmc, snapshot
 from kmc.reports.regress.suite import SuiteError, parse_suite
-
-
-def kmc(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def snapshot(root):
-    return sorted((str(p.relative_to(root)), p.read_bytes() if p.is_file() else None)
-                  for p in root.rglob("*"))
 
 
 @pytest.mark.parametrize("text", [
