@@ -3,15 +3,25 @@ display needed), text kept as text in SVG (searchable, and testable), one palett
 from __future__ import annotations
 
 import io
+import logging
 import textwrap
 import warnings
 
-import matplotlib
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.text import Text
+# matplotlib logs a warning when its configuration and cache directory (under HOME) cannot
+# be made, then works from a temporary one: the pictures are the same, and the lines
+# would only add to the command's output
+_mpl_log = logging.getLogger("matplotlib")
+_level = _mpl_log.level
+_mpl_log.setLevel(logging.ERROR)
+try:
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.text import Text
+finally:
+    _mpl_log.setLevel(_level)
 
-from kmc.reports.inputs import write_atomic
+from kmc.reports.inputs import write_atomic  # noqa: E402
 
 # one palette for every picture
 INK = "#222222"

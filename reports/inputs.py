@@ -86,7 +86,7 @@ def output_dir(path: str, flag: str) -> str:
         if not os.path.isdir(path):
             raise InputError(f"{flag} {path} is a file, not a directory: name a directory "
                              "(it is created if missing)")
-        if not os.access(path, os.W_OK | os.X_OK):
+        if not os.access(path, os.W_OK | os.X_OK) or _refuses_files(path):
             raise InputError(f"{flag} {path} is not writable: choose a directory you can "
                              "write to")
         return path
@@ -94,9 +94,24 @@ def output_dir(path: str, flag: str) -> str:
     if not os.path.isdir(parent):
         raise InputError(f"{flag} {path}: {parent} is a file, so the directory cannot be "
                          "created there")
-    if not os.access(parent, os.W_OK | os.X_OK):
+    if not os.access(parent, os.W_OK | os.X_OK) or _refuses_files(parent):
         raise InputError(f"{flag} {path} cannot be created: {parent} is not writable")
     return path
+
+
+def _refuses_files(directory: str) -> bool:
+    """Whether creating a file in ``directory`` fails: ``os.access`` answers yes for
+    root in a read-only or virtual file system (/proc, /sys), so a probe file is made
+    (exclusively, under a fresh name) and removed at once."""
+    import tempfile
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".kmc-probe-", dir=directory)
+    except OSError:
+        return True
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return False
 
 
 def output_file(path: str, flag: str) -> str:

@@ -42,6 +42,9 @@ def cases() -> list[tuple[str, dict, list[str]]]:
         ("out-is-a-file", {"f": "x"}, ["check", "twophase", "--out", "{d}/f"]),
         ("out-under-a-file", {"f": "x"}, ["check", "twophase", "--out", "{d}/f/sub"]),
         ("out-empty", {}, ["check", "twophase", "--out", ""]),
+        # /proc takes no new file, though os.access answers yes to root
+        ("out-in-proc", {}, ["check", "twophase", "--out", "/proc/kmc-out"]),
+        ("regress-out-in-sys", {}, ["regress", "--tier", "smoke", "--out", "/sys/kmc-out"]),
         ("pictures-is-a-file", {"f": "x", "t.json": "TRACE"},
          ["show", "{d}/t.json", "--pictures", "{d}/f"]),
         ("junit-is-a-dir", {"dir/x": "x"}, ["regress", "--tier", "smoke", "--junit", "{d}/dir"]),

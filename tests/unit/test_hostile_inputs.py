@@ -22,6 +22,7 @@ def test_each_case_is_one_line_exit_2_and_leaves_nothing(tmp_path, capsys, monke
     code = main([a.replace("{d}", d) for a in argv])
     out, err = capsys.readouterr()
     assert code == 2, (name, out[-500:], err)
+    assert out == "", (name, out[-500:])  # refused before any work
     assert err.count("\n") == 1 and err.startswith("kmc: error: ")
     assert listing(d) == before
 

@@ -80,3 +80,12 @@ def test_an_out_path_that_is_not_utf8_gets_its_files_and_the_verdict(tmp_path):
     assert "NotSolved" in text and err == ""
     with open(os.path.join(out, b"summary.json"), encoding="utf-8") as f:
         assert json.load(f)["scenario"] == "diehard"
+
+
+def test_a_home_that_cannot_hold_matplotlibs_cache_adds_no_output(tmp_path):
+    env = {"HOME": "/proc/kmc-no-home", "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": "",
+           "MPLCONFIGDIR": ""}
+    code, text, err = kmc("check", "diehard", "--quiet", "--out", str(tmp_path), env=env)
+    assert code == 1 and "NotSolved" in text, err
+    assert err == ""
+    assert (tmp_path / "sequence-NotSolved.svg").exists()  # the pictures were drawn
