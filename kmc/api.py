@@ -11,6 +11,8 @@ always validates the model before exploring it.
 """
 from __future__ import annotations
 
+import sys
+
 from kmc import catalog
 from kmc.errors import UsageError
 from kmc.explorers import ENGINES, engine
@@ -106,6 +108,15 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
         from kmc.invariants.z3mode import z3_stats
         result.extra["z3_stats"] = z3_stats(properties)
     return result
+
+
+def stop_engines(wait_s: float = 10.0) -> None:
+    """Stop what ``check`` keeps running between runs of this process for the next one
+    (the JVM a Spark run launched, which a later Spark run reuses) and wait for it to
+    exit: a program about to exit calls it so that nothing it started outlives it."""
+    if "pyspark" in sys.modules:
+        from kmc.explorers.spark.session import shutdown_gateway
+        shutdown_gateway(wait_s=wait_s)
 
 
 def _check_reference(scenario, variant, params, model_ok: bool = True) -> None:

@@ -163,6 +163,19 @@ def _standard_streams() -> tuple:
     return tuple(streams)
 
 
+def _stop_spark_jvm(code):
+    """Stop the JVM a Spark run of this process launched and wait for it, so that nothing
+    kmc started outlives the command; a Ctrl-C meanwhile kills it."""
+    if "pyspark" not in sys.modules:
+        return code
+    from kmc.api import stop_engines
+    try:
+        stop_engines()
+    except KeyboardInterrupt:
+        return interrupted()
+    return code
+
+
 def entry() -> None:
     watch()
     out, sys.stderr = _standard_streams()
@@ -172,6 +185,7 @@ def entry() -> None:
     except SystemExit as e:  # --help and --version print, then exit through argparse
         code = e.code
     out.flush()
+    code = _stop_spark_jvm(code)
     if out.failed is not None:
         print(f"kmc: error: standard output could not be written "
               f"({out.failed.strerror or out.failed}), what it shows is incomplete: free "

@@ -311,9 +311,11 @@ def shutdown_gateway(wait_s: float = 30.0, gw=None) -> None:
         proc.stdin.close()  # the JVM exits when its stdin closes
     try:
         proc.wait(timeout=wait_s)
-    except Exception:
+    except BaseException as e:  # too slow, or a Ctrl-C while waiting: killed
         proc.kill()
         proc.wait(timeout=wait_s)
+        if not isinstance(e, Exception):
+            raise
 
 
 def _gateway(conf, submitted):

@@ -81,7 +81,8 @@ def run(args) -> int:
         confine_updates(suite, chosen)
     index = {e.id: i for i, e in enumerate(suite.entries)}
     jobs = [Job(index[e.id], e, suite.traces_dir, api.check, update=args.update,
-                out_dir=args.out, bad_input=(UsageError,)) for e in chosen]
+                out_dir=args.out, bad_input=(UsageError,), after=api.stop_engines)
+            for e in chosen]
     workers = max(1, min(args.jobs, os.cpu_count() or 1, len(jobs)))
     table = Table(chosen, update=args.update)
     say = (lambda *a: None) if args.json else _print

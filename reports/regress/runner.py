@@ -32,6 +32,9 @@ class Job:
     #: take, a user model's own bug): the entry is an error, and its message is the
     #: exception's one line without the class name
     bad_input: tuple = ()
+    #: called in a pool's worker after the entry (``kmc.api.stop_engines``: the JVM a
+    #: Spark entry launched is stopped before the worker exits)
+    after: Callable | None = None
 
 
 @dataclass
@@ -114,7 +117,7 @@ def run_entries(jobs: list[Job], workers: int, on_outcome: Callable | None = Non
         return outcomes
     lost = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [(j, pool.submit(run_entry, j)) for j in jobs]
+        futures = [(j, pool.submit(_in_worker, j)) for j in jobs]
         for j, f in futures:  # in submission (entry) order
             try:
                 deliver(f.result())
@@ -125,13 +128,23 @@ def run_entries(jobs: list[Job], workers: int, on_outcome: Callable | None = Non
     return outcomes
 
 
+def _in_worker(job: Job) -> Outcome:
+    """``run_entry(job)`` in a pool's worker process, then ``job.after`` (what the entry
+    left running goes with it: a worker leaves no process of its own behind)."""
+    try:
+        return run_entry(job)
+    finally:
+        if job.after is not None:
+            job.after()
+
+
 def _alone(job: Job) -> Outcome:
     """``run_entry(job)`` in a process of its own; an ``error`` outcome if that process
     dies before it answers."""
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=1) as pool:
         try:
-            return pool.submit(run_entry, job).result()
+            return pool.submit(_in_worker, job).result()
         except BrokenProcessPool:
             return Outcome(job.index, job.entry, ERROR, variant=job.entry.variant,
                            elapsed_s=time.perf_counter() - t0,
