@@ -173,14 +173,16 @@ _FLOAT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def _wanted_type(param: inspect.Parameter):
-    for hint in (param.default, param.annotation):
-        if hint is inspect.Parameter.empty or hint is None:
-            continue
-        kind = hint if isinstance(hint, type) else type(hint) if not isinstance(hint, str) \
-            else {"bool": bool, "int": int, "float": float, "str": str}.get(hint)
-        if kind in (bool, int, float, str):
-            return kind
-    return None
+    """The type of the parameter's default, else its annotation (a type, or its name
+    when annotations are strings); None when neither is bool, int, float or str."""
+    if type(param.default) in _SIMPLE.values():  # a default "int" is a str
+        return type(param.default)
+    hint = param.annotation
+    kind = _SIMPLE.get(hint) if isinstance(hint, str) else hint
+    return kind if kind in _SIMPLE.values() else None
+
+
+_SIMPLE = {"bool": bool, "int": int, "float": float, "str": str}
 
 
 def attr_signature(factory) -> str:

@@ -197,7 +197,8 @@ def validate_model(model: Model, sample: int = 64) -> None:
     Looks at the initial states and the successors of a few of them: no init states,
     non-canonical or unhashable states, duplicate property names, a property that is not a
     Property value, an answer that is not a list (or is a set, whose order changes from
-    run to run), a display hook answering with the wrong type.
+    run to run), a display hook answering with the wrong type, a property whose
+    predicate answers something other than True or False.
     """
     from kmc.invariants.properties import Property
 
@@ -213,7 +214,8 @@ def validate_model(model: Model, sample: int = 64) -> None:
         raise ModelError(f"model {model.name!r} has no initial states: "
                          "init_states() must return at least one state")
     seen = set()
-    for p in _listed(model, "properties()", model.properties(), "properties"):
+    props = _listed(model, "properties()", model.properties(), "properties")
+    for p in props:
         if not isinstance(p, Property):
             raise ModelError(f"model {model.name!r}: properties() returned {p!r}; "
                              "use invariants.always/sometimes/quiescent to build properties")
@@ -231,6 +233,7 @@ def validate_model(model: Model, sample: int = 64) -> None:
         s = frontier.pop()
         checked += 1
         _check_state(model, s, seen)
+        _check_answers(model, props, s)
         succs = model.successors(s)
         if succs and not shown:
             _check_display(model, s, succs[0][0])
@@ -290,6 +293,27 @@ def _check_display(model: Model, state, action) -> None:
         raise ModelError(f"model {model.name!r}: state_to_json(state) returned a value "
                          f"JSON cannot hold ({e}): return dicts with str keys, lists, "
                          "strs, numbers, bools and None") from None
+
+
+def _check_answers(model: Model, props: list, s) -> None:
+    """Each state predicate answers True or False on ``s``: the explorers read an answer
+    by its truth, so a predicate whose ``return`` is missing (None) would be violated in
+    every state, and one answering a list or a str would hold or fail by its length. A
+    predicate that raises is left to the explorer, which reports it with its state."""
+    for p in props:
+        parts = [x for x in (getattr(p, "trigger", None), getattr(p, "target", None))
+                 if x is not None] or [p]
+        for part in parts:
+            try:
+                v = part.check(s)
+            except Exception:
+                continue
+            t = type(v)
+            if t is not bool and not (t.__module__ == "numpy" and
+                                      t.__name__ in ("bool", "bool_")):
+                raise ModelError(f"model {model.name!r}: property {p.name!r} answered "
+                                 f"{t.__name__} {v!r:.60} for a state: return True or "
+                                 "False (a missing `return` answers None)")
 
 
 def _check_state(model: Model, s, seen: dict) -> None:

@@ -80,3 +80,54 @@ def test_a_models_wrong_answer_is_its_mistake_named(models, capsys, tmp_path, ho
         assert main(["check", "hooked_models.py:make", "--quiet"]) == 1  # fine: holds on
     finally:
         sys.modules.pop("hooked_models", None)
+
+
+ANSWERS = '''
+import numpy as np
+from kmc import Model, always, eventually, sometimes
+
+class Answers(Model):
+    name = "answers"
+    def __init__(self, answer):
+        self.answer = answer
+    def init_states(self):
+        return [0]
+    def actions(self, s):
+        return ["Inc"] if s < 2 else []
+    def next_state(self, s, a):
+        return s + 1
+    def properties(self):
+        answer = {"none": lambda s: None if s == 1 else True,  # a missing return, once
+                  "list": lambda s: [s], "str": lambda s: "no",
+                  "numpy": lambda s: np.bool_(s < 5), "bool": lambda s: s < 5}[self.answer]
+        return [always("Fine", lambda s: True), sometimes("Two", lambda s: s == 2),
+                eventually("Done", answer) if self.answer == "str" else
+                always("Answered", answer)]
+
+def make(answer="bool"):
+    return Answers(answer)
+'''
+
+
+@pytest.mark.parametrize("answer,words", [
+    ("none", "property 'Answered' answered NoneType None for a state: return True or "
+             "False (a missing `return` answers None)"),
+    ("list", "property 'Answered' answered list [0] for a state"),
+    ("str", "property 'Done' answered str 'no' for a state"),
+])
+def test_a_predicate_answering_neither_true_nor_false_is_named(models, capsys, answer,
+                                                               words):
+    """Read by its truth, None would be a violation in every state it answers, and a list
+    or a str would hold or fail by its length: exit 2, one line, before the run."""
+    (models / "answer_models.py").write_text(ANSWERS)
+    try:
+        code = main(["check", "answer_models.py:make", "-p", f"answer={answer}", "--quiet"])
+        out, err = capsys.readouterr()
+        assert code == 2 and err.count("\n") == 1 and out == "", err
+        assert err.startswith("kmc: error: answer_models.py:make: model 'answers': ")
+        assert words in err
+        for fine in ("bool", "numpy"):  # numpy's bool is a bool
+            assert main(["check", "answer_models.py:make", "-p", f"answer={fine}",
+                         "--quiet"]) == 0
+    finally:
+        sys.modules.pop("answer_models", None)

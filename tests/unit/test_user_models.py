@@ -235,6 +235,19 @@ def test_parameters_take_the_type_of_the_factory_default(models, capsys):
     assert "parameter limit takes a whole number, got 'two'" in capsys.readouterr().err
 
 
+def test_a_string_default_that_spells_a_type_name_still_takes_strings():
+    import inspect
+
+    from kmc.user_models import coerce
+
+    def make(kind="bool", size: "int" = 1, mode: "str" = None):  # noqa: F821
+        pass
+    p = inspect.signature(make).parameters
+    assert coerce("m.py:make", p["kind"], "none") == "none"  # the default is a str
+    assert coerce("m.py:make", p["size"], "3") == 3  # an annotation named as a string
+    assert coerce("m.py:make", p["mode"], "fast") == "fast"
+
+
 def test_the_models_neighbours_do_not_shadow_what_kmc_imports(models, capsys):
     (models / "difflib.py").write_text("raise SystemExit('the neighbour ran')\n")
     assert main(["check", "counter_models.py:mak", "--quiet"]) == 2
