@@ -198,7 +198,7 @@ def validate_model(model: Model, sample: int = 64) -> None:
     non-canonical or unhashable states, duplicate property names, a property that is not a
     Property value, an answer that is not a list (or is a set, whose order changes from
     run to run), a display hook answering with the wrong type, a property whose
-    predicate answers something other than True or False.
+    predicate answers something other than True or False on an initial state.
     """
     from kmc.invariants.properties import Property
 
@@ -225,6 +225,8 @@ def validate_model(model: Model, sample: int = 64) -> None:
         seen.add(p.name)
     from kmc.model.fairness import check_declaration
     check_declaration(model)
+    for s in inits[:sample]:
+        _check_answers(model, props, s)
     frontier = inits[:sample]
     checked = 0
     seen: dict = {}  # the parts found canonical, shared by the sampled states
@@ -233,7 +235,6 @@ def validate_model(model: Model, sample: int = 64) -> None:
         s = frontier.pop()
         checked += 1
         _check_state(model, s, seen)
-        _check_answers(model, props, s)
         succs = model.successors(s)
         if succs and not shown:
             _check_display(model, s, succs[0][0])
@@ -296,10 +297,13 @@ def _check_display(model: Model, state, action) -> None:
 
 
 def _check_answers(model: Model, props: list, s) -> None:
-    """Each state predicate answers True or False on ``s``: the explorers read an answer
-    by its truth, so a predicate whose ``return`` is missing (None) would be violated in
-    every state, and one answering a list or a str would hold or fail by its length. A
-    predicate that raises is left to the explorer, which reports it with its state."""
+    """Each state predicate answers True or False on the initial state ``s``: the
+    explorers read an answer by its truth, so a predicate whose ``return`` is missing
+    (None) would be violated in every state, and one answering a list or a str would
+    hold or fail by its length. Initial states only: the explorers ask them anyway,
+    while an answer asked of another state would be a question ``kmc mutate``'s reuse
+    of recorded answers does not expect. A predicate that raises is left to the
+    explorer, which reports it with its state."""
     for p in props:
         parts = [x for x in (getattr(p, "trigger", None), getattr(p, "target", None))
                  if x is not None] or [p]

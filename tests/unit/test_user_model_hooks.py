@@ -97,7 +97,7 @@ class Answers(Model):
     def next_state(self, s, a):
         return s + 1
     def properties(self):
-        answer = {"none": lambda s: None if s == 1 else True,  # a missing return, once
+        answer = {"none": lambda s: None if s == 0 else True,  # a missing return, once
                   "list": lambda s: [s], "str": lambda s: "no",
                   "numpy": lambda s: np.bool_(s < 5), "bool": lambda s: s < 5}[self.answer]
         return [always("Fine", lambda s: True), sometimes("Two", lambda s: s == 2),
