@@ -183,6 +183,9 @@ def _read_toml(path: str) -> dict:
         spec = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"{path} is not valid TOML: {e}") from None
+    except ValueError:  # tomllib's int() of a literal over 4300 digits
+        raise UsageError(f"{path} holds a number too long to read: use a value in "
+                         "the parameter's range") from None
     desc = spec.get("description")
     if desc is not None and not isinstance(desc, str):
         raise UsageError(f"{path}: description must be a string, got {desc!r}")

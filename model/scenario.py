@@ -15,7 +15,7 @@ class ScenarioError(ValueError):
     """Bad scenario input (unknown variant, bad parameter). One line, says the fix."""
 
 
-_DECIMAL = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?[0-9]{1,4000}")  # int() refuses over 4300 digits
 
 
 def did_you_mean(word: str, choices) -> str:
@@ -40,7 +40,7 @@ def literal(raw):
 
     try:
         return tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, ValueError):  # ValueError: an int over 4300 digits
         return raw
 
 

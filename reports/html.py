@@ -22,7 +22,6 @@ from kmc.reports.artifacts import drawn, not_drawn, slug, write_artifacts
 from kmc.reports.graph import initial_summary, state_summary
 from kmc.reports.show import change_lines
 from kmc.reports.summary import replay_command, summary, trace_meta
-from kmc.reports.tracefile import load_trace
 
 #: base64 bytes of pictures one page may embed (the page itself stays well under 1 MB)
 EMBED_BUDGET = 640_000
@@ -90,8 +89,9 @@ def write_report(result, out_dir: str, trace_files: dict) -> str:
 
 
 def _document(result, name, path, model) -> dict:
-    if path and os.path.exists(path):
-        return load_trace(path)
+    # the document in memory, not the file just written: kmc's own output is not a
+    # user's input, and the limits load_trace puts on those (64 MiB, 100 levels) must
+    # not turn a large or deep model's report into an internal error
     d = result.discoveries[name]
     return json.loads(json.dumps(d.trace.to_dict(model, **trace_meta(result, name)),
                                  default=str))

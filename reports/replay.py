@@ -65,6 +65,9 @@ def replay_document(model, doc: dict) -> ReplayOutcome:
         if nxt is None:
             return _diverged(k, NOT_ENABLED, f"{labels[ai]} no longer has an effect: "
                              "next_state() returns None", trace=t)
+        if not model.within_boundary(nxt):  # the explorers drop such a state
+            return _diverged(k, MODEL_CHANGED, f"{labels[ai]} now leads out of the model's "
+                             "boundary (within_boundary() is False there)", trace=t)
         diff = _state_differs(model, nxt, rec)
         if diff is not None:
             return _diverged(k, OTHER_SUCCESSOR, f"{labels[ai]} now leads to a different "
@@ -79,7 +82,7 @@ def replay_document(model, doc: dict) -> ReplayOutcome:
 def _judge(model, doc, t: Trace) -> ReplayOutcome:
     name, last = doc["property"], len(t.states) - 1
     if name == DEADLOCK:
-        if not model.successors(t.last):
+        if not _inside(model, t.last):
             return _reproduced(t, last, f"reproduced: {name} at step {last} (no action "
                                         "is enabled)")
         return _diverged(last, PROPERTY_HOLDS, "the last state is no longer a deadlock: "
@@ -109,8 +112,13 @@ def _judge(model, doc, t: Trace) -> ReplayOutcome:
                      "property or the model changed", trace=t)
 
 
+def _inside(model, s) -> list:
+    """The successors the explorers see: those within the model's boundary."""
+    return [(a, t) for a, t in model.successors(s) if model.within_boundary(t)]
+
+
 def _quiescent(model, s) -> bool:
-    return all(model.is_fault(a) for a, _t in model.successors(s))
+    return all(model.is_fault(a) for a, _t in _inside(model, s))
 
 
 def _state_differs(model, state, rec: dict):

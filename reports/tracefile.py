@@ -33,6 +33,12 @@ def write_trace(path: str, doc: dict) -> str:
     return write_atomic(path, json.dumps(doc, indent=1, default=str))
 
 
+#: how deep a trace file may nest: a state's own nesting (a user model's cons list, say)
+#: plus the document's few levels; json's C parser recurses once per level, within
+#: Python's recursion limit (1000)
+TRACE_DEPTH = 400
+
+
 def load_trace(path: str) -> dict:
     """Read and validate a trace file; raises TraceFileError."""
     if not os.path.exists(path):
@@ -40,7 +46,7 @@ def load_trace(path: str) -> dict:
                              "(`kmc check ... --out DIR` writes DIR/trace-*.json)")
     try:
         text = read_text(path, "trace file")
-        check_depth(text, f"trace file {path}")
+        check_depth(text, f"trace file {path}", TRACE_DEPTH)
     except InputError as e:
         raise TraceFileError(str(e)) from None
     try:
@@ -48,6 +54,9 @@ def load_trace(path: str) -> dict:
     except json.JSONDecodeError as e:
         raise TraceFileError(f"{path} is not valid JSON (line {e.lineno}): it is not a "
                              "kmc trace file, or it was truncated") from None
+    except ValueError:  # an integer of more digits than Python converts (4300)
+        raise TraceFileError(f"{path} holds a number too long to read: it is not a kmc "
+                             "trace file, or it was edited") from None
     validate(doc, path)
     return doc
 

@@ -37,14 +37,12 @@ def _edited(edit) -> str:
 def cases() -> list[tuple[str, dict, list[str]]]:
     deep_toml = "a = " + "[" * 5000 + "]" * 5000 + "\n"
     deep_json = "[" * 100000 + "]" * 100000
+    huge = "1" * 5000
     out = [
         # paths that name the wrong kind of thing, checked before any work
         ("out-is-a-file", {"f": "x"}, ["check", "twophase", "--out", "{d}/f"]),
         ("out-under-a-file", {"f": "x"}, ["check", "twophase", "--out", "{d}/f/sub"]),
         ("out-empty", {}, ["check", "twophase", "--out", ""]),
-        # /proc takes no new file, though os.access answers yes to root
-        ("out-in-proc", {}, ["check", "twophase", "--out", "/proc/kmc-out"]),
-        ("regress-out-in-sys", {}, ["regress", "--tier", "smoke", "--out", "/sys/kmc-out"]),
         ("pictures-is-a-file", {"f": "x", "t.json": "TRACE"},
          ["show", "{d}/t.json", "--pictures", "{d}/f"]),
         ("junit-is-a-dir", {"dir/x": "x"}, ["regress", "--tier", "smoke", "--junit", "{d}/dir"]),
@@ -142,6 +140,16 @@ def cases() -> list[tuple[str, dict, list[str]]]:
          ["show", "{d}/t.json", "--pictures", "/proc/kmc-pictures"]),
         ("checkpoint-dir-in-proc", {},
          ["check", "twophase", "--explorer", "spark", "--checkpoint-dir", "/proc/kmc-ckpt"]),
+        ("out-in-proc", {}, ["check", "twophase", "--out", "/proc/kmc-out"]),
+        ("regress-out-in-sys", {}, ["regress", "--tier", "smoke", "--out", "/sys/kmc-out"]),
+        # integers longer than Python converts (4300 digits)
+        ("trace-huge-number", {"t.json": '{"version": ' + huge + "}"},
+         ["replay", "{d}/t.json"]),
+        ("param-huge-number", {}, ["check", "twophase", "-p", "rm=" + huge]),
+        ("scenario-huge-number", {"s.toml": 'scenario = "twophase"\n[params]\nrm = '
+                                            + huge + "\n"}, ["check", "{d}/s.toml"]),
+        ("model-param-huge-number", {"sized.py": MODEL + "def sized(n=1): return M()\n"},
+         ["check", "{d}/sized.py:sized", "-p", "n=" + huge]),
         ("mutate-list-with-markdown", {}, ["mutate", "--scenario", "diehard", "--list",
                                            "--markdown", "{d}/m.md"]),
     ]

@@ -89,9 +89,27 @@ def _planes(sc, model, table: dict) -> dict:
     return {"plane": plane, "planes": out}
 
 
+def _rows(table: dict) -> list:
+    """Every scenario described; a plugin's scenario whose model cannot be built is
+    skipped with a warning (as catalog.scenarios skips a plugin that fails to load):
+    one broken plugin never hides the others. A built-in's failure stays an internal
+    error."""
+    rows = []
+    for sc in catalog.scenarios().values():
+        if sc.source == "built-in":
+            rows.append(describe(sc, table))
+            continue
+        try:
+            rows.append(describe(sc, table))
+        except Exception as e:  # the plugin's own code
+            catalog._warn(f"scenario {sc.name!r} of {sc.source} cannot be built "
+                          f"({type(e).__name__}: {e}); skipped")
+    return rows
+
+
 def run(args) -> int:
     table = _recorded()
-    rows = [describe(sc, table) for sc in catalog.scenarios().values()]
+    rows = _rows(table)
     if args.json:
         print(json.dumps({"scenarios": rows}, indent=1))
         return 0

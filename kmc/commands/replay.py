@@ -50,7 +50,10 @@ def load_model(path: str, model_ref: str | None = None):
                          "trace file does not choose code to run; if you trust it, pass it "
                          f"on the command line: --model {printable(ref)}")
     try:
-        model = api.build(ref, doc["variant"], doc["params"])
+        if model_ref is not None:
+            model = _build_user(ref, doc)
+        else:
+            model = api.build(ref, doc["variant"], doc["params"])
     except UsageError as e:
         if model_ref is not None:  # the trace may be another model's
             raise UsageError(f"{path} was recorded on {doc['scenario']!r} (variant "
@@ -58,6 +61,29 @@ def load_model(path: str, model_ref: str | None = None):
                              f"it ({e}): name the model it was recorded with") from None
         raise UsageError(f"{path}: cannot rebuild its model: {e}") from None
     return doc, model
+
+
+def _build_user(ref: str, doc: dict):
+    """The user model built with the trace's parameters as recorded: they are the values
+    its factory received (already converted from the command line), so they are not read
+    as TOML literals a second time (a recorded string "3" stays a string); then validated
+    as `kmc check` validates it (actions() answering a set would make the replay differ
+    from run to run)."""
+    from kmc import catalog
+    from kmc.model.contract import ModelError, validate_model
+    from kmc.user_models import blamed
+
+    sc = catalog.get(ref)
+    if doc["variant"] not in sc.variants:
+        raise UsageError(f"scenario {ref!r} has no variant {doc['variant']!r}: use one of "
+                         f"{', '.join(sc.variants)}")
+    model = sc.build(doc["variant"], dict(doc["params"]))
+    with blamed(ref):
+        try:
+            validate_model(model)
+        except ModelError as e:
+            raise UsageError(f"{ref}: {e}") from None
+    return model
 
 
 def run(args) -> int:

@@ -144,6 +144,19 @@ def test_scenarios_from_an_entry_point(tmp_path, monkeypatch, capsys):
     assert "team-counter" not in out and "twophase" in out
     assert err.startswith("kmc: warning: entry point 'team'") and "skipped" in err
     assert main(["check", "twophase", "--quiet"]) == 0  # built-ins never load plugins
+    (info / "entry_points.txt").write_text("[kmc.scenarios]\nteam = team_scen:BROKEN\n")
+    (pkg / "team_scen" / "__init__.py").write_text(textwrap.dedent('''
+        from kmc import Scenario
+        def fails(v, p):
+            raise RuntimeError("no model today")
+        BROKEN = [Scenario(name="team-broken", description="a model that cannot be built",
+                           build=fails)]
+    '''))
+    sys.modules.pop("team_scen", None)
+    assert main(["list"]) == 0  # a plugin scenario whose model cannot be built: skipped
+    out, err = capsys.readouterr()
+    assert "team-broken" not in out and "twophase" in out
+    assert "'team-broken'" in err and "no model today" in err and "skipped" in err
 
 
 @pytest.mark.parametrize("argv,words", [
