@@ -25,7 +25,8 @@ def actions(model, w) -> list:
     img = model.controller_image(q)
     t = im.topic_by_name(img, TOPIC)
     out = []
-    if t is not None and _count(q.log, "RemoveTopicRecord") < bd.deletes:
+    if _delete_target(model, q) is not None and \
+            _count(q.log, "RemoveTopicRecord") < bd.deletes:
         out.append(("delete",))
     if t is None and _count(q.log, "TopicRecord") < bd.incarnations:
         ok = im.unfenced(img)
@@ -53,11 +54,27 @@ def create(model, w, first: tuple):
     return w._replace(quorum=model.append(q, recs), next_id=w.next_id + 1)
 
 
+def _delete_target(model, q):
+    """The topic a DeleteTopics for the name removes, or None (nothing written).
+    ControllerApis.deleteTopics first resolves the name with QuorumController.
+    findTopicIds, a read event at the last committed offset
+    (``offsetControl.lastStableOffset()``: ReplicationControlManager.findTopicIds reads
+    ``topicsByName`` at that offset; no topic of that name is
+    UNKNOWN_TOPIC_OR_PARTITION), then deletes by ID against the controller's in-memory
+    state (ReplicationControlManager.deleteTopic: UnknownTopicIdException when that ID
+    is gone already). A topic whose creation is not committed yet cannot be deleted."""
+    t = im.topic_by_name(model.committed_image(q), TOPIC)
+    if t is None or im.topic_by_id(model.controller_image(q), t.topic_id) is None:
+        return None
+    return t
+
+
 def delete(model, w):
-    """DeleteTopics: the active controller appends a RemoveTopicRecord for the topic its
-    in-memory state names (controller.delete_topic). KIP-516 "DeleteTopics",
-    "Compatibility with KIP-500"; ReplicationControlManager.java ``deleteTopics`` ->
-    ``deleteTopic``."""
+    """DeleteTopics: the active controller appends a RemoveTopicRecord for the topic the
+    name resolves to (``_delete_target``; controller.delete_topic). KIP-516
+    "DeleteTopics", "Compatibility with KIP-500"; ControllerApis.deleteTopics ->
+    QuorumController.findTopicIds, then ReplicationControlManager.java ``deleteTopics``
+    -> ``deleteTopic``."""
     q = w.quorum
-    t = im.topic_by_name(model.controller_image(q), TOPIC)
+    t = _delete_target(model, q)
     return w._replace(quorum=model.append(q, ctl.delete_topic(t.topic_id)))

@@ -114,6 +114,16 @@ def follower_fetch(m, w, b, p):
     return w._replace(net=m.net.send(w.net, msg), ghost=ghost)
 
 
+def _refetched(h, r, msg) -> bool:
+    """Whether the follower's fetch state for the partition was made anew since it sent
+    ``msg``'s fetch: a LeaderAndIsr with a newer leader epoch (ReplicaManager.
+    makeFollowers removes the partition from its fetcher and adds it again), or a new
+    log (the replica was deleted and created again). The incarnation, a ghost, stands
+    for the log's identity here, which Kafka's objects have and the model's values do
+    not."""
+    return h.leader_epoch != msg.leader_epoch or r.inc != msg.asked_inc
+
+
 def on_fetch_response(m, w, msg):
     """The follower applies a FetchResponse if it still fetches that partition from that
     leader at that leader epoch and offset, and (kip516) the topic ID matches its own
@@ -122,7 +132,14 @@ def on_fetch_response(m, w, msg):
     Kafka: AbstractFetcherThread.processFetchRequest (applies a response while the
     partition's fetch state is ready and at the requested offset),
     ReplicaFetcherThread.processPartitionData -> Partition.
-    appendRecordsToFollowerOrFutureReplica; AbstractFetcherThread.handleOutOfRangeError."""
+    appendRecordsToFollowerOrFutureReplica; AbstractFetcherThread.handleOutOfRangeError.
+
+    A fetch state made anew since the fetch was sent (``_refetched``) over an empty log
+    is not ready: AbstractFetcherThread.partitionFetchState starts a log without a
+    leader epoch in Truncating, and the fetcher thread, which waits for this response,
+    cannot truncate before it handles it, so the response is dropped (2.8-3.9). Over a
+    log with records the new state is Fetching at the log's end
+    (ReplicaManager.initialFetchOffset, truncation on fetch), and the offset decides."""
     b = msg.dst
     br = w.brokers[b - 1]
     net = m.net.deliver(w.net, msg)
@@ -131,7 +148,8 @@ def on_fetch_response(m, w, msg):
     if (h is None or h.leader != msg.src
             or (m.flags.follower_epoch_check and h.leader_epoch != msg.leader_epoch)
             or len(r.records) != msg.offset
-            or (m.flags.fetch_topic_id and msg.topic_id != r.topic_id)):
+            or (m.flags.fetch_topic_id and msg.topic_id != r.topic_id)
+            or (not r.records and _refetched(h, r, msg))):
         return w._replace(net=net)  # discarded
     ghost, log = w.ghost, r
     if msg.error == "OFFSET_OUT_OF_RANGE":

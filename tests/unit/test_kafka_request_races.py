@@ -1,0 +1,73 @@
+"""Two races where Kafka's code drops what an in-flight request or response would do,
+checked over the states the models reach.
+
+- ZooKeeper era: a follower whose fetch state was made anew while its fetch was in
+  flight (a LeaderAndIsr with a newer leader epoch, or a new log after the topic was
+  deleted and created again) over an empty log drops the response
+  (AbstractFetcherThread.partitionFetchState starts such a state in Truncating, and
+  processFetchRequest applies a response only to a state ready to fetch).
+- KRaft: DeleteTopics resolves the name in the committed state (QuorumController.
+  findTopicIds at the last stable offset), so a topic whose creation is not committed
+  yet cannot be deleted.
+"""
+from __future__ import annotations
+
+from kmc.api import build
+from kmc.model.kafka.broker import hosted_of, log_of
+
+
+def _states(model, max_depth: int):
+    """(state, its successors) for every state within ``max_depth`` steps (BFS)."""
+    frontier = list(model.init_states())
+    seen = set(frontier)
+    for _ in range(max_depth):
+        nxt = []
+        for s in frontier:
+            succ = model.successors(s)
+            yield s, succ
+            for _a, t in succ:
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier = nxt
+
+
+def test_a_refetched_empty_replica_drops_the_old_response():
+    m = build("stale-read", "zk-3.0", {"initial_records": 0, "records": 1})
+    dropped = 0
+    for s, succ in _states(m, 22):
+        for a, t in succ:
+            if a[0] != "deliver" or a[1].kind != "FetchResponse" or not a[1].records:
+                continue
+            msg = a[1]
+            follower = s.brokers[msg.dst - 1]
+            h, before = hosted_of(follower, msg.partition), log_of(follower, msg.partition)
+            if h is None or before is None or before.records:
+                continue
+            if h.leader_epoch != msg.leader_epoch or before.inc != msg.asked_inc:
+                after = log_of(t.brokers[msg.dst - 1], msg.partition)
+                assert after.records == (), (s, msg)
+                dropped += 1
+    assert dropped  # the race is reached: such responses exist and are dropped
+
+
+def _committed_topic(q) -> bool:
+    """Whether the committed log names the topic: a TopicRecord not removed since."""
+    live = False
+    for e in q.log[:q.hwm]:
+        for r in e.records:
+            if r.kind == "TopicRecord":
+                live = True
+            elif r.kind == "RemoveTopicRecord":
+                live = False
+    return live
+
+
+def test_deletetopics_never_deletes_a_creation_not_yet_committed():
+    m = build("kraft-failover", "kraft", {"deletes": 2, "incarnations": 3})
+    uncommitted = 0
+    for s, succ in _states(m, 8):
+        if not _committed_topic(s.quorum):
+            uncommitted += 1
+            assert not [a for a, _t in succ if a[0] == "delete"], s
+    assert uncommitted  # states whose topic is created but not committed are reached
