@@ -131,7 +131,9 @@ def leader_and_isr_applied(m, br, msg):
         epoch = -1 if h is None else h.leader_epoch
         checked = f.id_check_on_disk or h is not None  # attached since the start
         if checked and not f.id_check_on_disk and f.topic_ids and log.topic_id == ZERO_ID:
-            log = logs[p] = log._replace(topic_id=ps.topic_id, flushed=True)  # checkOrSetTopicId
+            # Partition.checkOrSetTopicId -> Log.assignTopicId (2.8.1): the ID is recorded
+            # and its flush scheduled (KAFKA-13092), here done before the next append
+            log = logs[p] = log._replace(topic_id=ps.topic_id, flushed=False)
             h = hosted[p] = h._replace(topic_id=ps.topic_id)
         mismatch = f.topic_ids and checked and log.topic_id not in (ZERO_ID, ps.topic_id)
         if mismatch and (full or f.incremental_id_check):
