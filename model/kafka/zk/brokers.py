@@ -101,7 +101,11 @@ def leader_and_isr_applied(m, br, msg):
     if type = INCREMENTAL"; the broker answers INCONSISTENT_TOPIC_ID). A FULL request also
     stages every local partition it does not list. A local partition without an ID (legacy,
     or partition.metadata lost in a crash) takes the request's ID (KIP-516 "Migration").
-    Otherwise the state applies when its leader epoch is not older than the local one.
+    Otherwise the state applies when its leader epoch is not older than the local one;
+    on the release lines (no ``lair_type``) only when it is newer: ZooKeeper-mode
+    becomeLeaderOrFollower answers an equal leader epoch STALE_CONTROLLER_EPOCH and only
+    assigns the request's topic ID to a log without one (the equal-epoch exception is
+    for KRaft controllers only).
 
     Release lines: ``id_mismatch_stages`` off, a mismatch is answered INCONSISTENT_TOPIC_ID
     and the partition is left as it is (ReplicaManager.becomeLeaderOrFollower, 2.8-3.9).
@@ -143,6 +147,9 @@ def leader_and_isr_applied(m, br, msg):
             logs[p], hosted[p] = fresh_replica(m, ps)
         elif not f.lair_keeps_log and ps.leader_epoch > epoch:
             logs[p], hosted[p] = fresh_replica(m, ps)
+        elif ps.leader_epoch == epoch and not f.lair_type and not (
+                f.topic_ids and checked and log.topic_id == ZERO_ID):
+            continue  # ZooKeeper mode: an equal leader epoch changes nothing (below)
         elif ps.leader_epoch >= epoch:
             if checked:
                 same = log.topic_id == ps.topic_id and log.inc == ps.inc
