@@ -1,11 +1,14 @@
-"""Two races where Kafka's code drops what an in-flight request or response would do,
-checked over the states the models reach.
+"""Where Kafka's code drops what a request or a response would do, checked over the
+states the models reach.
 
 - ZooKeeper era: a follower whose fetch state was made anew while its fetch was in
   flight (a LeaderAndIsr with a newer leader epoch, or a new log after the topic was
   deleted and created again) over an empty log drops the response
   (AbstractFetcherThread.partitionFetchState starts such a state in Truncating, and
   processFetchRequest applies a response only to a state ready to fetch).
+- ZooKeeper era, release lines: a LeaderAndIsr partition state at the leader epoch the
+  broker has changes nothing but a missing topic ID (becomeLeaderOrFollower answers
+  STALE_CONTROLLER_EPOCH).
 - KRaft: DeleteTopics resolves the name in the committed state (QuorumController.
   findTopicIds at the last stable offset), so a topic whose creation is not committed
   yet cannot be deleted.
@@ -49,6 +52,26 @@ def test_a_refetched_empty_replica_drops_the_old_response():
                 assert after.records == (), (s, msg)
                 dropped += 1
     assert dropped  # the race is reached: such responses exist and are dropped
+
+
+def test_an_equal_leader_epoch_changes_nothing_on_the_release_lines():
+    m = build("failover-mid-delete", "zk-3.0", {})
+    equal = 0
+    for s, succ in _states(m, 20):
+        for a, t in succ:
+            if a[0] != "deliver" or a[1].kind != "LeaderAndIsr":
+                continue
+            b = a[1].dst
+            before, after = s.brokers[b - 1], t.brokers[b - 1]
+            for ps in a[1].parts:
+                h, log = hosted_of(before, ps.partition), log_of(before, ps.partition)
+                if h is None or log is None or h.leader_epoch != ps.leader_epoch \
+                        or not log.topic_id or a[1].epoch < before.ctl_epoch:
+                    continue
+                equal += 1
+                assert hosted_of(after, ps.partition) == h, (s, a)
+                assert log_of(after, ps.partition) == log, (s, a)
+    assert equal  # such requests are delivered
 
 
 def _committed_topic(q) -> bool:
