@@ -118,7 +118,7 @@ IMAGE_IS_REPLAY = declare(
     protocol_view,
     "a broker's published image is its whole local copy of the metadata log replayed: "
     "the topics, partitions and registrations its records set, at the offset it has "
-    "fetched (MetadataLoader publishes at each batch end once caught up; "
+    "fetched (MetadataLoader publishes the batches of each commit once caught up; "
     "TopicsDelta.replay, ClusterDelta.replay)",
     lambda z: f"broker-{z['b']} publishes an image at offset {z['o']} having fetched "
               f"{z['n']} batches (image equal to the replay: {z['x']})")

@@ -3,8 +3,9 @@
 
 Brokers are observers of the metadata log (KIP-595 "Observers"; KIP-631 "Brokers" fetch
 the log from the active controller). The MetadataLoader is handed committed batches only
-(RaftClient.Listener.handleCommit) and publishes an image at each batch end; each broker
-does so at its own pace, so images lag by different amounts.
+(RaftClient.Listener.handleCommit); the model publishes an image after every batch (Kafka
+once per commit it is handed, docs/model-kraft.md "Simplifications"); each broker does
+so at its own pace, so images lag by different amounts.
 """
 from __future__ import annotations
 

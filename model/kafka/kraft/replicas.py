@@ -28,7 +28,8 @@ def apply_delta(br, old, new, broker: int, by_id: bool = True, flushed: bool = T
        getOrCreatePartition, then Partition.makeLeader / makeFollower, which open the log
        with LogManager.getOrCreateLog. A hosted partition with another topic ID raises
        IllegalStateException and a log with another ID InconsistentTopicIdException; in
-       both cases the partition is left as it was (the error is logged per partition).
+       both cases the partition is left as it was and the rest of the delta applied (in
+       Kafka the exception ends the whole delta: docs/model-kraft.md "Simplifications").
        A follower's log is truncated and refetched by the replica fetcher; the model
        leaves truncation to the next fetch, which copies the leader's log."""
     deletes, changes = im.local_changes(old, new, broker)

@@ -29,7 +29,7 @@ replicas). Two kinds of other variants:
     (LogManager.findStrayReplicas in 3.7.0) throws "does not have a topic ID" for a log
     without partition.metadata; BrokerMetadataPublisher.initializeManagers hands that
     to the fatal fault handler, so the broker exits, and does so at every restart.
-    KAFKA-16814 (commit 9aad16e55df; in 3.7.1 and 3.8.0) treats such a log as stray.
+    KAFKA-16814 (commit 9aad16e55df in 3.7.1, 04f7ed4c104 in 3.8.0) treats such a log as stray.
     Brokers 3.3-3.6 (``kraft-3.6``) threw the same error from findStrayPartitions in
     finishInitializingReplicaManager, where metadataPublishingFaultHandler logs it:
     the broker runs on and no stray log is deleted. The window exists since
