@@ -6,6 +6,7 @@ the model still behaves as it did when the trace was found.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -143,7 +144,7 @@ def state_changes(old, new, path: str = "") -> list[dict]:
     """The leaves that differ between two JSON views of a state, nested values diffed:
     ``[{"path": "brokers[1].epoch", "old": 3, "new": 4}, ...]``. Lists of different
     lengths (sorted-tuple collections) are reported as the elements added and removed."""
-    if old == new:
+    if old == new and _same_types(old, new):
         return []
     if isinstance(old, dict) and isinstance(new, dict):
         out = []
@@ -165,6 +166,14 @@ def state_changes(old, new, path: str = "") -> list[dict]:
         removed, added = _multiset_minus(old, new), _multiset_minus(new, old)
         return [{"path": path, "old": old, "new": new, "added": added, "removed": removed}]
     return [{"path": path, "old": old, "new": new}]
+
+
+def _same_types(old, new) -> bool:
+    """Whether two equal JSON values are also written alike: Python finds ``true == 1 ==
+    1.0``, but a state whose field was an int is not the state whose field is a bool."""
+    if isinstance(old, (dict, list)):
+        return json.dumps(old) == json.dumps(new)
+    return type(old) is type(new)
 
 
 def _multiset_minus(a: list, b: list) -> list:

@@ -92,6 +92,10 @@ def _judge(model, doc, t: Trace) -> ReplayOutcome:
         names = ", ".join(p.name for p in model.properties()) or "none"
         return _diverged(last, MODEL_CHANGED, f"the model has no property {name!r} any more "
                          f"(it has {names})", trace=t)
+    if doc.get("kind") not in (None, prop.kind):
+        return _diverged(last, MODEL_CHANGED, f"the trace holds {name} as a "
+                         f"{doc['kind']} property, the model's is {prop.kind}: the "
+                         "property or the file changed", trace=t)
     if prop.kind in ("eventually", "leads_to"):
         from kmc.reports.lasso import judge_lasso
         ok, k, words = judge_lasso(model, prop, t, doc.get("loop_start"))

@@ -67,7 +67,7 @@ def validate(doc, where: str = "trace") -> None:
         raise TraceFileError(f"{where} is not a kmc trace file (expected \"format\": "
                              f"\"{TRACE_FORMAT}\"): pass a trace-*.json written by kmc check")
     v = doc.get("version")
-    if v not in READABLE_VERSIONS:
+    if type(v) is not int or v not in READABLE_VERSIONS:  # true and 2.0 equal 1 and 2
         raise TraceFileError(f"{where} has trace format version {v!r}; this kmc reads "
                              f"versions {', '.join(map(str, READABLE_VERSIONS))}: "
                              "regenerate it with this kmc's `kmc check --out`")

@@ -118,18 +118,18 @@ def run(args) -> int:
     for d in rows:
         params = " ".join(f"{k}={v['default']}" for k, v in d["params"].items()) or "-"
         origin = "" if d["source"] == "built-in" else f"  [{d['source']}]"
-        print(f"{d['name']:<{width}}{d['description']}{origin}")
-        print(f"{pad}params: {params}")
+        _say(f"{d['name']:<{width}}{d['description']}{origin}")
+        _say(f"{pad}params: {params}")
         if d["plane"] is not None:
-            print(f"{pad}{_plane_line(d)}")
+            _say(f"{pad}{_plane_line(d)}")
         _variants(pad, "variants (* default):", d)
         for name, other in d["planes"].items():
             if name != d["plane"]:
                 _variants(pad, f"variants with -p plane={name} (* default):", other)
-        print(f"{pad}properties:")
+        _say(f"{pad}properties:")
         for n, k in d["properties"].items():
             desc = d["property_descriptions"][n]
-            print(f"{pad}  {n} ({k})" + (f": {desc}" if desc else ""))
+            _say(f"{pad}  {n} ({k})" + (f": {desc}" if desc else ""))
     return 0
 
 
@@ -145,8 +145,15 @@ def _plane_line(d: dict) -> str:
 
 
 def _variants(pad: str, title: str, d: dict) -> None:
-    print(f"{pad}{title}")
+    _say(f"{pad}{title}")
     for v in d["variants"]:
         mark = "*" if v == d["default_variant"] else " "
         note = d["expectations"][v]
-        print(f"{pad}  {mark} {v}" + (f": {note}" if note else ""))
+        _say(f"{pad}  {mark} {v}" + (f": {note}" if note else ""))
+
+
+def _say(line: str) -> None:
+    """A line of the listing, a plugin's control characters shown as escapes (a name or
+    a description never moves the cursor or rings the terminal)."""
+    from kmc.reports.show import printable
+    print(printable(line))

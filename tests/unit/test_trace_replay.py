@@ -123,3 +123,32 @@ def test_unknown_scenario_exits_2(diehard, tmp_path, capsys):
     _d, path = _edited(doc, tmp_path, lambda d: d.update(scenario="no-such-scenario"))
     assert main(["replay", path]) == 2
     assert "cannot rebuild its model" in capsys.readouterr().err
+
+
+def test_a_value_retyped_in_the_file_is_a_divergence(diehard, tmp_path):
+    """Python finds true == 1 == 1.0; a state whose int became a bool or a float is
+    another state, and replay says where."""
+    model, _path, doc = diehard
+    k = 3
+    for retyped in (float(doc["steps"][k]["state"]["big"]), bool(doc["steps"][k]["state"]
+                                                                 ["big"])):
+        d, _ = _edited(doc, tmp_path, lambda d: d["steps"][k]["state"].update(big=retyped))
+        out = rp.replay_document(model, d)
+        assert (out.step, out.reason) == (k, rp.OTHER_SUCCESSOR), retyped
+
+
+def test_a_trace_of_another_kind_of_property_is_a_divergence(diehard, tmp_path):
+    model, _path, doc = diehard
+    d, _ = _edited(doc, tmp_path, lambda d: d.update(kind="sometimes"))
+    out = rp.replay_document(model, d)
+    assert out.reason == rp.MODEL_CHANGED and "sometimes property" in out.message
+
+
+@pytest.mark.parametrize("version", ["true", "2.0", '"2"'])
+def test_a_version_that_only_equals_a_readable_one_is_refused(diehard, tmp_path, capsys,
+                                                              version):
+    _model, path, _doc = diehard
+    p = tmp_path / "t.json"
+    p.write_text(open(path).read().replace('"version": ', f'"version": {version}, "v": ', 1))
+    assert main(["replay", str(p)]) == 2
+    assert "trace format version" in capsys.readouterr().err

@@ -157,6 +157,15 @@ def test_scenarios_from_an_entry_point(tmp_path, monkeypatch, capsys):
     out, err = capsys.readouterr()
     assert "team-broken" not in out and "twophase" in out
     assert "'team-broken'" in err and "no model today" in err and "skipped" in err
+    (pkg / "team_scen" / "__init__.py").write_text(COUNTER + textwrap.dedent('''
+        from kmc import Scenario
+        BROKEN = [Scenario(name="team-loud", description="clears\\x1b[2Jthe\\nscreen",
+                           build=lambda v, p: Counter(3))]
+    '''))
+    sys.modules.pop("team_scen", None)
+    assert main(["list"]) == 0  # a plugin's control characters are shown escaped
+    out = capsys.readouterr().out
+    assert "clears\\x1b[2Jthe\\nscreen" in out and "\x1b" not in out
 
 
 @pytest.mark.parametrize("argv,words", [
