@@ -171,8 +171,8 @@ def state_changes(old, new, path: str = "") -> list[dict]:
 def _same_types(old, new) -> bool:
     """Whether two equal JSON values are also written alike: Python finds ``true == 1 ==
     1.0``, but a state whose field was an int is not the state whose field is a bool."""
-    if isinstance(old, (dict, list)):
-        return json.dumps(old) == json.dumps(new)
+    if isinstance(old, (dict, list)):  # str: as the trace file writes other values
+        return json.dumps(old, default=str) == json.dumps(new, default=str)
     return type(old) is type(new)
 
 
