@@ -70,7 +70,7 @@ def write_report(result, out_dir: str, trace_files: dict) -> str:
     budget = [EMBED_BUDGET]
     sections = {}
     for name in order:  # the headline first, so its pictures are embedded first
-        doc = _document(result, name, trace_files.get(name), model)
+        doc = _document(result, name, model)
         files = write_artifacts(doc, out_dir, model=model)
         sections[name] = _counterexample(doc, files, trace_files.get(name), out_dir, budget,
                                          headline=name == headline)
@@ -88,10 +88,11 @@ def write_report(result, out_dir: str, trace_files: dict) -> str:
     return write_atomic(os.path.join(out_dir, "index.html"), page)
 
 
-def _document(result, name, path, model) -> dict:
-    # the document in memory, not the file just written: kmc's own output is not a
-    # user's input, and the limits load_trace puts on those (64 MiB, 100 levels) must
-    # not turn a large or deep model's report into an internal error
+def _document(result, name, model) -> dict:
+    """The trace document as the trace file holds it, made from the run in memory, not
+    read back from the file: kmc's own output is not a user's input, and the limits
+    load_trace puts on those (64 MiB, nesting) must not turn a large or deep model's
+    report into an internal error."""
     d = result.discoveries[name]
     return json.loads(json.dumps(d.trace.to_dict(model, **trace_meta(result, name)),
                                  default=str))

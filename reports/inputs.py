@@ -1,8 +1,9 @@
 """Reading and writing the user's files safely, before any work starts.
 
 Inputs (scenario and suite TOML, trace JSON): regular files only (a FIFO or a device would
-block or never end), at most ``MAX_BYTES``, nested at most ``MAX_DEPTH`` levels (a parser
-would otherwise recurse until Python's stack runs out). Outputs (``--out DIR``, ``--junit
+block or never end), at most ``MAX_BYTES``, nested at most ``MAX_DEPTH`` levels (trace
+files: ``tracefile.TRACE_DEPTH``; a parser would otherwise recurse until Python's stack
+runs out). Outputs (``--out DIR``, ``--junit
 FILE``, ...): checked to be a writable directory or a file in one, so a run never finishes
 only to fail at writing. Every problem is one ``InputError`` line: what is wrong, the fix.
 """
