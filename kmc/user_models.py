@@ -104,7 +104,7 @@ def blamed(ref: str | None, raised_in_model: bool = False):
         raise UsageError(f"{ref} called sys.exit({e.code!r}){_where(e, ref)}: a model "
                          "returns its answers; raise an exception to report a "
                          "problem") from e
-    except Exception as e:  # the user's own code: one line, not a traceback
+    except (Exception, GeneratorExit) as e:  # the user's own code: one line, no traceback
         where = _where(e, ref)
         if raised_in_model and not where:
             raise

@@ -127,6 +127,9 @@ def cases() -> list[tuple[str, dict, list[str]]]:
                                     "    def properties(self): raise ValueError('no')\n"
                                     "def props(): return N()\n"},
          ["check", "{d}/fails_in_props.py:props"]),
+        ("model-raises-generator-exit",
+         {"genexit.py": MODEL.replace("{}['boom']", "(_ for _ in ()).throw(GeneratorExit)")},
+         ["check", "{d}/genexit.py:make"]),
         ("model-is-a-dir", {"dirmodel.py/x": "x"}, ["check", "{d}/dirmodel.py:make"]),
         ("model-without-factory", {"nofactory.py": "x = 1\n"}, ["check", "{d}/nofactory.py"]),
         # a cluster state file that kmc did not write
