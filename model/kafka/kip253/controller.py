@@ -232,11 +232,19 @@ def shrink_bump(m, w):
 
 def shrink_leader_and_isr(m, w):
     """§3 bullet 2: "Then controller sends LeaderAndIsrRequest with the updated
-    undeleted_partition_count for this topic and the updated leaderEpoch for P2"."""
+    undeleted_partition_count for this topic and the updated leaderEpoch for P2". The
+    controller then waits for the responses (``shrink_update_metadata``), as §2 has it
+    for an expansion. §3's text has no wait (``shrink_awaits_lair`` off): UpdateMetadata
+    follows at once and the controller is idle, so the drained check may find a marked
+    partition empty before its leader applied the new count (docs: Findings)."""
     if w.mem.phase != "shrink-lair":
         return None
-    msgs = _lair(w, w.mem.count, range(w.mem.count), True)
-    return w._replace(net=_send(m, w, *msgs), mem=_goto(w, "shrink-um"))
+    f = m.cfg.flags
+    if f.shrink_awaits_lair:
+        msgs = _lair(w, w.mem.count, range(w.mem.count), True)
+        return w._replace(net=_send(m, w, *msgs), mem=_goto(w, "shrink-um"))
+    msgs = _lair(w, w.mem.count, range(w.mem.count), not f.ack_only_awaited)
+    return w._replace(net=_send(m, w, *msgs, *_um(w)), mem=_goto(w, IDLE))
 
 
 def shrink_update_metadata(m, w):

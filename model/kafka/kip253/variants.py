@@ -65,6 +65,11 @@ class Flags:
     #: the group leader range-assigns the undeleted and the marked partitions as two
     #: separate lists (KIP-253 §6), not as one
     separate_lists: bool = True
+    #: a deletion waits for the LeaderAndIsrResponse of its epoch bump before it sends
+    #: UpdateMetadata and goes back to idle (where the drained check runs), as §2 says
+    #: for an expansion; §3's text does not say so for a deletion ("Then controller sends
+    #: LeaderAndIsrRequest ...", then UpdateMetadata, then the periodic task)
+    shrink_awaits_lair: bool = True
 
 
 VARIANTS = {
@@ -90,6 +95,7 @@ MUTANTS = {
     "kip253-one-list": "separate_lists",
     "kip253-unawaited-ack": "ack_only_awaited",
     "kip253-unfenced-park": "parked_fetch_fenced",
+    "kip253-shrink-unawaited": "shrink_awaits_lair",
 }
 VARIANTS.update({name: replace(VARIANTS["kip253"], name=name, **{flag: False})
                  for name, flag in MUTANTS.items()})
