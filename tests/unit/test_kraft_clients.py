@@ -71,10 +71,10 @@ def test_release_lines_are_listed_and_differ_from_trunk_in_their_flags_only():
     base = VARIANTS["kraft"][0]
     changed = {v: {f for f, a, b in zip(base._fields, base, VARIANTS[v][0]) if a != b}
                for v in RELEASE_LINES}
-    assert changed == {"kraft-3.6": {"strays_before_replicas", "missing_id"},
+    assert changed == {"kraft-3.6": {"strays_before_replicas", "missing_id", "leader_hint"},
                        "kraft-3.7.0": {"missing_id"},
-                       "kraft-clients-3.0": {"client_rule", "client_fetch_ids"},
-                       "kraft-clients-2.8": {"client_rule", "client_fetch_ids"}}
+                       "kraft-clients-3.0": {"client_rule", "client_fetch_ids", "leader_hint"},
+                       "kraft-clients-2.8": {"client_rule", "client_fetch_ids", "leader_hint"}}
     sc = catalog.scenarios()["kraft-consumer-recreate"]
     assert set(RELEASE_LINES) <= set(sc.variants) and sc.default_variant == "kraft"
 
@@ -133,17 +133,21 @@ def _quiescent(model, name):
 
 
 def test_settled_clients_read_all_and_finish_as_recorded(monkeypatch):
-    """ConsumerReadsAll and ProducerFinishes hold with today's clients, fail where old
-    clients stay on the deleted topic (as ConsumerNotStuck does), and fail for a
-    consumer whose fetches read nothing or a producer that never sends; a client that
-    still has a step is not settled."""
-    r = api.check("kraft-consumer-recreate", "kraft")
+    """ConsumerReadsAll and ProducerFinishes hold with clients that take no leader hint
+    on today's brokers' rules (the hint is KIP-951's, 3.7.0: `kraft` fails
+    ProducerFinishes, test above), fail where old clients stay on the deleted topic (as
+    ConsumerNotStuck does), and fail for a consumer whose fetches read nothing or a
+    producer that never sends; a client that still has a step is not settled."""
+    r = api.check("kraft-consumer-recreate", "kraft-3.6")
     assert r.verdict("ConsumerReadsAll") == "holds"
     assert r.verdict("ProducerFinishes") == "holds"
+    today = api.check("kraft-consumer-recreate", "kraft")
+    assert today.verdict("ConsumerReadsAll") == "holds"
+    today.assert_violated("ProducerFinishes", 9)
     old = api.check("kraft-consumer-recreate", "kraft-clients-2.8")
     old.assert_violated("ConsumerReadsAll", 10)
     old.assert_violated("ProducerFinishes", 8)
-    model = api.build("kraft-consumer-recreate", "kraft", {})
+    model = api.build("kraft-consumer-recreate", "kraft-3.6", {})
     (w,) = model.init_states()
     reads, finishes = (_quiescent(model, n) for n in ("ConsumerReadsAll", "ProducerFinishes"))
     assert reads.check(w) and finishes.check(w)  # both can still refresh
@@ -189,3 +193,40 @@ def test_lower_epoch_witness_needs_a_consumer_that_fetches_and_a_higher_first_ep
         names = {p.name for p in api.build("kraft-consumer-recreate", "kraft",
                                            params).properties()}
         assert "LowerEpochAccepted" not in names
+
+
+def _hinted(variant):
+    """kraft-consumer-recreate on ``variant``: the topic deleted and created again on
+    broker-2 (leader epoch 0), broker-1 caught up and broker-2 lagging (its image still
+    names the deleted topic, led by broker-1 at epoch 1); the producer took its
+    metadata from broker-1. Returns the model and that state."""
+    model = api.build("kraft-consumer-recreate", variant, {})
+    (w,) = model.init_states()
+    for a in [("delete",), ("fetch-metadata", 1), ("create", (2,)), ("fetch-metadata", 1),
+              ("producer-refresh", 1)]:
+        w = model.next_state(w, a)
+    return model, w
+
+
+def test_the_leader_hint_of_a_lagging_broker_ties_the_producer_to_the_old_leader():
+    """KIP-951 (clients and brokers 3.7.0 on): broker-2 answers the Produce with the
+    deleted topic's leader at a newer epoch, which the producer takes; the new topic's
+    own metadata (same ID, older epoch) is then refused, from either broker."""
+    model, w = _hinted("kraft")
+    tid, leader, epoch = w.producer.meta
+    assert (leader, epoch) == (2, 0)
+    assert ("produce-hint",) in model.actions(w)
+    t = model.next_state(w, ("produce-hint",))
+    assert t.producer.meta == (tid, 1, 1) and t.producer.last_epoch == 1
+    for _ in range(2):  # broker-2 catches up: it now leads the new topic at epoch 0
+        t = model.next_state(t, ("fetch-metadata", 2))
+    assert model.next_state(t, ("producer-refresh", 1)).producer == t.producer
+    assert model.next_state(t, ("producer-refresh", 2)).producer == t.producer
+    assert ("produce",) not in model.actions(t) and ("produce-hint",) not in model.actions(t)
+
+
+@pytest.mark.parametrize("variant", ["kraft-3.6", "kraft-clients-3.0", "kraft-clients-2.8"])
+def test_no_leader_hint_before_3_7(variant):
+    model, w = _hinted(variant)
+    assert ("produce-hint",) not in model.actions(w)
+    assert model.next_state(w, ("produce-hint",)) == w

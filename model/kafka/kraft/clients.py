@@ -228,6 +228,39 @@ def _produce_target(w):
     return leader, h, log
 
 
+def produce_hint(model, w):
+    """KIP-951 (brokers and clients 3.7.0 on): the producer's Produce goes to the leader
+    its metadata names, which answers NOT_LEADER_OR_FOLLOWER with its CurrentLeader
+    (KafkaApis.getCurrentLeader: the partition it hosts, else its metadata image, both
+    found by name: the answer may be another incarnation's). Sender.completeBatch hands
+    it to Metadata.updatePartitionLeadership, which takes it when its leader epoch is
+    newer than the current one (the cached partition's, or the last seen epoch when the
+    cache is not current: Metadata.currentLeader), keeps the cached topic ID and records
+    the epoch as the last seen. No hint taken: the step changes nothing (``w``)."""
+    pr = w.producer
+    if not model.flags.leader_hint or not pr.meta or pr.left <= 0:
+        return w
+    tid, leader, le = pr.meta
+    if leader == NO_LEADER or w.brokers[leader - 1].status != RUNNING:
+        return w
+    br = w.brokers[leader - 1]
+    h, log = bk.hosted_of(br, 0), bk.log_of(br, 0)
+    if h is not None and log is not None:
+        if h.leader == leader:
+            return w  # the write is accepted (``produce``)
+        hint = (h.leader, h.leader_epoch)
+    else:
+        answer = _answer(br.image) if br.image is not None else None
+        if answer is None:
+            return w  # UNKNOWN_TOPIC_OR_PARTITION carries no CurrentLeader
+        hint = answer[1:]
+    current = pr.last_epoch if pr.last_epoch >= 0 else le
+    if hint[0] == NO_LEADER or hint[1] < 0 or hint[1] <= current:
+        return w
+    return w._replace(producer=pr._replace(meta=(tid, hint[0], hint[1]),
+                                           last_epoch=hint[1]))
+
+
 def can_produce(model, w) -> bool:
     pr = w.producer
     return bool(pr.meta) and pr.left > 0 and _produce_target(w) is not None

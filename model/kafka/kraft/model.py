@@ -32,7 +32,7 @@ from kmc.model.kafka.kraft.views import describe
 
 FAULTS = frozenset({"crash", "restart", "failover", "miss-heartbeats"})
 INPUTS = frozenset({"create", "delete", "consumer-refresh", "consumer-fetch",
-                    "producer-refresh", "produce", "send-create-partitions",
+                    "producer-refresh", "produce", "produce-hint", "send-create-partitions",
                     "member-refresh", "group-rebalance", "member-fetch"})
 ENVIRONMENT = FAULTS | INPUTS
 
@@ -70,6 +70,7 @@ class KRaftModel(Model):
             "delete": admin.delete, "consumer-refresh": clients.consumer_refresh,
             "consumer-fetch": clients.consumer_fetch,
             "producer-refresh": clients.producer_refresh, "produce": clients.produce,
+            "produce-hint": clients.produce_hint,
             "flush-metadata": publisher.flush_metadata,
             "send-create-partitions": partitions.send, "create-partitions": partitions.handle,
             "member-refresh": group.refresh, "group-rebalance": group.rebalance,
@@ -173,6 +174,8 @@ class KRaftModel(Model):
         if self.delete_window:  # last: the other actions keep their indices
             for b in self.broker_ids:
                 out.extend(deletion.candidates(self, w, b))
+        if self.bounds.records and self.flags.leader_hint:  # the same, KIP-951's hint
+            self.probe(out, ("produce-hint",), w)
         return out
 
     def enabled(self, w) -> list:
@@ -289,6 +292,8 @@ class KRaftModel(Model):
             names += ["consumer-refresh", "consumer-fetch"]
         if bd.records:
             names += ["producer-refresh", "produce"]
+            if self.flags.leader_hint:
+                names.append("produce-hint")
         if bd.adds:
             names += ["send-create-partitions", "create-partitions"]
         if bd.members:
@@ -320,6 +325,9 @@ class KRaftModel(Model):
             return f"producer: Metadata answered by broker-{action[1]}"
         if k == "produce":
             return "producer writes a record to the leader it knows"
+        if k == "produce-hint":
+            return ("producer: NOT_LEADER_OR_FOLLOWER, takes the answer's CurrentLeader "
+                    "(KIP-951)")
         if k in ("send-create-partitions", "create-partitions"):
             return partitions.format_action(action)
         if k in ("member-refresh", "group-rebalance", "member-fetch"):

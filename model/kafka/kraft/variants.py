@@ -25,6 +25,10 @@ replicas). Two kinds of other variants:
   - ``kraft-clients-2.8``: today's brokers with 2.8.0 / 2.8.1 clients: the leader epoch
     alone decides (no topic IDs in Metadata.java before 2.8.2), and Fetch by name.
 
+  Neither client line nor brokers before 3.7.0 (``kraft-3.6``) have KIP-951's leader
+  hint in Produce answers (``leader_hint``: brokers KAFKA-15661, commit f38b0d886c0;
+  clients KAFKA-15627, commit a9565a799f3; both in 3.7.0).
+
   - ``kraft-3.7.0``: KAFKA-14616's stray check in LogManager's startup
     (LogManager.findStrayReplicas in 3.7.0) throws "does not have a topic ID" for a log
     without partition.metadata; BrokerMetadataPublisher.initializeManagers hands that
@@ -76,6 +80,10 @@ class Flags(NamedTuple):
     group_offsets_deleted: bool = True
     #: a consumer's Fetch reads below the high watermark only (FetchIsolation.of)
     consumer_reads_committed: bool = True
+    #: KIP-951 (3.7.0: brokers f38b0d886c0, clients a9565a799f3): a Produce answered
+    #: NOT_LEADER_OR_FOLLOWER carries the broker's CurrentLeader, which the producer
+    #: takes when its leader epoch is newer (Metadata.updatePartitionLeadership)
+    leader_hint: bool = True
 
 
 KRAFT = Flags(committed_only=True, stray_detection=True, strays_before_replicas=True,
@@ -103,17 +111,20 @@ VARIANTS: dict[str, tuple[Flags, str]] = {
 
 #: release-line variants: name -> (flags, one-line description)
 RELEASE: dict[str, tuple[Flags, str]] = {
-    "kraft-3.6": (KRAFT._replace(strays_before_replicas=False, missing_id="abort-strays"),
+    "kraft-3.6": (KRAFT._replace(strays_before_replicas=False, missing_id="abort-strays",
+                                 leader_hint=False),
                   "brokers 3.3-3.6: stray logs removed after replicas are created "
                   "(fixed by KAFKA-14616 in 3.7.0); a log without partition.metadata "
                   "aborts the stray cleanup"),
     "kraft-3.7.0": (KRAFT._replace(missing_id="halt"),
                     "brokers 3.7.0: a log without partition.metadata makes startup fail "
                     "(fixed by KAFKA-16814 in 3.7.1)"),
-    "kraft-clients-3.0": (KRAFT._replace(client_rule="ids-both", client_fetch_ids=False),
+    "kraft-clients-3.0": (KRAFT._replace(client_rule="ids-both", client_fetch_ids=False,
+                                         leader_hint=False),
                           "today's brokers, 3.0.0 clients: topic IDs compared only when "
                           "both are known (KAFKA-13488, fixed in 3.0.1), Fetch by name"),
-    "kraft-clients-2.8": (KRAFT._replace(client_rule="epoch", client_fetch_ids=False),
+    "kraft-clients-2.8": (KRAFT._replace(client_rule="epoch", client_fetch_ids=False,
+                                         leader_hint=False),
                           "today's brokers, 2.8.0/2.8.1 clients: the leader epoch alone "
                           "decides (KAFKA-12257, fixed in 2.8.2), Fetch by name"),
 }

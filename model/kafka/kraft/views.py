@@ -328,7 +328,7 @@ def _leader_records(w, t) -> set:
 
 #: the steps of each client (``model.INPUTS``)
 CLIENT_STEPS = (("consumer", frozenset({"consumer-refresh", "consumer-fetch"})),
-                ("producer", frozenset({"producer-refresh", "produce"})),
+                ("producer", frozenset({"producer-refresh", "produce", "produce-hint"})),
                 ("group", frozenset({"member-refresh", "group-rebalance", "member-fetch"})))
 
 
