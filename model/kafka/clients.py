@@ -27,22 +27,24 @@ client release line:
 
 - ``epoch`` (clients up to 2.8.1): accepted when no epoch was seen or the answer's
   leader epoch is at least the last seen one.
-- ``ids-both`` (3.0.0; KAFKA-12257's first form: commit 06dfa54be75 on trunk,
-  1ffafb9519d for 2.8.2): also accepted when the cached and the answered topic IDs are
-  both known and differ.
-- ``ids`` (2.8.2, 3.0.1, 3.1.0 and later; KAFKA-13488: commit f653cb7b588 on trunk,
-  b2a9dfd5a0b on the 3.0 line): accepted when the answer's topic ID differs from the
-  cached one, the cached one unknown included. Kafka 3.8 checks "no epoch seen" first,
+- ``ids-both`` (3.0.0; KAFKA-12257's first form: commit 52ca4bc3e27 in 3.0.0,
+  06dfa54be75 on trunk (first in 3.2.0), 1ffafb9519d for 2.8.2): also accepted when the
+  cached and the answered topic IDs are both known and differ.
+- ``ids`` (2.8.2, 3.0.1, 3.1.0 and later; KAFKA-13488: commits acc8b0c0b20 in 2.8.2,
+  b2a9dfd5a0b in 3.0.1, 0a51be27ddd in 3.1.0, f653cb7b588 on trunk, first in 3.2.0):
+  accepted when the answer's topic ID differs from the cached one, the cached one
+  unknown included. From 3.5.0 (commit 6d9d65e6664) "no epoch seen" is checked first,
   which accepts the same answers.
 
 Which form each release has was read from Metadata.java at the release tags (2.8.1:
 epoch only; 2.8.2: ids; 3.0.0: ids-both; 3.0.1, 3.1.0, 3.2.0, 3.3.0, 3.8.0: ids).
 
 A rejected answer leaves the cached partition metadata as it was
-(``cache.partitionMetadata(tp)``); after an UNKNOWN_TOPIC_OR_PARTITION answer there is
-none, so the client has no leader to send to. (Kafka would pair kept partition metadata
-with the answer's topic ID; with these rules that happens only when no partition
-metadata is kept or the ID is unchanged, so the model keeps the cached triple.)
+(``cache.partitionMetadata(tp)``, ``metadataSnapshot`` from 3.8.0); after an
+UNKNOWN_TOPIC_OR_PARTITION answer there is none, so the client has no leader to send
+to. (Kafka would pair kept partition metadata with the answer's topic ID; with these
+rules that happens only when no partition metadata is kept or the ID is unchanged, so
+the model keeps the cached triple.)
 
 The ZooKeeper plane's producer and consumer take the metadata store's view instead of a
 broker's answer (``zk/datapath.snapshot``): that plane folds the brokers' metadata

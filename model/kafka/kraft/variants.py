@@ -18,8 +18,9 @@ replicas). Two kinds of other variants:
     are created.
   - ``kraft-clients-3.0``: today's brokers with 3.0.0 clients. Metadata.
     updateLatestMetadata compares topic IDs only when both the cached and the answered
-    one are known (KAFKA-12257, first form; KAFKA-13488, commit f653cb7b588 on trunk,
-    in 3.0.1 and 3.1.0, drops the "cached one known" condition: model/kafka/clients.py);
+    one are known (KAFKA-12257, first form; KAFKA-13488, commits b2a9dfd5a0b in 3.0.1
+    and 0a51be27ddd in 3.1.0, drops the "cached one known" condition:
+    model/kafka/clients.py);
     the consumer's Fetch names topics by name (FetchRequest.json "validVersions":
     "0-12" in 3.0.0; v13 with topic IDs came in 3.1.0).
   - ``kraft-clients-2.8``: today's brokers with 2.8.0 / 2.8.1 clients: the leader epoch
