@@ -141,7 +141,8 @@ def start_offset(pos: int, epoch: int, validated: tuple, leader: tuple, leader_e
     (SubscriptionState.maybeValidatePositionForCurrentLeader): OffsetsForLeaderEpoch for
     ``epoch``, answered by the leader whose current epoch is ``leader_epoch`` and whose
     log ends at ``end`` (``end_offset_for``). An undefined end is handled as
-    OFFSET_OUT_OF_RANGE is; an end below the position moves the position back to it, or
+    OFFSET_OUT_OF_RANGE is (SubscriptionState.maybeCompleteValidation ->
+    requestOffsetReset); an end below the position moves the position back to it, or
     with ``none`` stops the consumer (LogTruncationException; SubscriptionState.
     maybeCompleteValidation). Without a position the committed offset is used
     (``committed``; -1: none, ConsumerCoordinator.refreshCommittedOffsetsIfNeeded,
@@ -150,8 +151,8 @@ def start_offset(pos: int, epoch: int, validated: tuple, leader: tuple, leader_e
     decides (``reset_position``, ``fetchable``: ListOffsets LATEST, the high watermark)."""
     if pos >= 0 and validated != leader and epoch >= 0:
         valid = end_offset_for(epoch, leader_epoch, end)
-        if valid < 0:
-            pos = -1  # undefined end offset: reset by the policy
+        if valid < 0:  # undefined end offset: reset by the policy, never the committed one
+            return reset_position(policy, fetchable)
         elif valid < pos:
             if policy == "none":
                 return None

@@ -1,7 +1,7 @@
 """The consumer group on the KRaft plane: rebalances triggered by the leader's partition
-count, committed offsets kept by name and deleted by the coordinator's image,
-auto.offset.reset for partitions without a committed offset, and the
-recreate-other-count scenario's verdicts (recorded by running the model)."""
+count, committed offsets kept by name (with their leader epochs) and deleted by the
+coordinator's image, auto.offset.reset for partitions without a committed offset, and
+the recreate-other-count scenario's verdicts (recorded by running the model)."""
 import pytest
 
 from kmc import api
@@ -80,8 +80,9 @@ def test_the_coordinator_deletes_offsets_when_its_image_drops_the_topic():
     w = w._replace(group=w.group._replace(snapshot=0))
     w = model.next_state(w, ("group-rebalance",))
     assert w.group.committed == ((0, 1),)
+    assert w.group.committed_epochs == ((0, 0),)  # the position's epoch goes with it
     w = model.next_state(w, ("fetch-metadata", 1))
-    assert w.group.committed == ()
+    assert w.group.committed == () and w.group.committed_epochs == ()
     # the flag's guard off: the committed offset outlives the topic
     model.flags = model.flags._replace(group_offsets_deleted=False)
     w2 = _consumed_then_deleted(model)
@@ -243,3 +244,44 @@ def test_a_settled_group_owns_every_partition_of_the_live_topic(monkeypatch):
                         lambda g: g.gen == 0 and count(g.members[0]) > 0)
     r = api.check("recreate-other-count", "kraft", {"brokers": 1})
     assert r.verdict("GroupOwnsLivePartitions") == "violated"
+
+
+def _recommitted(leader_epoch):
+    """recreate-other-count with the deleted topic at ``leader_epoch``: the member read
+    partition 0, the name was created again (epoch 0, two partitions) and the member
+    took broker-2's metadata of it; the rebalance commits its old position by name,
+    with its epoch, to a coordinator that still knows the old topic."""
+    model, w = _model(leader_epoch=leader_epoch)
+    for a in [("member-refresh", 0, 1), ("delete",), ("group-rebalance",),
+              ("member-fetch", 0, 0), ("create", (2,)), ("fetch-metadata", 2),
+              ("fetch-metadata", 2), ("member-refresh", 0, 2), ("group-rebalance",)]:
+        w = model.next_state(w, a)
+    assert w.group.committed == ((0, 1),)
+    assert w.group.committed_epochs == ((0, leader_epoch),)
+    return model, w
+
+
+def test_a_committed_epoch_above_the_cached_one_leaves_no_current_leader():
+    """ConsumerUtils.refreshCommittedOffsets raises the last seen epoch to the committed
+    one; the re-created topic's own metadata (same ID, epoch 0) is refused from then on,
+    from either broker: the member never fetches partition 0 again."""
+    model, w = _recommitted(1)
+    tid = w.group.members[0].meta[0]
+    w = model.next_state(w, ("member-fetch", 0, 0))
+    assert w.group.members[0].meta == (tid, ((-1, 1), (2, 0)))
+    assert w.group.members[0].pos[0] == (0, 1, -1, 1)  # the committed offset, to validate
+    for _ in range(2):  # broker-1 catches up: the coordinator drops the old offsets
+        w = model.next_state(w, ("fetch-metadata", 1))
+    assert w.group.committed == ()
+    for b in (1, 2):
+        assert model.next_state(w, ("member-refresh", 0, b)) is w
+    assert model.next_state(w, ("member-fetch", 0, 0)) is w
+
+
+def test_a_committed_epoch_not_above_the_cached_one_is_validated():
+    """The same story at epoch 0: the committed offset is validated against the new
+    leader (OffsetsForLeaderEpoch answers its log end), and the member reads on."""
+    model, w = _recommitted(0)
+    t = model.next_state(w, ("member-fetch", 0, 0))
+    assert t.group.members[0].meta == w.group.members[0].meta
+    assert t.group.members[0].pos[0][1] >= 0 and t.group.members[0].pos[0][2] == 2

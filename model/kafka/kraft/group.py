@@ -21,9 +21,11 @@ Steps (all inputs: the clients act when the application polls):
   metadata names, with the leader epoch and topic ID (as ``clients.consumer_fetch``).
   Without a position the member asks the coordinator for the committed offset
   (OffsetFetch, ConsumerCoordinator.refreshCommittedOffsetsIfNeeded, from 3.7
-  initWithCommittedOffsetsIfNeeded); without one, or with one beyond the log end
-  (OFFSET_OUT_OF_RANGE), ``auto.offset.reset`` decides
-  (SubscriptionState.requestOffsetReset; ``none`` stops the member on that
+  initWithCommittedOffsetsIfNeeded) and its leader epoch, which raises the member's
+  last seen epoch of the partition and is validated like a position
+  (ConsumerUtils.refreshCommittedOffsets); without one, with one beyond the log end
+  (OFFSET_OUT_OF_RANGE) or with an undefined validation, ``auto.offset.reset``
+  decides (SubscriptionState.requestOffsetReset; ``none`` stops the member on that
   partition). KIP-320 validation after a leader change as in ``clients``.
 
 The coordinator (GroupCoordinator / GroupMetadataManager on the broker leading the
@@ -45,7 +47,13 @@ Simplifications, each with its reason (docs/model-kraft.md):
   is not running (no scenario with a group crashes a broker);
 - a member's metadata is one view of the topic, replaced or kept whole by the
   answer's topic ID and its partitions' leader epochs (Metadata.java decides per
-  partition; with one topic whose partitions change together the outcome is the same).
+  partition; with one topic whose partitions change together the outcome is the same);
+  a partition whose last seen epoch a committed one raised shows as no leader at that
+  epoch;
+- a position's leader epoch is the leader's epoch at the fetch that set it; Kafka's is
+  the epoch of the last record batch read (CompletedFetch: partitionLeaderEpoch): the
+  same at the group scenarios' default bounds, where no partition changes its leader
+  within an incarnation; with ``-p fences`` or ``-p crashes`` the model's may be newer.
 """
 from __future__ import annotations
 
@@ -118,11 +126,12 @@ def rebalance(model, w):
     ``rejoinNeededOrPending``, ``onJoinPrepare``, ``onLeaderElected``;
     consumer/RangeAssignor.java; KafkaApis.scala ``handleOffsetCommitRequest``."""
     g = w.group
-    committed = g.committed
+    committed, epochs = g.committed, g.committed_epochs
     for mem in g.members:
-        for p, pos, _l, _e in mem.pos:
+        for p, pos, _l, e in mem.pos:
             if pos >= 0 and _commit_ok(w, p):
                 committed = map_put(committed, p, pos)
+                epochs = map_put(epochs, p, e) if e >= 0 else map_del(epochs, p)
     lead = g.members[0]
     n = _count(lead)
     inc = inc_of(lead.meta[0]) if lead.meta else 0
@@ -131,7 +140,7 @@ def rebalance(model, w):
                                  newest=max(mem.newest, inc))
                     for mem, mine in zip(g.members, parts))
     return w._replace(group=g._replace(gen=1, snapshot=n, members=members,
-                                       committed=committed))
+                                       committed=committed, committed_epochs=epochs))
 
 
 def fetch(model, w, m: int, p: int):
@@ -146,6 +155,20 @@ def fetch(model, w, m: int, p: int):
         return w
     tid = mem.meta[0]
     leader, le = mem.meta[1][p]
+    c = map_get(g.committed, p)
+    ce = map_get(g.committed_epochs, p)
+    if entry[1] < 0 and c is not None and ce is not None:
+        # the committed offset and its epoch (ConsumerUtils.refreshCommittedOffsets): the
+        # epoch first raises the last seen one (Metadata.updateLastSeenEpochIfNewer);
+        # above the cached partition's epoch no leader is current (Metadata.
+        # currentLeader), so nothing is fetched until a Metadata answer of that epoch or
+        # of another topic ID is taken; else the offset is a position to validate at
+        # that epoch (SubscriptionState.seekUnvalidated), as the fetch below does
+        if ce > le:
+            view = (tid, replace_at(mem.meta[1], p, (clients.NO_LEADER, ce)))
+            g = g._replace(members=replace_at(g.members, m, mem._replace(meta=view)))
+            return _put_entry(w, g, m, (p, c, clients.NO_LEADER, ce))
+        entry, c = (p, c, clients.NO_LEADER, ce), None
     log, _reached = clients.serve(model, w, leader, p, tid, le,
                                   f.topic_ids and f.client_fetch_ids)
     if log is None:
@@ -153,7 +176,6 @@ def fetch(model, w, m: int, p: int):
     lh = bk.hosted_of(w.brokers[leader - 1], p)
     end = len(log.records)
     hw = clients.fetchable_end(model, w, leader, p, log)
-    c = map_get(g.committed, p)
     # a member validates with the leader epoch of its last fetch (the consumer: of the
     # last record it received), which is the same epoch whenever that fetch read records
     pos = cl.start_offset(entry[1], entry[3], (entry[2], entry[3]), (leader, le),
@@ -192,14 +214,14 @@ def on_partitions_deleted(model, w, b: int, old, new):
     g = w.group
     if g is None or b != COORDINATOR or not model.flags.group_offsets_deleted:
         return w
-    committed = g.committed
+    committed, epochs = g.committed, g.committed_epochs
     for t in old.topics:
         if im.topic_by_id(new, t.topic_id) is None:
             for p in range(len(t.parts)):
-                committed = map_del(committed, p)
+                committed, epochs = map_del(committed, p), map_del(epochs, p)
     if committed == g.committed:
         return w
-    return w._replace(group=g._replace(committed=committed))
+    return w._replace(group=g._replace(committed=committed, committed_epochs=epochs))
 
 
 def actions(model, w) -> list:

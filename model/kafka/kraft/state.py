@@ -141,6 +141,10 @@ class Group(NamedTuple):
     consumed: tuple
     skipped: tuple
     stale: tuple
+    #: the leader epoch committed with each offset ``(p, epoch)`` (OffsetAndMetadata.
+    #: leaderEpoch: the position's epoch, SubscriptionState.allConsumed), none for an
+    #: offset committed without one
+    committed_epochs: tuple = ()
 
 
 class FeatureWorld(NamedTuple):
