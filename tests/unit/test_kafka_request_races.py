@@ -3,7 +3,7 @@ states the models reach.
 
 - ZooKeeper era: a follower whose fetch state was made anew while its fetch was in
   flight (a LeaderAndIsr with a newer leader epoch, or a new log after the topic was
-  deleted and created again) over an empty log drops the response
+  deleted and created again) over a log without a leader epoch drops the response
   (AbstractFetcherThread.partitionFetchState starts such a state in Truncating, and
   processFetchRequest applies a response only to a state ready to fetch).
 - ZooKeeper era, release lines: a LeaderAndIsr partition state at the leader epoch the
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from kmc.api import build
 from kmc.model.kafka.broker import hosted_of, log_of
+from kmc.model.kafka.zk.datapath import live_inc, on_fetch_response
 
 
 def _states(model, max_depth: int):
@@ -35,7 +36,10 @@ def _states(model, max_depth: int):
         frontier = nxt
 
 
-def test_a_refetched_empty_replica_drops_the_old_response():
+def test_a_refetched_replica_without_a_leader_epoch_drops_the_old_response():
+    """Over a log without a leader epoch (no record, never led: the store never named
+    the follower its leader) a fetch state made anew is Truncating and the old response
+    is dropped."""
     m = build("stale-read", "zk-3.0", {"initial_records": 0, "records": 1})
     dropped = 0
     for s, succ in _states(m, 22):
@@ -45,12 +49,22 @@ def test_a_refetched_empty_replica_drops_the_old_response():
             msg = a[1]
             follower = s.brokers[msg.dst - 1]
             h, before = hosted_of(follower, msg.partition), log_of(follower, msg.partition)
-            if h is None or before is None or before.records:
+            if h is None or before is None or before.records or h.leader != msg.src:
                 continue
-            if h.leader_epoch != msg.leader_epoch or before.inc != msg.asked_inc:
-                after = log_of(t.brokers[msg.dst - 1], msg.partition)
+            if h.leader_epoch == msg.leader_epoch and before.inc == msg.asked_inc:
+                continue  # the same fetch state
+            led = any(x[0] == before.inc and x[1] == msg.partition and x[3] == msg.dst
+                      for x in s.ghost.leaders)
+            after = log_of(t.brokers[msg.dst - 1], msg.partition)
+            if before.inc == live_inc(s.store) and not led:
                 assert after.records == (), (s, msg)
                 dropped += 1
+                # had the store named the follower its leader, the log may have a leader
+                # epoch (Partition.makeLeader): Fetching at offset 0, the response applies
+                named = s.ghost._replace(leaders=tuple(sorted(s.ghost.leaders + (
+                    (before.inc, msg.partition, 0, msg.dst),))))
+                t2 = on_fetch_response(m, s._replace(ghost=named), msg)
+                assert log_of(t2.brokers[msg.dst - 1], msg.partition).records == msg.records
     assert dropped  # the race is reached: such responses exist and are dropped
 
 

@@ -114,14 +114,26 @@ def follower_fetch(m, w, b, p):
     return w._replace(net=m.net.send(w.net, msg), ghost=ghost)
 
 
-def _refetched(h, r, msg) -> bool:
-    """Whether the follower's fetch state for the partition was made anew since it sent
-    ``msg``'s fetch: a LeaderAndIsr with a newer leader epoch (ReplicaManager.
-    makeFollowers removes the partition from its fetcher and adds it again), or a new
-    log (the replica was deleted and created again). The incarnation, a ghost, stands
-    for the log's identity here, which Kafka's objects have and the model's values do
-    not."""
-    return h.leader_epoch != msg.leader_epoch or r.inc != msg.asked_inc
+def _truncating(w, b, h, r, msg) -> bool:
+    """Whether follower ``b``'s fetch state for the partition is surely Truncating, so
+    that Kafka drops ``msg``: the state was made anew since the fetch was sent (a
+    LeaderAndIsr with a newer leader epoch: ReplicaManager.makeFollowers removes the
+    partition from its fetcher and adds it again; or a new log after the topic was
+    deleted and created again), and the log has no leader epoch
+    (AbstractFetcherThread.partitionFetchState: ``latestEpoch`` empty -> Truncating). A
+    log gets a leader epoch from records (fetched or produced) or from leading it
+    (Partition.makeLeader -> maybeAssignEpochStartOffset, at offset 0 too). The model
+    keeps no epoch cache: a log is taken to have none when it holds no record and the
+    store never named ``b`` its leader, which the ghost history tells for the live
+    incarnation only; otherwise the response is applied (a state Kafka may start in
+    Fetching at the log's end). The incarnation, a ghost, stands for the log's
+    identity, which Kafka's objects have and the model's values do not."""
+    if r.records or (h.leader_epoch == msg.leader_epoch and r.inc == msg.asked_inc):
+        return False
+    if r.inc != live_inc(w.store):
+        return False  # its leaders' history is gone with the deletion
+    p = msg.partition
+    return not any(x[0] == r.inc and x[1] == p and x[3] == b for x in w.ghost.leaders)
 
 
 def on_fetch_response(m, w, msg):
@@ -134,11 +146,11 @@ def on_fetch_response(m, w, msg):
     ReplicaFetcherThread.processPartitionData -> Partition.
     appendRecordsToFollowerOrFutureReplica; AbstractFetcherThread.handleOutOfRangeError.
 
-    A fetch state made anew since the fetch was sent (``_refetched``) over an empty log
-    is not ready: AbstractFetcherThread.partitionFetchState starts a log without a
-    leader epoch in Truncating, and the fetcher thread, which waits for this response,
-    cannot truncate before it handles it, so the response is dropped (2.8-3.9). Over a
-    log with records the new state is Fetching at the log's end
+    A fetch state made anew since the fetch was sent over a log without a leader epoch
+    is not ready (``_truncating``): AbstractFetcherThread.partitionFetchState starts it
+    in Truncating, and the fetcher thread, which waits for this response, cannot
+    truncate before it handles it, so the response is dropped (2.8-3.9). Over a log with
+    a leader epoch the new state is Fetching at the log's end
     (ReplicaManager.initialFetchOffset, truncation on fetch), and the offset decides."""
     b = msg.dst
     br = w.brokers[b - 1]
@@ -149,7 +161,7 @@ def on_fetch_response(m, w, msg):
             or (m.flags.follower_epoch_check and h.leader_epoch != msg.leader_epoch)
             or len(r.records) != msg.offset
             or (m.flags.fetch_topic_id and msg.topic_id != r.topic_id)
-            or (not r.records and _refetched(h, r, msg))):
+            or _truncating(w, b, h, r, msg)):
         return w._replace(net=net)  # discarded
     ghost, log = w.ghost, r
     if msg.error == "OFFSET_OUT_OF_RANGE":
