@@ -4,11 +4,20 @@ happens to run in the cluster's directory (a shell, an editor, the command itsel
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
 from kmc.cli import main
 from kmc.explorers.spark import cluster
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
 
 
 @pytest.fixture
@@ -25,6 +34,11 @@ def state(tmp_path):
         p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *marker],
                              cwd=cwd)
         started.append(p)
+        # until the child has exec'd, /proc shows the parent's command line, which the
+        # bookkeeping rightly does not take for the process it recorded
+        deadline = time.monotonic() + 30
+        while b"time.sleep(60)" not in _cmdline(p.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
         return p
     yield tmp_path, work, spawn
     for p in started:  # stop what the test started, by PID
