@@ -62,11 +62,8 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
             sc.options, info["bounds"]
         user_model = sc.name if sc.family == "user" else None
         model = build_model(sc, v, p)
+    validated(model, user_model)
     with blamed(user_model):
-        try:
-            validate_model(model)
-        except ModelError as e:  # a user's model is named as they named it to kmc
-            raise UsageError(f"{user_model}: {e}" if user_model else str(e)) from None
         if check_symmetry:
             _can_check_symmetry(model, name)
             symmetry = "check"
@@ -192,6 +189,18 @@ def _can_check_symmetry(model, name: str) -> None:
     if init is not None and model.symmetric_images(init) is None:
         raise UsageError(f"{name} does not list its symmetry's mappings: define "
                          f"symmetric_images(state) in its model to use --check-symmetry")
+
+
+def validated(model, user_model: str | None = None):
+    """``validate_model``, its complaint as bad input; ``user_model`` (the reference the
+    user named it by, or None for kmc's own) is named in it, and an exception its own
+    code raises is its mistake (``blamed``)."""
+    with blamed(user_model):
+        try:
+            validate_model(model)
+        except ModelError as e:
+            raise UsageError(f"{user_model}: {e}" if user_model else str(e)) from None
+    return model
 
 
 def build_model(sc, variant: str, params: dict):

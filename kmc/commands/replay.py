@@ -69,21 +69,13 @@ def _build_user(ref: str, doc: dict):
     as TOML literals a second time (a recorded string "3" stays a string); then validated
     as `kmc check` validates it (actions() answering a set would make the replay differ
     from run to run)."""
-    from kmc import catalog
-    from kmc.model.contract import ModelError, validate_model
-    from kmc.user_models import blamed
+    from kmc import api, catalog
 
     sc = catalog.get(ref)
     if doc["variant"] not in sc.variants:
         raise UsageError(f"scenario {ref!r} has no variant {doc['variant']!r}: use one of "
                          f"{', '.join(sc.variants)}")
-    model = sc.build(doc["variant"], dict(doc["params"]))
-    with blamed(ref):
-        try:
-            validate_model(model)
-        except ModelError as e:
-            raise UsageError(f"{ref}: {e}") from None
-    return model
+    return api.validated(api.build_model(sc, doc["variant"], dict(doc["params"])), ref)
 
 
 def run(args) -> int:
