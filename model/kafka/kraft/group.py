@@ -49,7 +49,9 @@ Simplifications, each with its reason (docs/model-kraft.md):
   answer's topic ID and its partitions' leader epochs (Metadata.java decides per
   partition; with one topic whose partitions change together the outcome is the same);
   a partition whose last seen epoch a committed one raised shows as no leader at that
-  epoch;
+  epoch; an UNKNOWN_TOPIC_OR_PARTITION answer empties the view, its epochs included
+  (Metadata.java keeps lastSeenLeaderEpochs: the 2.8.0-2.8.1 and 3.0.0 client lines
+  would refuse a lower epoch after it, which the model's member takes);
 - a position's leader epoch is the leader's epoch at the fetch that set it; Kafka's is
   the epoch of the last record batch read (CompletedFetch: partitionLeaderEpoch): the
   same at the group scenarios' default bounds, where no partition changes its leader
