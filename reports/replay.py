@@ -70,8 +70,12 @@ def replay_document(model, doc: dict) -> ReplayOutcome:
                              "boundary (within_boundary() is False there)", trace=t)
         diff = _state_differs(model, nxt, rec)
         if diff is not None:
+            why = "next_state() changed"
+            if rec.get("fingerprint") == state_key(nxt):  # the state is the recorded one
+                why = ("the fingerprint is the recorded one, so the file's state was "
+                       "edited or the model's state_to_json() changed")
             return _diverged(k, OTHER_SUCCESSOR, f"{labels[ai]} now leads to a different "
-                             f"state ({_fields(diff)}): next_state() changed", diff, t)
+                             f"state ({_fields(diff)}): {why}", diff, t)
         t.action_indices.append(ai)
         t.actions.append(a)
         t.states.append(nxt)

@@ -41,7 +41,7 @@ TRACE_DEPTH = 400
 
 def load_trace(path: str) -> dict:
     """Read and validate a trace file; raises TraceFileError."""
-    if not os.path.exists(path):
+    if not os.path.lexists(path):  # a looping or dangling link: read_text names it
         raise TraceFileError(f"trace file {path} does not exist: check the path "
                              "(`kmc check ... --out DIR` writes DIR/trace-*.json)")
     try:
@@ -50,7 +50,10 @@ def load_trace(path: str) -> dict:
     except InputError as e:
         raise TraceFileError(str(e)) from None
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, object_pairs_hook=_no_repeated_keys)
+    except RepeatedKey as e:
+        raise TraceFileError(f"{path}: key {e} appears twice in one object: kmc writes "
+                             "each once, so the file was edited") from None
     except json.JSONDecodeError as e:
         raise TraceFileError(f"{path} is not valid JSON (line {e.lineno}): it is not a "
                              "kmc trace file, or it was truncated") from None
@@ -59,6 +62,21 @@ def load_trace(path: str) -> dict:
                              "trace file, or it was edited") from None
     validate(doc, path)
     return doc
+
+
+class RepeatedKey(ValueError):
+    pass
+
+
+def _no_repeated_keys(pairs) -> dict:
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen = set()
+        for k, _v in pairs:
+            if k in seen:
+                raise RepeatedKey(json.dumps(k))
+            seen.add(k)
+    return out
 
 
 def validate(doc, where: str = "trace") -> None:
@@ -99,6 +117,9 @@ def validate(doc, where: str = "trace") -> None:
         raise TraceFileError(f"{where}: field 'lanes' must be a list of names")
     for i, st in enumerate(steps):
         _check_step(st, i, where)
+        if "index" in st and st["index"] != i:
+            raise TraceFileError(f"{where}: step {i} says index {st['index']!r}: the file "
+                                 "was edited")
         taken = doc["action_indices"][i - 1] if i else None
         if "action_index" in st and st["action_index"] != taken:
             # replay follows action_indices; a step that says otherwise was edited
@@ -116,15 +137,23 @@ def _check_loop(doc, where: str) -> None:
     other trace has a loop."""
     loop = doc.get("loop_start")
     if doc.get("kind") not in LIVENESS_KINDS:
-        if loop is not None:
-            raise TraceFileError(f"{where}: a {doc.get('kind')} trace has no loop_start: "
-                                 "the file was edited")
+        if loop is not None or doc.get("version") == LASSO_VERSION:
+            raise TraceFileError(f"{where}: {_a(doc.get('kind'))} trace is no lasso (no "
+                                 f"loop_start, not version {LASSO_VERSION}): the file was "
+                                 "edited")
         return
     if doc.get("version") != LASSO_VERSION or not isinstance(loop, int) or \
             isinstance(loop, bool) or not 0 <= loop < len(doc["steps"]):
-        raise TraceFileError(f"{where}: a {doc['kind']} trace is a lasso: it needs "
+        raise TraceFileError(f"{where}: {_a(doc['kind'])} trace is a lasso: it needs "
                              f"version {LASSO_VERSION} and loop_start, the index of a "
                              "step: the file was edited or truncated")
+
+
+def _a(kind) -> str:
+    """``an always``, ``a sometimes``: a property kind with its article."""
+    return f"{'an' if str(kind)[:1] in tuple('aeiou') else 'a'} {kind}"
+
+
 STEP_KINDS = (None, "step", "input", "fault")
 _STEP_TYPES = {"index": (int,), "action_index": (int, type(None)),
                "action": (str, type(None)), "actor": (str, type(None)),
@@ -144,6 +173,10 @@ def _check_step(st, i: int, where: str) -> None:
     if st.get("kind") not in STEP_KINDS:
         raise TraceFileError(f"{where}: step {i}: kind {st.get('kind')!r} is not one of "
                              "step, input, fault")
+    fp = st.get("fingerprint")
+    if fp is not None and not (len(fp) == 16 and all(c in "0123456789abcdef" for c in fp)):
+        raise TraceFileError(f"{where}: step {i}: fingerprint {fp[:20]!r} is not 16 hex "
+                             "digits: the file was edited")
     msg = st.get("message")
     if msg is not None and not all(isinstance(msg.get(k), str) for k in ("from", "to",
                                                                          "label")):

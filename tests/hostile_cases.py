@@ -55,6 +55,13 @@ def cases() -> list[tuple[str, dict, list[str]]]:
          ["check", "twophase", "--explorer", "spark", "--checkpoint-dir", "{d}/ck"]),
         ("executors-absurd", {}, ["check", "twophase", "--explorer", "spark",
                                   "--executors", "100000"]),
+        ("partitions-absurd", {}, ["check", "twophase", "--explorer", "spark",
+                                   "--partitions", "1" + "0" * 30]),
+        ("master-empty", {}, ["check", "twophase", "--explorer", "spark", "--master", ""]),
+        ("checkpoint-dir-empty", {}, ["check", "twophase", "--explorer", "spark",
+                                      "--checkpoint-dir", " "]),
+        ("cluster-workers-absurd", {}, ["cluster", "start", "--dir", "{d}/c", "--workers",
+                                        "1" + "0" * 20]),
         # hostile files
         ("scenario-fifo", {"s.toml": "FIFO"}, ["check", "{d}/s.toml"]),
         ("trace-fifo", {"t.json": "FIFO"}, ["show", "{d}/t.json"]),
@@ -76,6 +83,15 @@ def cases() -> list[tuple[str, dict, list[str]]]:
         ("trace-step-changed-text", {"t.json": "EDIT:steps.1.changed=abc"},
          ["show", "{d}/t.json"]),
         ("trace-lanes-numbers", {"t.json": "EDIT:lanes=[1,2]"}, ["show", "{d}/t.json"]),
+        ("trace-fingerprint-not-hex", {"t.json": 'EDIT:steps.1.fingerprint="zz"'},
+         ["replay", "{d}/t.json"]),
+        ("trace-step-index-wrong", {"t.json": "EDIT:steps.1.index=7"},
+         ["replay", "{d}/t.json"]),
+        ("trace-version-3-not-a-lasso", {"t.json": "EDIT:version=3"},
+         ["replay", "{d}/t.json"]),
+        ("trace-key-twice", {"t.json": "TRACE-KEY-TWICE"}, ["replay", "{d}/t.json"]),
+        ("trace-symlink-loop", {"a.json": "LINK:b.json", "b.json": "LINK:a.json"},
+         ["show", "{d}/a.json"]),
         # a trace file names its model but never chooses code to run
         ("trace-names-code", {"t.json": 'EDIT:scenario="os:system"'},
          ["replay", "{d}/t.json"]),
@@ -181,6 +197,12 @@ def materialise(d: str, files: dict) -> None:
         elif content == "TRACE":
             with open(path, "w") as f:
                 json.dump(_trace(), f)
+        elif content == "TRACE-KEY-TWICE":  # a key given twice: the last would win
+            with open(path, "w") as f:
+                f.write(json.dumps(_trace()).replace('"init_index": 0',
+                                                     '"init_index": 0, "init_index": 5', 1))
+        elif content.startswith("LINK:"):
+            os.symlink(content[5:], path)
         elif content.startswith("EDIT:"):
             key, _, value = content[5:].partition("=")
             try:

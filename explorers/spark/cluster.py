@@ -23,6 +23,8 @@ from kmc.explorers.errors import ExplorerError
 MASTER = "org.apache.spark.deploy.master.Master"
 WORKER = "org.apache.spark.deploy.worker.Worker"
 STATE = "state.json"
+#: the most workers ``start`` runs: each is a JVM on this one machine
+MAX_WORKERS = 64
 
 
 @dataclass
@@ -58,14 +60,17 @@ def _port_open(port: int) -> bool:
         return False
 
 
-def _launch(home, args, log_path, env):
+def _launch(home, args, log_path, env, launched: list) -> int:
+    """Start one JVM; its PID goes into ``launched`` at once."""
     log = open(log_path, "ab")
     try:
         # spark-class execs java, so this PID is the JVM's; start_new_session keeps a
         # Ctrl-C in the terminal that started the cluster from reaching it
-        return subprocess.Popen([os.path.join(home, "bin", "spark-class"), *args],
-                                stdout=log, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True).pid
+        pid = subprocess.Popen([os.path.join(home, "bin", "spark-class"), *args],
+                               stdout=log, stderr=subprocess.STDOUT, env=env,
+                               start_new_session=True).pid
+        launched.append(pid)
+        return pid
     finally:
         log.close()
 
@@ -74,6 +79,9 @@ def start(state_dir: str, workers: int = 2, cores: int = 1, memory: str = "1g",
           port: int = 7077, wait_s: float = 90.0) -> Cluster:
     from kmc.explorers.spark.session import check_java
 
+    if not 1 <= workers <= MAX_WORKERS:
+        raise ExplorerError(f"--workers {workers}: a cluster on one machine runs 1 to "
+                            f"{MAX_WORKERS} workers (each a JVM of its own)")
     state = Path(state_dir).resolve()
     if load(str(state)) is not None and status(str(state))["alive"]:
         raise ExplorerError(f"a cluster from {state} is already running: "
@@ -96,11 +104,13 @@ def start(state_dir: str, workers: int = 2, cores: int = 1, memory: str = "1g",
     url = f"spark://127.0.0.1:{port}"
     info = {"master_url": url, "ui_port": ui, "master": None, "workers": []}
     mlog = state / "master.log"
-    info["master"] = {"pid": _launch(home, [MASTER, "--host", "127.0.0.1", "--port", str(port),
-                                            "--webui-port", str(ui)], mlog, env),
-                      "log": str(mlog)}
-    _save(state, info)  # PIDs are on disk before any wait: stop() works whatever happens
+    launched: list = []  # every JVM started, known here before the state file has it
     try:
+        info["master"] = {"pid": _launch(home, [MASTER, "--host", "127.0.0.1", "--port",
+                                                str(port), "--webui-port", str(ui)],
+                                         mlog, env, launched),
+                          "log": str(mlog)}
+        _save(state, info)  # PIDs are on disk before any wait: stop() works whatever happens
         _wait(lambda: _port_open(port), wait_s, f"the master did not listen on {port}", mlog)
         for i in range(workers):
             wdir = state / f"work-{i}"
@@ -108,15 +118,35 @@ def start(state_dir: str, workers: int = 2, cores: int = 1, memory: str = "1g",
             wlog = state / f"worker-{i}.log"
             pid = _launch(home, [WORKER, url, "--host", "127.0.0.1", "--cores", str(cores),
                                  "--memory", memory, "--webui-port", str(free_port()),
-                                 "--work-dir", str(wdir)], wlog, env)
+                                 "--work-dir", str(wdir)], wlog, env, launched)
             info["workers"].append({"pid": pid, "log": str(wlog), "work_dir": str(wdir)})
             _save(state, info)
         _wait(lambda: _registered(mlog) >= workers, wait_s,
               f"{workers} workers did not register with the master", mlog)
-    except BaseException:
-        stop(str(state))
+    except BaseException as e:
+        _abandon(state, launched)
+        if isinstance(e, OSError):  # the state directory filled up or went away
+            raise ExplorerError(f"--dir {state_dir} cannot hold the cluster's files "
+                                f"({e.strerror or e}): free space there or name another "
+                                "directory; nothing is left running") from None
         raise
     return load(str(state))
+
+
+def _abandon(state: Path, launched: list) -> None:
+    """A start that failed or was interrupted: stop every JVM it launched (its own
+    children, so their PIDs are still theirs), then what the state file names, and
+    remove the state files."""
+    signalled: list = []
+    for pid in launched:
+        _signal(pid, signal.SIGTERM, signalled)
+    _reap(signalled, 20.0)
+    try:
+        stop(str(state))
+    except ExplorerError:
+        pass  # a state file half-written: the launched JVMs are stopped already
+    for name in (STATE, STATE + ".tmp"):
+        (state / name).unlink(missing_ok=True)
 
 
 def _registered(master_log: Path) -> int:

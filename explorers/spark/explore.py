@@ -209,6 +209,11 @@ def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None,
     return result
 
 
+#: the most owner partitions a run splits its visited set into: each level keeps a list
+#: per partition, and 64 executors of 16 cores need about 4,096
+MAX_PARTITIONS = 1 << 16
+
+
 def _options_ok(**options) -> None:
     """The options a caller passes in (the CLI's flags are checked by its parser), each of
     its type before Spark starts: a mistake names the option."""
@@ -222,6 +227,9 @@ def _options_ok(**options) -> None:
             least = 0 if name == "driver_level_max" else 1
             if isinstance(v, bool) or not isinstance(v, int) or v < least:
                 raise ExplorerError(f"{name} must be a whole number >= {least}, got {v!r}")
+            if name == "partitions" and v > MAX_PARTITIONS:
+                raise ExplorerError(f"partitions {v}: at most {MAX_PARTITIONS} owner "
+                                    "partitions (a few per executor core is plenty)")
         elif name == "checkpoint_dir":
             if not isinstance(v, (str, os.PathLike)) or not str(v):
                 raise ExplorerError(f"checkpoint_dir must be a directory path or URL (a str), "

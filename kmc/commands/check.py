@@ -190,6 +190,17 @@ def _explorer_options(args) -> tuple[dict, dict]:
         raise UsageError(f"{flags}: simulation options, they need --explorer simulate")
     if args.explorer == "simulate":
         sim = {**SIMULATE_OPTS, **sim}
+    for k in ("master", "checkpoint_dir"):
+        if k in spark and not spark[k].strip():
+            flag = "--" + k.replace("_", "-")
+            raise UsageError(f"{flag} is empty: give " + (
+                "a Spark master URL such as spark://127.0.0.1:7077, or leave it out for "
+                "the embedded local[*]" if k == "master" else "a directory path or URL"))
+    if "partitions" in spark:
+        from kmc.explorers.spark.explore import MAX_PARTITIONS
+        if spark["partitions"] > MAX_PARTITIONS:
+            raise UsageError(f"--partitions {spark['partitions']}: at most {MAX_PARTITIONS} "
+                             "(a few owner partitions per executor core is plenty)")
     if spark.get("executors", 0) > EMBEDDED_MAX_EXECUTORS and not spark.get("master"):
         raise UsageError(f"--executors {spark['executors']}: an embedded master runs at most "
                          f"{EMBEDDED_MAX_EXECUTORS} task threads on this machine; for more, "

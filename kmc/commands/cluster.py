@@ -24,7 +24,8 @@ def add_arguments(p):
     p.add_argument("--dir", default=None, metavar="DIR",
                    help="state directory: PIDs, logs, work dirs (default: $KMC_CLUSTER_DIR "
                         "or ~/.kmc/cluster)")
-    p.add_argument("--workers", type=_positive, default=2, metavar="N")
+    p.add_argument("--workers", type=_workers, default=2, metavar="N",
+                   help="worker JVMs, 1 to 64 (default 2)")
     p.add_argument("--cores", type=_positive, default=1, metavar="N",
                    help="cores per worker (default 1)")
     p.add_argument("--memory", type=_memory, default="1g",
@@ -37,6 +38,18 @@ def _positive(text):
     from kmc.commands.check import positive
 
     return positive(int)(text)
+
+
+def _workers(text):
+    import argparse
+
+    from kmc.explorers.spark.cluster import MAX_WORKERS
+
+    v = _positive(text)
+    if v > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"{v} workers: a cluster on one machine runs at "
+                                         f"most {MAX_WORKERS} (each a JVM of its own)")
+    return v
 
 
 def _memory(text):

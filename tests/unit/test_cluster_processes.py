@@ -1,7 +1,10 @@
 """`kmc cluster`'s process bookkeeping without a JVM: what `status` counts as an executor
 and what `stop` signals are the processes a worker launched, never another process that
 happens to run in the cluster's directory (a shell, an editor, the command itself)."""
+import errno
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -97,3 +100,68 @@ def test_a_cluster_that_cannot_be_is_one_line_and_exit_2(tmp_path, capsys, argv,
     assert main(["cluster", *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and words in err, err
+
+
+@pytest.fixture
+def stand_in_spark(tmp_path, monkeypatch):
+    """A SPARK_HOME whose bin/spark-class execs a sleeping process in place of a JVM, and
+    the PIDs `kmc cluster start` launches through it."""
+    home = tmp_path / "spark"
+    (home / "bin").mkdir(parents=True)
+    script = home / "bin" / "spark-class"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} -c 'import time; time.sleep(60)'\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("SPARK_HOME", str(home))
+    monkeypatch.setattr("kmc.explorers.spark.session.check_java", lambda: None)
+    launched = []
+    launch = cluster._launch
+
+    def spy(*args):
+        pid = launch(*args)
+        launched.append(pid)
+        return pid
+    monkeypatch.setattr(cluster, "_launch", spy)
+    yield tmp_path / "c", launched
+    for pid in launched:  # stop what the test started, by PID, should a check fail
+        if cluster._running(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_start_that_is_interrupted_leaves_nothing_running(stand_in_spark, monkeypatch):
+    state, launched = stand_in_spark
+    waits = []
+
+    def wait(ok, wait_s, what, log):  # the master listens; Ctrl-C while workers register
+        waits.append(what)
+        if len(waits) == 2:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(cluster, "_wait", wait)
+    with pytest.raises(KeyboardInterrupt):
+        cluster.start(str(state), workers=3, port=0)
+    assert len(launched) == 4  # the master and three workers were running
+    assert not any(cluster._running(pid) for pid in launched)
+    assert not (state / "state.json").exists()
+
+
+def test_a_start_whose_directory_fills_up_says_so_and_leaves_nothing_running(
+        stand_in_spark, monkeypatch, capsys):
+    state, launched = stand_in_spark
+    monkeypatch.setattr(cluster, "_wait", lambda *a: None)
+
+    def save(path, info):  # as a full disk does: the temporary file, then ENOSPC
+        (path / "state.json.tmp").write_text("")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(cluster, "_save", save)
+    assert main(["cluster", "start", "--dir", str(state), "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device" in err, err
+    assert "nothing is left running" in err
+    assert len(launched) == 1 and not cluster._running(launched[0])
+    assert not (state / "state.json.tmp").exists()
+
+
+def test_workers_beyond_one_machines_share_are_refused(tmp_path, capsys):
+    assert main(["cluster", "start", "--dir", str(tmp_path), "--workers",
+                 str(cluster.MAX_WORKERS + 1)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"at most {cluster.MAX_WORKERS}" in err, err

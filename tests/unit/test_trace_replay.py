@@ -85,7 +85,10 @@ def test_edited_files_diverge_at_the_edited_step(diehard, tmp_path, capsys):
     out = rp.replay_document(model, d)
     assert (out.step, out.reason) == (k, rp.OTHER_SUCCESSOR)
     assert main(["replay", path]) == 1
-    assert capsys.readouterr().out.startswith(f"diverged at step {k}: different successor")
+    out = capsys.readouterr().out
+    assert out.startswith(f"diverged at step {k}: different successor")
+    # the step's fingerprint is still the model's state's: the file's view was edited
+    assert "the file's state was edited" in out and "next_state() changed" not in out
     n = len(model.actions(model.init_states()[0]))
     d, _ = _edited(doc, tmp_path, lambda d: d["action_indices"].__setitem__(0, n))
     out = rp.replay_document(model, d)
@@ -152,3 +155,25 @@ def test_a_version_that_only_equals_a_readable_one_is_refused(diehard, tmp_path,
     p.write_text(open(path).read().replace('"version": ', f'"version": {version}, "v": ', 1))
     assert main(["replay", str(p)]) == 2
     assert "trace format version" in capsys.readouterr().err
+
+
+def test_a_changed_successor_keeps_blaming_next_state(diehard, tmp_path, capsys):
+    """Both the state and its fingerprint differ: the model's step is what changed."""
+    model, _path, doc = diehard
+    k = 3
+
+    def edit(d):
+        d["steps"][k]["state"].update(big=99)
+        d["steps"][k]["fingerprint"] = "0" * 16
+    _d, path = _edited(doc, tmp_path, edit)
+    assert main(["replay", path]) == 1
+    out = capsys.readouterr().out
+    assert "next_state() changed" in out and "edited" not in out
+
+
+def test_a_looping_link_is_named_as_one(tmp_path, capsys):
+    (tmp_path / "a.json").symlink_to(tmp_path / "b.json")
+    (tmp_path / "b.json").symlink_to(tmp_path / "a.json")
+    assert main(["show", str(tmp_path / "a.json")]) == 2
+    err = capsys.readouterr().err
+    assert "symbolic links" in err and "does not exist" not in err, err
