@@ -110,6 +110,10 @@ def run(args) -> int:
         say(f"{len(bad)} {_entries(len(bad))} could not run as written (exit 2): "
             f"{', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''}; fix the entry")
     _artifacts(args, outcomes, wall, code)
+    unwritten = [o.report_error for o in outcomes if o.report_error]
+    if unwritten:  # the results are printed above; what could not be written is said here
+        more = f" (and {len(unwritten) - 1} more)" if len(unwritten) > 1 else ""
+        raise UsageError(unwritten[0] + more)
     return code
 
 

@@ -50,6 +50,8 @@ class Outcome:
     traces: dict = field(default_factory=dict)  # update mode: property -> trace document
     report_dir: str | None = None
     bad_input: bool = False  # the error is the entry's (``Job.bad_input``), not a crash
+    #: why the entry's ``--out`` report could not be written (nothing of it is left)
+    report_error: str = ""
 
     @property
     def expected(self) -> Expectation | None:
@@ -82,7 +84,13 @@ def run_entry(job: Job) -> Outcome:
             out.traces = trace_documents(result, sorted(out.got.violated))
         out.elapsed_s = time.perf_counter() - t0  # the report below is not the run's time
         if job.out_dir and out.status != PASS:
-            out.report_dir = _failure_report(job.out_dir, e, result, out.differences)
+            try:
+                out.report_dir = _failure_report(job.out_dir, e, result, out.differences)
+            except OSError as ex:  # the verdict stands; the output could not be written
+                out.report_error = (f"--out: the report of entry {e.id} could not be "
+                                    f"written ({ex.filename or job.out_dir}: "
+                                    f"{ex.strerror or ex}); the verdicts above stand: free "
+                                    "that place or name another directory")
     except Exception as ex:  # reported per entry; the run goes on
         out.status = ERROR
         out.bad_input = isinstance(ex, job.bad_input)
@@ -154,20 +162,37 @@ def _alone(job: Job) -> Outcome:
 
 def _failure_report(out_dir: str, e: Entry, result, differences) -> str:
     """What a reviewer needs to look at a failing entry: traces, summary.json, the HTML
-    report when reports.html exists, and the differences as text."""
+    report when reports.html exists, and the differences as text. A write that fails
+    (or is interrupted) removes the report's files again, and the entry's directory if
+    it was made for them, as ``kmc check --out`` does."""
+    from kmc.reports.artifacts import clear_earlier_run, remove_run_files
     from kmc.reports.summary import write_summary, write_traces
 
     d = os.path.join(out_dir, slug(e.id))
+    made = not os.path.isdir(d)
     os.makedirs(d, exist_ok=True)
-    traces = write_traces(result, d)
-    write_summary(result, d, traces)
+    text = os.path.join(d, "regress.txt")
     try:
-        from kmc.reports.html import write_report
-    except ImportError:  # the HTML report is optional
-        pass
-    else:
-        write_report(result, d, traces)
-    with open(os.path.join(d, "regress.txt"), "w") as f:
-        f.write(f"entry {e.id}\n")
-        f.writelines(f"- {line}\n" for line in differences or ["no expectation recorded"])
+        clear_earlier_run(d)
+        traces = write_traces(result, d)
+        try:
+            from kmc.reports.html import write_report
+        except ImportError:  # the HTML report is optional
+            pass
+        else:
+            write_report(result, d, traces)
+        with open(text, "w") as f:
+            f.write(f"entry {e.id}\n")
+            f.writelines(f"- {line}\n" for line in differences or ["no expectation recorded"])
+        write_summary(result, d, traces)  # last: it says the set is whole
+    except BaseException:
+        remove_run_files(d, result.properties)
+        if os.path.isfile(text):
+            os.remove(text)
+        if made:
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass  # something else is in it now
+        raise
     return d

@@ -101,3 +101,19 @@ def test_failure_reports_never_go_among_the_stored_counterexamples(tmp_path, cap
         assert code == 2 and out == "", err
         assert "inside the stored counterexamples' directory" in err
         assert snapshot(tmp_path) == before
+
+
+def test_a_report_that_cannot_be_written_keeps_the_verdict_and_leaves_nothing(tmp_path,
+                                                                            capsys):
+    """A directory stands where the failing entry's index.html goes: the entry is still
+    reported as the regression it is (not as a crash), the command says in one line what
+    could not be written (exit 2, as `kmc check --out`), and none of the report's files
+    stay behind."""
+    suite = tmp_path / "s.toml"
+    suite.write_text('[[entry]]\nscenario = "diehard"\nexpect = "holds"\nstates = 14\n')
+    (tmp_path / "out" / "diehard" / "index.html").mkdir(parents=True)
+    code, out, err = kmc(capsys, "regress", suite, "--out", tmp_path / "out")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "the report of entry diehard could not be written" in err and "index.html" in err
+    assert "FAIL" in out and "verdict flipped" in out and "ERROR" not in out
+    assert sorted(os.listdir(tmp_path / "out" / "diehard")) == ["index.html"]
