@@ -3,8 +3,22 @@ when the block ends, so that no py4j call is cut in the middle and no Ctrl-C is 
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import threading
+
+
+class _Py4jInterruptNoise(logging.Filter):
+    """py4j logs a traceback on the root logger when a KeyboardInterrupt cuts one of its
+    calls short (``logging.exception("KeyboardInterrupt while sending command.")``);
+    here that is the second Ctrl-C (or SIGTERM) doing what it should: the run ends with
+    its one line (``kmc: interrupted``), and the traceback is noise."""
+
+    def filter(self, record) -> bool:
+        return not str(record.msg).startswith("KeyboardInterrupt while sending command")
+
+
+_NOISE = _Py4jInterruptNoise()
 
 
 class CtrlC:
@@ -23,6 +37,8 @@ class CtrlC:
         self._cancel = None
 
     def __enter__(self):
+        if self.sc is not None and _NOISE not in logging.getLogger().filters:
+            logging.getLogger().addFilter(_NOISE)  # py4j's own records only (root's)
         if threading.current_thread() is threading.main_thread():
             self._old = signal.getsignal(signal.SIGINT)
             if isinstance(getattr(self._old, "__self__", None), CtrlC):

@@ -89,3 +89,24 @@ def test_the_jvm_hanging_up_on_the_accumulator_server_prints_nothing(capfd):
     assert "EOFError" in capfd.readouterr().err  # what a stopped context printed
     assert _hang_up_on_the_accumulator_server(quiet=True) == [EOFError]
     assert capfd.readouterr().err == ""
+
+
+def test_a_second_ctrl_c_inside_a_jvm_call_prints_no_traceback(caplog):
+    """With a context, a second Ctrl-C interrupts at once, inside a py4j call if one
+    runs: py4j then logs the interrupt's traceback on the root logger, as below (its
+    GatewayClient.send_command). The run ends with its own one line; the log says
+    nothing."""
+    import logging
+
+    class Context:
+        def cancelAllJobs(self):
+            pass
+    with pytest.raises(KeyboardInterrupt):
+        with CtrlC(Context()):
+            _ctrl_c()
+            try:  # a py4j call the second Ctrl-C cuts short
+                _ctrl_c()
+            except KeyboardInterrupt:
+                logging.exception("KeyboardInterrupt while sending command.")
+                raise
+    assert not [r for r in caplog.records if "while sending" in r.getMessage()]
