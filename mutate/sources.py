@@ -193,7 +193,9 @@ def chosen_files(graph: Graph, patterns: list[str]) -> list[str]:
                 raise UsageError(f"--files {f} is a directory: name its .py files or a "
                                  f"pattern, e.g. --files '{os.path.join(f, '*.py')}'")
             if not os.path.isfile(f):
-                raise UsageError(f"--files {f}: no such file")
+                raise UsageError(f"--files {f}: " + ("not a regular file: name a .py file "
+                                                     "of the model" if os.path.exists(f)
+                                                     else "no such file"))
             full = os.path.realpath(f)
             if full not in graph.module_of:
                 raise UsageError(f"--files {f}: no chosen scenario uses this file: name "

@@ -83,6 +83,9 @@ def output_dir(path: str, flag: str) -> str:
     """Check that ``path`` is, or can be made, a writable directory; returns it."""
     if not path or not path.strip():
         raise InputError(f"{flag} needs a directory path, got an empty one")
+    if os.path.islink(path) and not os.path.exists(path):
+        raise InputError(f"{flag} {path} is a symbolic link to nothing (dangling, or a "
+                         "loop): remove it or name a directory")
     if os.path.exists(path):
         if not os.path.isdir(path):
             raise InputError(f"{flag} {path} is a file, not a directory: name a directory "

@@ -211,6 +211,10 @@ def confine_updates(suite, entries) -> None:
 
     base = os.path.realpath(os.path.dirname(os.path.abspath(suite.path)))
     for d in [suite.traces_dir] + [entry_dir(suite.traces_dir, e.id) for e in entries]:
+        if os.path.exists(d) and not os.path.isdir(d):
+            raise UsageError(f"--update stores counterexamples in the directory {d}, and "
+                             "it is a file: move it away, or set the suite's `traces` to "
+                             "another directory")
         real = os.path.realpath(d)
         if os.path.commonpath([base, real]) != base:
             line = LineMap(suite.text).top_key("traces")
@@ -245,6 +249,14 @@ def missing(suite) -> list[dict]:
 def _record(suite, outcomes, say, reason=None) -> None:
     """--update: rewrite the expectations and the stored counterexamples; a file that
     cannot be written is exit 2 (each is written whole or not at all)."""
+    from kmc.reports.regress.stored import trace_path
+
+    for o in outcomes:  # before anything is written: each file's place is free
+        for p in o.traces:
+            path = trace_path(suite.traces_dir, o.entry.id, p)
+            if os.path.isdir(path):
+                raise UsageError(f"--update stores {o.entry.id}'s counterexample of {p} "
+                                 f"as {path}, and a directory is there: remove it")
     try:
         _rewrite(suite, outcomes, say, reason)
     except OSError as e:

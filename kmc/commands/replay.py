@@ -54,6 +54,8 @@ def load_model(path: str, model_ref: str | None = None):
             model = _build_user(ref, doc)
         else:
             model = api.build(ref, doc["variant"], doc["params"])
+    except BrokenModel:
+        raise
     except UsageError as e:
         if model_ref is not None:  # the trace may be another model's
             raise UsageError(f"{path} was recorded on {doc['scenario']!r} (variant "
@@ -61,6 +63,10 @@ def load_model(path: str, model_ref: str | None = None):
                              f"it ({e}): name the model it was recorded with") from None
         raise UsageError(f"{path}: cannot rebuild its model: {e}") from None
     return doc, model
+
+
+class BrokenModel(UsageError):
+    """The --model factory builds no model at all, whichever trace it is given."""
 
 
 def _build_user(ref: str, doc: dict):
@@ -73,6 +79,12 @@ def _build_user(ref: str, doc: dict):
 
     sc = catalog.get(ref)
     if doc["variant"] not in sc.variants:
+        # a factory that cannot build a model at all says so first (its own error is
+        # the problem to fix, not the trace's variant)
+        try:
+            api.build_model(sc, sc.variants[0], dict(doc["params"]))
+        except UsageError as e:
+            raise BrokenModel(str(e)) from None
         raise UsageError(f"scenario {ref!r} has no variant {doc['variant']!r}: use one of "
                          f"{', '.join(sc.variants)}")
     return api.validated(api.build_model(sc, doc["variant"], dict(doc["params"])), ref)

@@ -47,7 +47,7 @@ def test_an_update_that_cannot_write_every_file_changes_none(tmp_path, capsys):
     (tmp_path / "regressions" / "b").write_text("in the way\n")
     before = snapshot(tmp_path)
     code, _out, err = kmc(capsys, "regress", suite, "--update")
-    assert code == 2 and "--update could not write" in err and "regressions/b" in err
+    assert code == 2 and "regressions/b, and it is a file" in err, err
     assert snapshot(tmp_path) == before  # no trace of entry a, no temporary file
     (tmp_path / "regressions" / "b").unlink()
     assert kmc(capsys, "regress", suite, "--update")[0] == 0
@@ -117,3 +117,15 @@ def test_a_report_that_cannot_be_written_keeps_the_verdict_and_leaves_nothing(tm
     assert "the report of entry diehard could not be written" in err and "index.html" in err
     assert "FAIL" in out and "verdict flipped" in out and "ERROR" not in out
     assert sorted(os.listdir(tmp_path / "out" / "diehard")) == ["index.html"]
+
+
+def test_a_directory_where_a_counterexample_goes_is_named_before_any_write(tmp_path,
+                                                                           capsys):
+    suite = tmp_path / "s.toml"
+    suite.write_text('[[entry]]\nscenario = "diehard"\n')
+    (tmp_path / "regressions" / "diehard" / "NotSolved.json").mkdir(parents=True)
+    before = snapshot(tmp_path)
+    code, _out, err = kmc(capsys, "regress", suite, "--update")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "regressions/diehard/NotSolved.json, and a directory is there" in err
+    assert snapshot(tmp_path) == before

@@ -15,7 +15,8 @@ def models(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))  # the model's folder goes again
     yield tmp_path
-    for name in ("tagged_models", "bounded_models", "set_models", "deep_models"):
+    for name in ("tagged_models", "bounded_models", "set_models", "deep_models",
+                 "int_models"):
         sys.modules.pop(name, None)
 
 
@@ -114,6 +115,19 @@ def test_replay_refuses_a_model_check_refuses(models, capsys):
     _, err = capsys.readouterr()
     assert code == 2 and err.count("\n") == 1, err
     assert "actions(state) returned set" in err
+
+
+def test_a_factory_that_builds_no_model_is_named_whatever_the_trace(models, capsys):
+    """The trace is another scenario's (variant legacy), and the factory builds nothing:
+    the factory's own error is the one line, not the variant the trace names."""
+    assert main(["check", "stale-read", "--variant", "legacy", "--out", "o",
+                 "--quiet"]) == 1
+    (models / "int_models.py").write_text("def make(**params):\n    return 5\n")
+    capsys.readouterr()
+    code = main(["replay", "o/trace-NoStaleRead.json", "--model", "int_models.py:make"])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.count("\n") == 1, err
+    assert "returned int, not a kmc.Model" in err and "variant" not in err
 
 
 DEEP = '''
