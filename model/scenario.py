@@ -88,7 +88,8 @@ class Param:
                 return True
             if text in ("0", "false", "no", "off"):
                 return False
-            raise ScenarioError(f"parameter {self.name} must be true or false, got {raw!r}")
+            raise ScenarioError(f"parameter {self.name} must be true or false, got "
+                                f"{_shown(raw)}")
         if isinstance(d, int):
             if isinstance(raw, int) and not isinstance(raw, bool):
                 value = raw
@@ -96,7 +97,7 @@ class Param:
                 value = int(raw.strip(), 10)
             else:  # "1_0", "٣", "0x10", 2.5 and true are not plain decimal numbers
                 raise ScenarioError(f"parameter {self.name} must be a whole number written "
-                                    f"in plain decimal digits, got {raw!r}")
+                                    f"in plain decimal digits, got {_shown(raw)}")
             lo, hi = self.minimum, self.maximum
             if (lo is not None and value < lo) or (hi is not None and value > hi):
                 rng = f"{lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"
@@ -258,3 +259,11 @@ class Scenario:
     def make(self, variant: str | None = None, params: Mapping[str, Any] | None = None):
         v, p = self.resolve(variant, params or {})
         return self.build(v, p), v, p
+
+
+def _shown(raw) -> str:
+    """A parameter's value as the user wrote it: TOML's and the command line's
+    ``true``, not Python's ``True``."""
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    return repr(raw)

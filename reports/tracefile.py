@@ -64,6 +64,10 @@ def load_trace(path: str) -> dict:
     return doc
 
 
+#: a JSON value's type in words, for what a field should be
+_TYPE_WORDS = {str: "a string", dict: "an object", int: "a whole number", list: "a list"}
+
+
 class RepeatedKey(ValueError):
     pass
 
@@ -94,8 +98,8 @@ def validate(doc, where: str = "trace") -> None:
     for key, typ in need.items():
         val = doc.get(key)
         if not isinstance(val, typ) or isinstance(val, bool):
-            raise TraceFileError(f"{where}: field {key!r} is missing or not a "
-                                 f"{typ.__name__}: the file was edited or truncated")
+            raise TraceFileError(f"{where}: field {key!r} is missing or not "
+                                 f"{_TYPE_WORDS[typ]}: the file was edited or truncated")
     if doc["init_index"] < 0 or not all(isinstance(i, int) and not isinstance(i, bool)
                                         and i >= 0 for i in doc["action_indices"]):
         raise TraceFileError(f"{where}: init_index and action_indices must be whole "

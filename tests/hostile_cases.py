@@ -43,6 +43,8 @@ def cases() -> list[tuple[str, dict, list[str]]]:
         ("out-is-a-file", {"f": "x"}, ["check", "twophase", "--out", "{d}/f"]),
         ("out-under-a-file", {"f": "x"}, ["check", "twophase", "--out", "{d}/f/sub"]),
         ("out-empty", {}, ["check", "twophase", "--out", ""]),
+        ("variant-twice", {}, ["check", "twophase", "--variant", "standard", "--variant",
+                               "broken-commit"]),
         ("out-symlink-loop", {"a": "LINK:b", "b": "LINK:a"},
          ["check", "twophase", "--out", "{d}/a"]),
         ("pictures-is-a-file", {"f": "x", "t.json": "TRACE"},

@@ -39,6 +39,18 @@ def positive(kind):
     return parse
 
 
+class Once(argparse.Action):
+    """An option given once: twice with two values is a mistake (which one was meant?),
+    as ``-p`` given twice is."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        before = getattr(namespace, self.dest, None)
+        if before is not None and before != values:
+            parser.error(f"{option_string} is given twice ({before!r}, then {values!r}): "
+                         "keep one")
+        setattr(namespace, self.dest, values)
+
+
 def non_negative_int(text):
     try:
         v = int(text)
@@ -52,7 +64,7 @@ def non_negative_int(text):
 def add_arguments(p):
     p.add_argument("scenario", help="scenario name (see `kmc list`), a .toml scenario file, "
                                     "or a model as FILE.py:factory / module:factory")
-    p.add_argument("--variant", help="protocol variant (default: the scenario's default "
+    p.add_argument("--variant", action=Once, help="protocol variant (default: the scenario's default "
                                       "variant, marked * in `kmc list`)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                    help="set a scenario parameter (repeatable)")
