@@ -64,8 +64,9 @@ def non_negative_int(text):
 def add_arguments(p):
     p.add_argument("scenario", help="scenario name (see `kmc list`), a .toml scenario file, "
                                     "or a model as FILE.py:factory / module:factory")
-    p.add_argument("--variant", action=Once, help="protocol variant (default: the scenario's default "
-                                      "variant, marked * in `kmc list`)")
+    p.add_argument("--variant", action=Once,
+                   help="protocol variant (default: the scenario's default variant, marked "
+                        "* in `kmc list`)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                    help="set a scenario parameter (repeatable)")
     p.add_argument("--explorer", default="bfs", choices=["bfs", "dfs", "simulate", "spark"],

@@ -79,10 +79,10 @@ def _build_user(ref: str, doc: dict):
 
     sc = catalog.get(ref)
     if doc["variant"] not in sc.variants:
-        # a factory that cannot build a model at all says so first (its own error is
-        # the problem to fix, not the trace's variant)
+        # a factory that cannot build a model at all, with its own defaults, says so
+        # first (its error is the problem to fix, not the trace's variant)
         try:
-            api.build_model(sc, sc.variants[0], dict(doc["params"]))
+            api.build_model(sc, sc.variants[0], {})
         except UsageError as e:
             raise BrokenModel(str(e)) from None
         raise UsageError(f"scenario {ref!r} has no variant {doc['variant']!r}: use one of "

@@ -122,7 +122,7 @@ def test_a_factory_that_builds_no_model_is_named_whatever_the_trace(models, caps
     the factory's own error is the one line, not the variant the trace names."""
     assert main(["check", "stale-read", "--variant", "legacy", "--out", "o",
                  "--quiet"]) == 1
-    (models / "int_models.py").write_text("def make(**params):\n    return 5\n")
+    (models / "int_models.py").write_text("def make():\n    return 5\n")
     capsys.readouterr()
     code = main(["replay", "o/trace-NoStaleRead.json", "--model", "int_models.py:make"])
     _, err = capsys.readouterr()
