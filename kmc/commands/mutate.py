@@ -30,7 +30,7 @@ EPILOG = """examples:
 def add_arguments(p):
     p.add_argument("--suite", metavar="FILE",
                    help="the suite whose entries every mutant runs (default: kmc's own)")
-    p.add_argument("--tier", choices=["smoke", "full"], default="smoke",
+    p.add_argument("--tier", choices=["smoke", "full"], default=None,
                    help="which entries of the suite (default: smoke)")
     p.add_argument("--scenario", action="append", default=[], metavar="NAME",
                    help="run this scenario instead of a suite (repeatable; a name from "
@@ -121,6 +121,9 @@ def _entries(args) -> list:
     if args.scenario:
         if args.suite:
             raise UsageError("--suite and --scenario are alternatives: give one")
+        if args.tier is not None:
+            raise UsageError("--tier chooses a suite's entries, and --scenario runs no "
+                             "suite: drop --tier")
         params = parse_params(args.param)
         out = []
         for sc in args.scenario:
@@ -140,12 +143,13 @@ def _entries(args) -> list:
     except SuiteError as e:
         raise UsageError(str(e)) from None
     validate(suite)
-    chosen = suite.select(args.tier)
+    tier = args.tier or "smoke"
+    chosen = suite.select(tier)
     if not suite.entries:
         raise UsageError(f"{path} has no entries: add one under an [[entry]] header "
                          "(docs/regression.md)")
     if not chosen:
-        raise UsageError(f"{path}: no entry is in tier {args.tier!r}: run --tier full")
+        raise UsageError(f"{path}: no entry is in tier {tier!r}: run --tier full")
     return chosen
 
 

@@ -38,6 +38,9 @@ def run(args) -> int:
         raise UsageError(str(e)) from None
     if args.state_graph and not args.pictures:
         raise UsageError("--state-graph needs --pictures DIR (where to write the picture)")
+    if args.model is not None and not args.state_graph:
+        raise UsageError("--model rebuilds the model for --state-graph only: add "
+                         "--state-graph --pictures DIR, or drop --model")
     if args.pictures is not None:
         from kmc.reports.inputs import InputError, output_dir
         try:
