@@ -11,8 +11,9 @@ caller drops those already visited. Two strategies, same answers:
   keyed as it is generated, its fingerprint made from memoised field reprs and from the
   reprs of the fields it shares with its parent (``Core.field_keys``), and a dict keyed by
   fingerprint keeps each candidate's first parent;
-- any other model: a per-successor dict keyed by state (first parent wins), and only the
-  level's distinct candidates are fingerprinted.
+- any other model: every successor is fingerprinted and a dict keyed by fingerprint keeps
+  each candidate's first parent (states are told apart by key, as the visited set and
+  every explorer tell them apart).
 Both keep a candidate's first parent in frontier order; the engines hand in frontiers in
 ascending order-key order (``Core.order_key``), so that is the parent with the smallest key.
 """
@@ -94,8 +95,9 @@ def _generic(core, coverage, known=None):
     count = _counter(coverage)
 
     def expand(frontier, level_id, tick, pieces=None):
-        nxt: dict = {}
-        first = nxt.setdefault  # first parent wins; one hash of the state, not two
+        index: dict = {}  # key -> first parent (frontier order)
+        cand: list = []
+        add = cand.append
         generated = 0
         for pi, s in enumerate(frontier):
             succ = successors(s)
@@ -104,12 +106,16 @@ def _generic(core, coverage, known=None):
                 check_settled(s, succ, (level_id, pi))
             count(succ)
             for _a, t in succ:
-                first(t, pi)
+                # told apart by key, as the visited set and every other explorer tell
+                # states apart: two equal states that print apart are two states
+                k = rkey(t)
+                if k not in index:
+                    index[k] = pi
+                    add(t)
             if not pi & TICK and pi and tick(pi):
                 return Level(_EMPTY, _EMPTY_I, [], generated, True)
-        cand = list(nxt)
-        keys = keys_array(map(rkey, cand), len(cand), core.key_dtype)
-        parents = np.fromiter(nxt.values(), dtype=np.int64, count=len(nxt))
+        keys = keys_array(list(index), len(cand), core.key_dtype)
+        parents = np.fromiter(index.values(), dtype=np.int64, count=len(cand))
         return Level(keys, parents, cand, generated, False)
     return expand
 

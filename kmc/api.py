@@ -163,6 +163,11 @@ def _check_arguments(scenario, variant, params, explorer, engine_options,
             kind = "a whole number" if whole else "a number of seconds"
             raise UsageError(f"{name} must be {kind} {'>= 0' if least == 0 else '> 0'}"
                              f"{'' if whole else ' (finite)'}, got {v!r}")
+    inner = sorted(set(engine_options) & {"model", "core", "properties"})
+    if inner:
+        raise UsageError(f"{inner[0]} is check's own to set: leave it out (the model's "
+                         "properties() declare what is checked; z3=True decides them with "
+                         "z3)")
     import inspect
 
     takes = inspect.signature(engine(explorer)).parameters

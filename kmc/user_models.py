@@ -109,9 +109,10 @@ def blamed(ref: str | None, raised_in_model: bool = False):
         if raised_in_model and not where:
             raise
         if isinstance(e, TypeError) and "unhashable type" in str(e):
-            raise UsageError(f"{ref} reached a state that is not a value ({e}){where}: "
-                             "build states of tuples, frozensets and NamedTuples, not "
-                             "lists, dicts or sets") from e
+            raise UsageError(f"{ref} reached a state or action that is not a value "
+                             f"({e}){where}: build them of tuples, NamedTuples and sorted "
+                             "tuples (a set's order is not canonical), not lists, dicts or "
+                             "sets") from e
         raise UsageError(f"{ref} raised {type(e).__name__}{where}: {e}") from e
 
 

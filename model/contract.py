@@ -175,8 +175,9 @@ class Model:
         """
         out = []
         acts = self.actions(state)
-        if acts is None or isinstance(acts, (set, frozenset)):  # a set's order changes
-            _listed(self, "actions(state)", acts, "actions")  # from run to run: named
+        if acts is None or isinstance(acts, (set, frozenset, str, bytes)):
+            # a set's order changes from run to run; a str would be split into letters
+            _listed(self, "actions(state)", acts, "actions")
         for a in acts:
             t = self.next_state(state, a)
             if t is not None:
@@ -230,15 +231,20 @@ def validate_model(model: Model, sample: int = 64) -> None:
     frontier = inits[:sample]
     checked = 0
     seen: dict = {}  # the parts found canonical, shared by the sampled states
+    printed: dict = {}  # repr -> a sampled state that prints so
     shown = False
     while frontier and checked < sample:
         s = frontier.pop()
         checked += 1
         _check_state(model, s, seen)
+        _check_prints_apart(model, s, printed)
         succs = model.successors(s)
         if succs and not shown:
             _check_display(model, s, succs[0][0])
             shown = True
+        for a, t in succs:
+            _check_action(model, a)
+            _check_prints_apart(model, t, printed)
         for _a, t in succs[:4]:
             frontier.append(t)
 
@@ -249,7 +255,7 @@ def _listed(model: Model, method: str, value, what: str) -> list:
     all read these answers in order, so a set, whose order may change from one run to
     the next (strings hash differently in every process), would make runs disagree and
     traces fail to replay."""
-    if isinstance(value, (set, frozenset)) or not hasattr(value, "__iter__"):
+    if isinstance(value, (set, frozenset, str, bytes)) or not hasattr(value, "__iter__"):
         raise ModelError(f"model {model.name!r}: {method} returned "
                          f"{'None' if value is None else type(value).__name__}: "
                          f"return a list of {what}, in a deterministic order")
@@ -320,6 +326,36 @@ def _check_answers(model: Model, props: list, s) -> None:
                                  "False (a missing `return` answers None)")
 
 
+def _check_action(model: Model, a) -> None:
+    """Coverage counts actions in a dict, and traces name them: an action is a value."""
+    try:
+        hash(a)
+    except TypeError:
+        raise ModelError(f"model {model.name!r}: actions(state) answered an action of "
+                         f"type {type(a).__name__}, which cannot be hashed: use str, "
+                         "tuples or NamedTuples") from None
+
+
+def _check_prints_apart(model: Model, s, printed: dict) -> None:
+    """A state's key is made from its repr (``model.encoding``): two states that print
+    alike are one state to every explorer, and two equal states that print apart (1 and
+    True, 1 and 1.0) are two, so a repr must tell exactly the states that differ."""
+    try:
+        r = repr(s)
+        q = printed.setdefault(("value", s), r)  # equal states meet here (hash and ==)
+    except (RecursionError, TypeError):
+        return  # named by ``_check_state`` when it samples the state
+    other = printed.setdefault(("repr", r), s)
+    if other is not s and other != s:
+        raise ModelError(f"model {model.name!r}: two different states print alike "
+                         f"({r:.80}): make __repr__ show every field, or kmc counts them "
+                         "as one")
+    if q != r:
+        raise ModelError(f"model {model.name!r}: two equal states print apart ({q:.40} "
+                         f"and {r:.40}): give each field one type (never True where 1 may "
+                         "be), or kmc counts them as two")
+
+
 def _check_state(model: Model, s, seen: dict) -> None:
     try:
         hash(s)
@@ -331,3 +367,7 @@ def _check_state(model: Model, s, seen: dict) -> None:
         check_canonical(s, seen=seen)
     except NonCanonicalState as e:
         raise ModelError(f"model {model.name!r} produced a non-canonical state: {e}") from None
+    except RecursionError:
+        raise ModelError(f"model {model.name!r} produced a state nested deeper than kmc "
+                         "can check (Python's recursion limit): make it flatter, e.g. a "
+                         "tuple of fields rather than a chain of nested tuples") from None

@@ -105,3 +105,58 @@ def test_packed_model_errors_are_explained():
             spec.rule("Bad", when="x ==")
     with pytest.raises(ModelError, match="cannot parse"):
         BadExpr()
+
+
+class Two(Base):
+    """Two actions from the initial state, to the states ``a`` and ``b``."""
+
+    def __init__(self, a, b, acts=("p", "q")):
+        super().__init__(inits=[("start",)])
+        self._to, self._acts = {"p": a, "q": b}, acts
+
+    def actions(self, s):
+        return self._acts if s == ("start",) else []
+
+    def next_state(self, s, a):
+        return self._to[a]
+
+
+def test_equal_states_that_print_apart_are_refused():
+    """1 and True are equal (and hash alike) but print apart: every explorer keys a
+    state by its repr, so a model that reaches both would count them as one state or
+    two depending on where they meet."""
+    with pytest.raises(ModelError, match=r"two equal states print apart \(\(1, 'x'\) and "
+                                         r"\(True, 'x'\)\)"):
+        validate_model(Two((1, "x"), (True, "x")))
+
+
+def test_different_states_that_print_alike_are_refused():
+    class S(tuple):
+        def __repr__(self):
+            return "S"  # leaves the fields out
+    with pytest.raises(ModelError, match="two different states print alike"):
+        validate_model(Two(S((1,)), S((2,))))
+
+
+def test_actions_answered_as_a_string_are_refused():
+    with pytest.raises(ModelError, match=r"actions\(state\) returned str"):
+        validate_model(Two((1,), (2,), acts="pq"))
+
+
+def test_an_action_that_cannot_be_hashed_is_named():
+    class Listed(Two):
+        def actions(self, s):
+            return [["p"]] if s == ("start",) else []
+
+        def next_state(self, s, a):
+            return (1,)
+    with pytest.raises(ModelError, match="action of type list, which cannot be hashed"):
+        validate_model(Listed((1,), (2,)))
+
+
+def test_a_state_nested_past_the_recursion_limit_is_refused_in_words():
+    deep = (0,)
+    for _ in range(5000):
+        deep = (deep,)
+    with pytest.raises(ModelError, match="nested deeper than kmc can check"):
+        validate_model(Base(inits=[deep]))

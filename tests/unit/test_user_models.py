@@ -323,6 +323,8 @@ def test_a_user_model_failing_while_explored_is_named(models, capsys):
     (dict(scenario="twophase", seed=-1), "seed must be a whole number >= 0"),
     (dict(scenario="twophase", explorer=["bfs"]), "unknown explorer"),
     (dict(scenario="twophase", bogus=1), "the bfs explorer takes no option 'bogus'"),
+    (dict(scenario="twophase", properties=[]), "properties is check's own to set"),
+    (dict(scenario="twophase", core=1), "core is check's own to set"),
     (dict(scenario=42), "scenario must be a name"),
     (dict(scenario="twophase", params="rm=3"), "params must be a dict"),
     (dict(scenario="twophase", explorer="spark", partitions=0), "partitions must be a whole"),
