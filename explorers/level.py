@@ -108,6 +108,7 @@ def _generic(core, coverage, known=None):
             for _a, t in succ:
                 # told apart by key, as the visited set and every other explorer tell
                 # states apart: two equal states that print apart are two states
+                hash(t)  # a state that is no value (a list in it) is named, as in dfs
                 k = rkey(t)
                 if k not in index:
                     index[k] = pi

@@ -108,6 +108,19 @@ def _version() -> str:
         return "dev"
 
 
+def terminal_safe(text: str) -> str:
+    """``text`` with every character that is not printable, line breaks and tabs aside,
+    as its escape (``\\x1b``, ``\\u202e``): names and states come from models, and an
+    escape sequence, a carriage return or a direction override in them would act on the
+    reader's terminal instead of being read. JSON output is unchanged: its strings
+    escape control characters already, and an escaped format character reads back as
+    the same character."""
+    if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in "\n\t" else
+                   c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 class _Stream(ClosablePipe):
     """A standard stream whose write failing in any other way (a full disk, /dev/full,
     an I/O error) is noted and silenced like a closed pipe. On standard error that loses
@@ -118,6 +131,7 @@ class _Stream(ClosablePipe):
     failed = None  # the OSError, if a write or flush failed other than by a closed pipe
 
     def write(self, text):
+        text = terminal_safe(text)
         try:
             return super().write(text)
         except OSError as e:

@@ -220,6 +220,11 @@ def validate_model(model: Model, sample: int = 64) -> None:
         if not isinstance(p, Property):
             raise ModelError(f"model {model.name!r}: properties() returned {p!r}; "
                              "use invariants.always/sometimes/quiescent to build properties")
+        if not isinstance(p.name, str) or not p.name.strip() or not p.name.isprintable() \
+                or len(p.name) > NAME_CHARS:
+            raise ModelError(f"model {model.name!r}: property name {p.name!r:.80} is not one "
+                             f"line of at most {NAME_CHARS} printable characters: name it "
+                             "so (reports, file names and suites show it)")
         if p.name in seen:
             raise ModelError(f"model {model.name!r} has two properties named {p.name!r}: "
                              "give each property a unique name")
@@ -247,6 +252,10 @@ def validate_model(model: Model, sample: int = 64) -> None:
             _check_prints_apart(model, t, printed)
         for _a, t in succs[:4]:
             frontier.append(t)
+
+
+#: the longest property name: tables, file names and pictures show it whole
+NAME_CHARS = 200
 
 
 def _listed(model: Model, method: str, value, what: str) -> list:

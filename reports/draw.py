@@ -22,6 +22,7 @@ finally:
     _mpl_log.setLevel(_level)
 
 from kmc.reports.inputs import write_atomic  # noqa: E402
+from kmc.reports.show import printable  # noqa: E402
 
 # one palette for every picture
 INK = "#222222"
@@ -78,11 +79,25 @@ def raster_dpi(width_in: float, height_in: float) -> float:
 
 
 def plain_text(fig: Figure) -> None:
-    """Draw every text of ``fig`` as written. Matplotlib reads the text between two
-    ``$`` as TeX math: a model's ``Pay $a_b$`` would be drawn with a subscript, and
-    ``$\\foo$`` would stop the drawing with a parse error. Call it before measuring."""
+    """Draw every text of ``fig`` as written, each line at most ``LINE_CHARS``
+    characters. Matplotlib reads the text between two ``$`` as TeX math: a model's
+    ``Pay $a_b$`` would be drawn with a subscript, and ``$\\foo$`` would stop the
+    drawing with a parse error. A line of a hundred thousand characters (a state's
+    string) would make the figure so wide that no resolution draws it; the trace files
+    and ``kmc show`` keep every character. Call it before measuring."""
     for t in fig.findobj(Text):
         t.set_parse_math(False)
+        text = t.get_text()
+        if not text.replace("\n", "").isprintable():  # an ESC or NUL: no SVG reader
+            text = "\n".join(map(printable, text.split("\n")))  # takes it, none shows it
+            t.set_text(text)
+        if len(text) > LINE_CHARS:
+            t.set_text("\n".join(x if len(x) <= LINE_CHARS else x[:LINE_CHARS - 1] + "…"
+                                 for x in text.split("\n")))
+
+
+#: the longest line of text a picture draws
+LINE_CHARS = 400
 
 
 def right_edge(fig: Figure, texts) -> float:

@@ -91,7 +91,32 @@ def write_dot(g: nx.DiGraph, path: str) -> str:
 
 
 def write_graphml(g: nx.DiGraph, path: str) -> str:
-    return write_atomic(path, "\n".join(nx.generate_graphml(g)) + "\n")
+    """GraphML, each text attribute made valid XML 1.0 (``xml_text``)."""
+    h = g.copy()
+    for _n, d in h.nodes(data=True):
+        _xml_attrs(d)
+    for _u, _v, d in h.edges(data=True):
+        _xml_attrs(d)
+    _xml_attrs(h.graph)
+    return write_atomic(path, "\n".join(nx.generate_graphml(h)) + "\n")
+
+
+#: characters XML 1.0 does not allow in a document, even escaped
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` with each character XML cannot hold (a model's ESC, NUL or BEL) as its
+    escape (``\\x1b``): GraphML and SVG readers refuse a document that holds one."""
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape",
+                                                   "backslashreplace").decode("ascii"),
+                        text)
+
+
+def _xml_attrs(d: dict) -> None:
+    for k, v in d.items():
+        if isinstance(v, str):
+            d[k] = xml_text(v)
 
 
 def write_node_link(g: nx.DiGraph, path: str) -> str:

@@ -194,18 +194,22 @@ def _about(e: OSError, path: str) -> OSError:
 
 def file_slug(name: str, keep: str = "-_", limit: int = 100) -> str:
     """``name`` as a file name: itself when it is made of letters, digits and the
-    characters ``keep`` (and is at most ``limit`` long); otherwise those characters, ``_``
-    for the others, cut at ``limit``, and a digest of the whole name, so two names never
-    share a file (``a/b`` and ``a_b``, say)."""
+    characters ``keep`` (and is at most ``limit`` bytes in UTF-8); otherwise those
+    characters, ``_`` for the others, cut at ``limit`` bytes, and a digest of the whole
+    name, so two names never share a file (``a/b`` and ``a_b``, say)."""
     import hashlib
 
     safe = "".join(c if c.isalnum() or c in keep else "_" for c in name)
     if "." in keep:
         safe = safe.strip(".")
-    if safe == name and 0 < len(name) <= limit:
+    size = len(safe.encode("utf-8", "surrogatepass"))  # a file system counts bytes
+    if safe == name and 0 < size <= limit:
         return name
     digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{safe[:limit]}-{digest}" if safe else digest
+    safe = safe[:limit]  # at most ``limit`` characters, then bytes
+    while len(safe.encode("utf-8", "surrogatepass")) > limit:
+        safe = safe[:-1]
+    return f"{safe}-{digest}" if safe else digest
 
 
 def _existing_ancestor(path: str) -> str:

@@ -252,6 +252,11 @@ def _record(suite, outcomes, say, reason=None) -> None:
     from kmc.reports.regress.stored import trace_path
 
     for o in outcomes:  # before anything is written: each file's place is free
+        for p in (o.got.violated if o.got else ()):
+            if "," in p or p != p.strip():  # expect = "violates P, Q" could not hold it
+                raise UsageError(f"--update cannot record {o.entry.id}'s violated property "
+                                 f"{p!r} in expect = \"violates ...\" (a comma or spaces "
+                                 "at its ends): rename the property")
         for p in o.traces:
             path = trace_path(suite.traces_dir, o.entry.id, p)
             if os.path.isdir(path):

@@ -42,7 +42,7 @@ class Expectation:
         """The expectation as suite lines (what `--update` writes)."""
         props = sorted(self.violated)
         out = [f'expect = "{HOLDS}"' if not props else
-               f'expect = "{VIOLATES} {", ".join(props)}"']
+               f'expect = {json.dumps(VIOLATES + " " + ", ".join(props))}']
         if len(props) == 1:
             out.append(f"length = {self.violated[props[0]]}")
         elif props:

@@ -207,7 +207,8 @@ def test_a_state_that_is_not_a_value_is_exit_2_on_every_explorer(tmp_path, monke
         assert main(argv + (["--walks", "3", "--walk-length", "200"]
                             if explorer == "simulate" else [])) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and "reached a state that is not a value" in err
+        assert err.count("\n") == 1 and "reached a state or action that is not a value" \
+            in err
         assert "not lists, dicts or sets" in err and not (tmp_path / "out").exists()
     finally:
         sys.modules.pop(name, None)
