@@ -145,20 +145,35 @@ class GraphRecorder:
     def _memo_key(self):
         """The core's key function, memoized by state: the recorder keys every successor,
         the explorer then keys the level's new states again, and most states are reached
-        several times. Installed as ``core.rkey`` (packed models: the key is the state)."""
+        several times. Installed as ``core.rkey`` (packed models: the key is the state).
+        The memo finds a state by its type and equality only where equal states of one
+        type print alike, which field-wise records promise (``model.encoding.
+        fieldwise``); any other state by identity (equal states of two NamedTuple types,
+        or 1 and True, have two keys)."""
         core = self.core
         rkey = core.rkey
         if core.packed:
             return rkey
         memo: dict = {}
         get = memo.get
+        if core.field_keys() is None:  # by identity: the memo holds the state, so its
+            def key(s):                # id is not reused while the entry lives
+                e = get(id(s))
+                if e is None or e[0] is not s:
+                    if len(memo) >= MEMO_STATES:
+                        memo.clear()
+                    e = memo[id(s)] = (s, rkey(s))
+                return e[1]
+            core.rkey = key
+            return key
 
         def key(s):
-            k = get(s)
+            m = (type(s), s)  # a state of another record type is another state
+            k = get(m)
             if k is None:
                 if len(memo) >= MEMO_STATES:
                     memo.clear()
-                k = memo[s] = rkey(s)
+                k = memo[m] = rkey(s)
             return k
         core.rkey = key
         return key
