@@ -93,12 +93,13 @@ def make_plan(entries, files=None, only=(), skip=()) -> Plan:
         for dep in sorted(plan_dependents(graph, module) - {module}):
             path = graph.file_of[dep]
             snapshots[module][dep] = (path, sources.get(path) or read_source(path))
+    example = mutants[0].id if mutants else "model/kafka/zk/control.py:23:11:cmp:0"
     mutants = [m for m in mutants if (not only or any(t in m.id for t in only))
                and not any(t in m.id for t in skip)]
     if not mutants:
         what = "matches --only/--skip" if only or skip else "in these files"
-        raise UsageError(f"no mutant {what}: mutant ids look like "
-                         "model/kafka/zk/control.py:23:11:cmp:0 (see --list)")
+        raise UsageError(f"no mutant {what}: mutant ids look like {example} (see "
+                         "--list)")
     return Plan(entries, paths, mutants, graph, relevant, sources, snapshots)
 
 

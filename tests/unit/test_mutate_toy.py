@@ -157,6 +157,7 @@ def test_json_markdown_and_list(toy, tmp_path, capsys):
     (["--files", os.path.join(ROOT, "model", "validation", "twophase.py")],
      "no chosen scenario uses"),
     (["--only", "no-such-mutant"], "no mutant matches"),
+    (["--only", "no-such-mutant"], "look like {toy}:"),  # an id of this model's
     (["--suite", os.path.join(ROOT, "regressions", "regressions.toml")], "alternatives"),
     (["-j", "0"], "-j/--jobs"),
     (["--time-budget", "-1"], "--time-budget"),
@@ -166,6 +167,7 @@ def test_json_markdown_and_list(toy, tmp_path, capsys):
 ])
 def test_bad_input_is_one_line_and_exit_2(toy, capsys, argv, needle):
     argv = [a.replace("{toy}", toy) for a in argv]
+    needle = needle.replace("{toy}", toy)
     code = main(["mutate", "--scenario", f"{toy}:make"] + argv)
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("kmc: error: "), err
