@@ -76,19 +76,18 @@ def on_leader_and_isr(m, w, msg):
     br = leader_and_isr_applied(m, w.brokers[b - 1], msg)
     if br is None:
         return w._replace(net=net)  # STALE_CONTROLLER_EPOCH
-    w = _put(w, b, br)._replace(net=net)
+    brokers = replace_at(w.brokers, b - 1, br)
     ghost = w.ghost
     for ps in msg.parts:
         h = bk.hosted_of(br, ps.partition)
         if h is not None and h.leader == b:
             inc = bk.log_of(br, ps.partition).inc
-            ghost = acknowledge(w.store, w.brokers, ghost, inc, ps.partition)
-    if ghost is not w.ghost:
-        w = w._replace(ghost=ghost)
+            ghost = acknowledge(w.store, brokers, ghost, inc, ps.partition)
+    if msg.ack and msg.epoch == w.ctl.epoch:
+        net = m.net.send(net, lair_response(msg))
+    w = w._replace(brokers=brokers, net=net, ghost=ghost)  # one new World, not three
     if w.group is not None:
         w = coordinator.on_leader_and_isr(m, w, msg)
-    if msg.ack and msg.epoch == w.ctl.epoch:
-        w = w._replace(net=m.net.send(w.net, lair_response(msg)))
     return w
 
 
@@ -182,12 +181,13 @@ def on_stop_replica(m, w, msg):
     br = stop_replica_applied(m, w.brokers[b - 1], msg)
     if br is None:
         return w._replace(net=net)  # STALE_CONTROLLER_EPOCH, to a deposed controller
-    w = _put(w, b, br)
+    brokers = replace_at(w.brokers, b - 1, br)
     if w.group is not None:
-        w = coordinator.on_stop_replica(m, w, msg)
-    if not m.stop_replica_answered:
-        return w._replace(net=net)
-    return w._replace(net=control.respond_stop(m, w, net, msg))
+        w = coordinator.on_stop_replica(m, w._replace(brokers=brokers), msg)
+        brokers = w.brokers
+    if m.stop_replica_answered:  # to the controller, whose state the request left
+        net = control.respond_stop(m, w, net, msg)
+    return w._replace(brokers=brokers, net=net)
 
 
 @memo.pure(_config)
@@ -239,7 +239,7 @@ def on_update_metadata(m, w, msg):
     br = update_metadata_applied(m, before, msg)
     if br is None:
         return w._replace(net=net)  # STALE_CONTROLLER_EPOCH
-    w = _put(w, b, br)._replace(net=net)
+    w = w._replace(brokers=replace_at(w.brokers, b - 1, br), net=net)
     if w.group is not None:
         w = coordinator.on_update_metadata(m, w, msg, before.meta)
     return w

@@ -131,13 +131,16 @@ class Lifecycle:
     def candidates(self, m, w):
         """Every step worth trying, in a fixed order (the steps check their guards)."""
         bd, f = m.bounds, m.flags
-        out = []
-        for msg in m.net.deliverable(w.net):
-            out.append(("deliver", msg))
-            if bd.loss and msg.kind == "StopReplica":
-                out.append(("lose", msg))
-        stops, fetching = _in_flight(m, w)
-        if f.retry_stop_replica:
+        if bd.loss:
+            out = []
+            for msg in m.net.deliverable(w.net):
+                out.append(("deliver", msg))
+                if msg.kind == "StopReplica":
+                    out.append(("lose", msg))
+        else:
+            out = [("deliver", msg) for msg in m.net.deliverable(w.net)]
+        stops, fetching = _in_flight(m, w, f.retry_stop_replica and w.mem.pending)
+        if stops is not None:
             out.extend(("retry-stop", w.ctl.active) + e for e in w.mem.pending
                        if e[:3] not in stops)
         for b, br in zip(m.broker_ids, w.brokers):
@@ -270,11 +273,18 @@ class Lifecycle:
         return out
 
 
-def _in_flight(m, w):
+def _in_flight(m, w, retries):
     """(broker, partition, topic ID) of the current controller's StopReplica requests and
-    responses in flight; (follower, partition) of fetches in flight. One pass over the
-    network, so the retry and fetch candidates are not re-scanned one by one."""
-    stops, fetching = set(), set()
+    responses in flight (None unless ``retries``: nothing reads them then); (follower,
+    partition) of fetches in flight. One pass over the network, so the retry and fetch
+    candidates are not re-scanned one by one."""
+    fetching = set()
+    if not retries:
+        for x in m.net.messages(w.net):
+            if x.kind == "FetchResponse":
+                fetching.add((x.dst, x.partition))
+        return None, fetching
+    stops = set()
     ctl, ep = -w.ctl.active, w.ctl.epoch
     for x in m.net.messages(w.net):
         k = x.kind
