@@ -7,6 +7,8 @@
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 
 from kmc.reports.inputs import write_atomic
@@ -30,6 +32,20 @@ RUN_FILES = ("trace-{}.json", "graph-{}.dot", "graph-{}.graphml", "graph-{}.json
              "graph-{}.png", "graph-{}.svg", "sequence-{}.png", "sequence-{}.svg",
              "states-{}.png", "states-{}.svg", "replay-{}.py")
 RUN_PAGES = ("summary.json", "index.html")
+
+
+@contextlib.contextmanager
+def held(out_dir: str):
+    """``out_dir`` made and held (an exclusive lock on the directory itself, no file
+    added) while one run replaces the files there: two runs writing into one directory
+    at once take turns, so the last one's files stand whole, never a mix of both."""
+    os.makedirs(out_dir, exist_ok=True)
+    fd = os.open(out_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # the other run's writes take a second at most
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def clear_earlier_run(out_dir: str) -> list:

@@ -177,7 +177,7 @@ def parse(data: bytes, what: str, path: str) -> dict:
     """A JSON object read from the checkpoint dir (not verified yet)."""
     try:
         doc = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what json reads
         doc = None
     if not isinstance(doc, dict):
         raise ExplorerError(f"checkpoint dir {path} has a damaged {what}: start afresh in an "

@@ -70,22 +70,28 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                             "interrupted run")
     core = core or Core(model, symmetry=symmetry, deadlock=deadlock, properties=properties)
     place_by_partition_key(core)
-    if checkpoint_dir:
-        saved = ckpt.precheck(checkpoint_dir, ckpt.identity(core, 0), resume, max_states,
-                              max_depth)
-        if saved is not None:  # a local resume: its partitions known before Spark starts
-            _same_partitions(checkpoint_dir, saved["partitions"], partitions)
+    held = contextlib.ExitStack()  # the checkpoint dir, held before its files are read:
+    held.enter_context(ckptfiles.locked(checkpoint_dir))  # a busy one is named as busy
+    try:
+        if checkpoint_dir:
+            saved = ckpt.precheck(checkpoint_dir, ckpt.identity(core, 0), resume,
+                                  max_states, max_depth)
+            if saved is not None:  # a local resume: its partitions known before Spark
+                _same_partitions(checkpoint_dir, saved["partitions"], partitions)
+        limit = driver_level_max if driver_level_max is not None else DRIVER_LEVEL_MAX
+        if limit is None:
+            driver_seconds(False, 1)  # a bad KMC_SPARK_DRIVER_SECONDS: before Spark starts
+    except BaseException:
+        held.close()
+        raise
     from kmc.explorers.spark.preflight import explain_failure, from_spark
     from kmc.explorers.spark.interrupt import CtrlC
     from kmc.explorers.spark.session import is_local, probe_executors, spark_context
 
-    limit = driver_level_max if driver_level_max is not None else DRIVER_LEVEL_MAX
-    if limit is None:
-        driver_seconds(False, 1)  # a bad KMC_SPARK_DRIVER_SECONDS fails before Spark starts
     # Ctrl-C from here on cancels the jobs and is raised between py4j calls (CtrlC); the
     # spill directory (KMC_SPARK_SPILL_DIR) is checked before Spark starts and goes
     # after it stopped
-    with ckptfiles.locked(checkpoint_dir), SpillSpace() as space, \
+    with held, SpillSpace() as space, \
             spark_context(master, executors, app_name) as sc, CtrlC(sc):
         nparts = partitions or default_partitions(sc.defaultParallelism,
                                                   lumpy=bool(core.owner_shift))
@@ -161,7 +167,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
 
 def _interrupted(store, checkpoint_dir) -> None:
     if store is not None and store.completed_levels():
-        print(f"kmc: spark: levels up to {store.completed_levels()[-1]} are saved in "
+        print(f"kmc: spark: the first {store.completed_levels()[-1] + 1} levels are saved in "
               f"{checkpoint_dir}: rerun with --resume to continue", file=sys.stderr)
 
 

@@ -18,8 +18,8 @@ EPILOG = """exit codes:
   1  a property is violated or a witness is missing (also in a bounded run)
   2  bad usage or bad input (one line saying what to fix)
   3  internal error
-  4  stopped at a bound (--max-states, --max-depth, --time-limit, a simulation) with
-     nothing violated and some property undecided"""
+  4  stopped at a bound (--max-states, --max-depth, --time-limit, --max-memory, a
+     simulation) with nothing violated and some property undecided"""
 
 
 def positive(kind):
@@ -278,20 +278,21 @@ def _write_outputs(result, out_dir) -> tuple[dict, str]:
     """Trace files, summary.json and the report; ({property: path}, "" or what failed)."""
     if not out_dir:
         return {}, ""
-    from kmc.reports.artifacts import clear_earlier_run, remove_run_files
+    from kmc.reports.artifacts import clear_earlier_run, held, remove_run_files
     from kmc.reports.html import write_report
     from kmc.reports.summary import write_summary, write_traces
 
     trace_files = {}
     try:
-        clear_earlier_run(out_dir)  # no file of another run beside this one's
-        try:
-            trace_files = write_traces(result, out_dir)
-            write_report(result, out_dir, trace_files)
-            write_summary(result, out_dir, trace_files)  # last: it says the set is whole
-        except BaseException:  # a Ctrl-C or a full disk while writing: no half run stays
-            remove_run_files(out_dir, result.properties)
-            raise
+        with held(out_dir):  # another run writing there finishes first
+            clear_earlier_run(out_dir)  # no file of another run beside this one's
+            try:
+                trace_files = write_traces(result, out_dir)
+                write_report(result, out_dir, trace_files)
+                write_summary(result, out_dir, trace_files)  # last: the set is whole
+            except BaseException:  # a Ctrl-C or a full disk while writing: no half run
+                remove_run_files(out_dir, result.properties)
+                raise
     except OSError as e:
         where = e.filename or out_dir
         return trace_files, f"the run finished, but {where} could not be written " \
