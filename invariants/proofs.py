@@ -322,8 +322,10 @@ _TWIN_TEXT = {
 
 
 def _twin(t: Theorem) -> Theorem:
+    """``t`` with one deliberate mistake, its formula shown with the mistake named."""
     return Theorem(t.id + "~false", "FALSE TWIN of " + t.id + ": " + _TWIN_TEXT[t.id],
-                   t.formula, REFUTED, lambda sp, f=t.build: f(sp, twin=True), uses=t.uses)
+                   f"{t.formula}, with {_TWIN_TEXT[t.id]}", REFUTED,
+                   lambda sp, f=t.build: f(sp, twin=True), uses=t.uses)
 
 
 TWINS = [_twin(t) for t in THEOREMS if t.id in _TWIN_TEXT]

@@ -264,3 +264,11 @@ def test_a_twin_runs_after_what_its_theorem_relies_on_and_a_missing_twin_is_name
     assert main(["prove", "--quick", "--only", "c3-log-bound~false"]) == 2
     assert "c3-log-bound has no false twin: those with one are c0-split-pointer~false" in \
         capsys.readouterr().err
+
+
+def test_a_false_twin_shows_its_mistake_beside_the_formula():
+    from kmc.invariants.proofs import BY_ID, TWINS
+
+    for twin in TWINS:
+        real = BY_ID[twin.id.removesuffix("~false")]
+        assert twin.formula != real.formula and twin.formula.startswith(real.formula)
