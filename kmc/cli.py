@@ -18,6 +18,7 @@ from kmc.commands import check as check_command
 from kmc.errors import UsageError
 from kmc.interrupt import interrupted, seen, watch
 from kmc.pipes import ClosablePipe
+from kmc.reports.inputs import printable
 
 
 class _Parser(argparse.ArgumentParser):
@@ -109,16 +110,12 @@ def _version() -> str:
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` with every character that is not printable, line breaks and tabs aside,
-    as its escape (``\\x1b``, ``\\u202e``): names and states come from models, and an
-    escape sequence, a carriage return or a direction override in them would act on the
-    reader's terminal instead of being read. JSON output is unchanged: its strings
-    escape control characters already, and an escaped format character reads back as
-    the same character."""
-    if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():
-        return text
-    return "".join(c if c.isprintable() or c in "\n\t" else
-                   c.encode("unicode_escape").decode("ascii") for c in text)
+    """``text`` as a terminal should get it: line breaks and tabs kept, every other
+    character that is not printable escaped (``reports.inputs.printable``): names and
+    states come from models, and an escape sequence, a carriage return or a direction
+    override in them would act on the reader's terminal instead of being read. JSON
+    output is unchanged: its strings escape control characters already."""
+    return printable(text, "\n\t")
 
 
 class _Stream(ClosablePipe):

@@ -22,7 +22,7 @@ finally:
     _mpl_log.setLevel(_level)
 
 from kmc.reports.inputs import write_atomic  # noqa: E402
-from kmc.reports.show import printable  # noqa: E402
+from kmc.reports.inputs import printable  # noqa: E402
 
 # one palette for every picture
 INK = "#222222"
@@ -88,8 +88,9 @@ def plain_text(fig: Figure) -> None:
     for t in fig.findobj(Text):
         t.set_parse_math(False)
         text = t.get_text()
-        if not text.replace("\n", "").isprintable():  # an ESC or NUL: no SVG reader
-            text = "\n".join(map(printable, text.split("\n")))  # takes it, none shows it
+        safe = printable(text, "\n")  # an ESC or NUL: no SVG reader takes it, none
+        if safe is not text:           # shows it
+            text = safe
             t.set_text(text)
         if len(text) > LINE_CHARS:
             t.set_text("\n".join(x if len(x) <= LINE_CHARS else x[:LINE_CHARS - 1] + "…"

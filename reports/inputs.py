@@ -220,3 +220,16 @@ def _existing_ancestor(path: str) -> str:
             break
         p = up
     return p
+
+
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with each character that is not printable (space and ``keep`` aside) as
+    its escape (``\\x1b``, ``\\u202e``): text a model makes is shown, never obeyed by a
+    terminal, and stays valid in XML."""
+    rest = text
+    for c in keep:
+        rest = rest.replace(c, "")
+    if rest.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in keep else
+                   c.encode("unicode_escape").decode("ascii") for c in text)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 
 from kmc.model.trace import state_changes
+from kmc.reports.inputs import printable  # noqa: F401  (its callers import it here)
 from kmc.reports.tracefile import describe, loop_words, verdict_word
 
 
@@ -71,12 +72,6 @@ def render(doc: dict, *, full: bool = False, width: int = 100) -> str:
     return "\n".join(printable(line) for line in lines)
 
 
-def printable(text: str) -> str:
-    """``text`` with each character that is not printable (space aside) as its escape."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() or c == " " else
-                   c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def change_lines(changes: list, width: int = 100) -> list[str]:
