@@ -32,14 +32,16 @@ def build(scenario: str, variant: str | None = None, params: dict | None = None)
 
 def check(scenario, variant: str | None = None, params: dict | None = None, *,
           explorer: str = "bfs", max_states=None, max_depth=None, time_limit=None,
-          seed: int = 0, walks: int = 1000, walk_length: int = 50,
-          stop_on_violation: bool = False, symmetry: bool = False, deadlock=None,
-          progress=None, z3: bool = False, check_symmetry: bool = False,
-          **engine_options):
+          seed: int | None = None, walks: int | None = None,
+          walk_length: int | None = None, stop_on_violation: bool = False,
+          symmetry: bool = False, deadlock=None, progress=None, z3: bool = False,
+          check_symmetry: bool = False, **engine_options):
     """Explore a scenario (or a Model) and return its CheckResult (``extra`` names the run).
 
     ``check_symmetry``: reduce by the model's symmetry, as ``symmetry`` does, and check on
     every expanded state that the reduction is sound (``explorers.symcheck``).
+    ``seed``, ``walks`` and ``walk_length`` (defaults 0, 1000 and 50) are the simulation's
+    own: with another explorer they are refused, as ``kmc check`` refuses ``--seed``.
 
     Raises ``kmc.UsageError`` for bad input: an unknown scenario, variant or parameter, a
     model that fails validation (the message says what to fix), an unknown explorer."""
@@ -83,7 +85,8 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
                 deadlock=options.get("deadlock", False) if deadlock is None else deadlock,
                 progress=progress, **engine_options)
     if explorer == "simulate":
-        opts.update(seed=seed, walks=walks, walk_length=walk_length)
+        opts.update(seed=0 if seed is None else seed, walks=1000 if walks is None else walks,
+                    walk_length=50 if walk_length is None else walk_length)
     if explorer == "spark":
         opts.setdefault("app_name", f"kmc {name}")
     with blamed(user_model):  # the user's own model code failing: their bug, named
@@ -144,6 +147,10 @@ def _check_flags(progress, **flags) -> None:
                          f"{type(progress).__name__}")
 
 
+#: the simulation's own options (``--seed``, ``--walks``, ``--walk-length``)
+_WALK = ("seed", "walks", "walk_length")
+
+
 def _check_arguments(scenario, variant, params, explorer, engine_options,
                      **numbers) -> None:
     """The API's arguments, each of the type it must have: a mistake is a one-line
@@ -151,8 +158,13 @@ def _check_arguments(scenario, variant, params, explorer, engine_options,
     _check_reference(scenario, variant, params)
     if not isinstance(explorer, str) or explorer not in ENGINES:
         raise UsageError(f"unknown explorer {explorer!r}: use one of {', '.join(ENGINES)}")
+    walk = [n for n in _WALK if numbers[n] is not None]
+    if walk and explorer != "simulate":
+        raise UsageError(f"{walk[0]} is a simulation option: pass explorer='simulate' "
+                         f"or leave it out (explorer {explorer!r} takes no "
+                         f"{'/'.join(_WALK)})")
     for name, v in numbers.items():
-        if v is None and name in ("max_states", "max_depth", "time_limit"):
+        if v is None:  # the bounds' None: no bound; the simulation's: its default
             continue
         whole = name != "time_limit"
         least = 0 if name == "seed" else 1

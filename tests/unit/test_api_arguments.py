@@ -39,6 +39,23 @@ def test_check_names_a_mistyped_switch_or_option(kwargs, words):
         kmc.check("twophase", **kwargs)
 
 
+@pytest.mark.parametrize("explorer", ["bfs", "dfs"])
+@pytest.mark.parametrize("option", [dict(seed=3), dict(walks=10), dict(walk_length=5)])
+def test_simulation_options_with_another_explorer_are_refused(explorer, option):
+    # as ``kmc check --seed 3`` without ``--explorer simulate``: never silently ignored
+    with pytest.raises(UsageError, match=f"{next(iter(option))} is a simulation option"):
+        kmc.check("twophase", explorer=explorer, **option)
+
+
+def test_simulation_options_take_their_defaults_and_values():
+    default = kmc.check("twophase", explorer="simulate", walks=30)
+    again = kmc.check("twophase", explorer="simulate", seed=0, walks=30, walk_length=50)
+    other = kmc.check("twophase", explorer="simulate", seed=5, walks=30)
+    assert default.unique_states == again.unique_states
+    assert (default.generated_states, default.unique_states) != \
+        (other.generated_states, other.unique_states)
+
+
 def test_check_takes_its_switches_and_a_progress_function():
     calls = []
     r = kmc.check("twophase", deadlock=None, symmetry=False, max_memory=None,
