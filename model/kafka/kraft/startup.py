@@ -82,8 +82,9 @@ def can_load_logs(model, w, b: int) -> bool:
 def load_logs(model, w, b: int):
     """Step 3: the first publish's image and LogManager.startup with stray detection
     (KIP-516 "Compatibility with KIP-500"; BrokerMetadataPublisher.initializeManagers;
-    LogManager.loadLogs renames a stray log to -stray and LogManager deletes it later:
-    the model drops it at once)."""
+    LogManager.loadLog renames a stray log to -stray and keeps it on disk, no longer
+    served, for the operator to delete (nothing in LogManager removes -stray
+    directories): the model drops it at once)."""
     f = model.flags
     br = w.brokers[b - 1]
     img = im.build(w.quorum.log[:len(br.fetched)])

@@ -1,8 +1,8 @@
 """KRaft variants as data: one ``Flags`` value per variant.
 
-``kraft`` is today's behaviour (trunk, Kafka 3.9 / 4.x; KAFKA-14616's fix included:
-stray logs are detected while LogManager starts, before ReplicaManager creates
-replicas). Two kinds of other variants:
+``kraft`` is today's behaviour (the 3.9 branch and trunk of 2024-10-25; KAFKA-14616's fix
+included: stray logs are detected and moved aside while LogManager starts, before
+ReplicaManager creates replicas). Two kinds of other variants:
 
 - mutants (``MUTANTS``): ``kraft`` with exactly one safeguard removed; the regression
   suite shows each one caught by a property;
@@ -13,9 +13,11 @@ replicas). Two kinds of other variants:
     only after ReplicaManager had applied the first delta
     (BrokerMetadataPublisher.finishInitializingReplicaManager -> ReplicaManager.
     deleteStrayReplicas, from KAFKA-13127, commit a75997f2794). KAFKA-14616 (commit
-    f7feb43af35 on trunk; in 3.7.0) moved the check into LogManager's startup
-    (LogManager.deleteStrayKRaftReplicas, later isStrayKraftReplica), before replicas
-    are created.
+    f7feb43af35 on trunk; in 3.7.0) moved the check before replicas are created:
+    initializeManagers calls LogManager.deleteStrayKRaftReplicas right after
+    LogManager.startup in 3.7.0, and LogManager.loadLog checks isStrayKraftReplica
+    from 3.7.1 and 3.8.0 (KAFKA-16814). From 3.7.0 a stray is moved aside (renamed
+    to -stray and kept on disk, KAFKA-15605), not deleted.
   - ``kraft-clients-3.0``: today's brokers with 3.0.0 clients. Metadata.
     updateLatestMetadata compares topic IDs only when both the cached and the answered
     one are known (KAFKA-12257, first form; KAFKA-13488, commits b2a9dfd5a0b in 3.0.1
@@ -34,7 +36,8 @@ replicas). Two kinds of other variants:
     (LogManager.findStrayReplicas in 3.7.0) throws "does not have a topic ID" for a log
     without partition.metadata; BrokerMetadataPublisher.initializeManagers hands that
     to the fatal fault handler, so the broker exits, and does so at every restart.
-    KAFKA-16814 (commit 9aad16e55df in 3.7.1, 04f7ed4c104 in 3.8.0) treats such a log as stray.
+    KAFKA-16814 (commit 9aad16e55df in 3.7.1, 04f7ed4c104 in 3.8.0) treats such a log
+    as stray (moved aside).
     Brokers 3.3-3.6 (``kraft-3.6``) threw the same error from findStrayPartitions in
     finishInitializingReplicaManager, where metadataPublishingFaultHandler logs it:
     the broker runs on and no stray log is deleted. The window exists since
@@ -92,7 +95,7 @@ KRAFT = Flags(committed_only=True, stray_detection=True, strays_before_replicas=
 
 #: variant name -> (flags, one-line description)
 VARIANTS: dict[str, tuple[Flags, str]] = {
-    "kraft": (KRAFT, "Kafka 3.9 / 4.x: committed metadata only, stray logs moved aside "
+    "kraft": (KRAFT, "Kafka 3.9 and trunk: committed metadata only, stray logs moved aside "
                      "before replicas are created, topic IDs compared"),
     "uncommitted-reads": (KRAFT._replace(committed_only=False),
                           "mutant: brokers act on metadata records not yet committed"),
