@@ -15,7 +15,9 @@ smallest key of the shallowest level (``Core.open_level``).
 
 Stopping happens at a level boundary (after a violation with stop_on_violation, when every
 property is decided, or when the process outgrows ``max_memory``) so BFS and Spark report
-the same counts (DFS, which has no levels, stops at once: docs/architecture.md).
+the same counts (DFS, which has no levels, stops at once: docs/architecture.md). The
+initial states are the first level: more of them than ``max_states`` keeps the
+``max_states`` with the smallest order keys and expands none.
 """
 from __future__ import annotations
 
@@ -54,6 +56,10 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
     watch_new = bool(core.always or core.pending_witness)
 
     inits = sorted(core.initial(), key=lambda e: core.order_key(e[1]))
+    generated = len(inits)
+    stopped_by = ""
+    if max_states is not None and len(inits) > max_states:  # the first level crosses it
+        inits, stopped_by = inits[:max_states], "max_states"  # the smallest order keys
     init_index = [i for i, _ in inits]
     frontier = [s for _, s in inits]
     pieces = None  # the frontier's field reprs, when the expander gives them
@@ -66,9 +72,8 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
     for j, s in enumerate(frontier):
         check_new(s, (0, j))
     core.close_level()
-    unique = generated = len(frontier)
+    unique = len(frontier)
     depth = 1 if frontier else 0
-    stopped_by = ""
     state = {"last": t0}
 
     def tick(i):
@@ -82,7 +87,7 @@ def bfs(model, *, max_states=None, max_depth=None, time_limit=None,
             state["why"] = "max_memory"
         return "why" in state
 
-    while frontier:
+    while frontier and not stopped_by:
         if stop_on_violation and core.violated():
             stopped_by = "violation"
             break

@@ -36,6 +36,7 @@ from kmc.invariants.fused import Checker
 from kmc.invariants.properties import ALWAYS, DEADLOCK, QUIESCENT, SOMETIMES
 from kmc.model.contract import Model, names_partition_key
 from kmc.explorers import keyarrays
+from kmc.explorers.rebuilt import rebuilt
 from kmc.model.encoding import (
     KEY_BITS, FieldReprs, collision_probability, fieldwise, fields_key, fingerprint128,
     hash128, join_fields,
@@ -83,6 +84,7 @@ class Core:
         # does the model override within_boundary? (then every successor is filtered)
         self.bounded = type(model).within_boundary is not Model.within_boundary
         self.key = self._make_key(use_sym)
+        self.symcheck = None  # with symmetry="check": explorers.symcheck.SymmetryCheck
         # key of a state that is already its own representative (every successor the core
         # hands out is): skips a second representative() call on the hot path
         self.rkey = (lambda s: s) if self.packed else fingerprint128
@@ -122,8 +124,10 @@ class Core:
                 out.append((a, rep(t) if use_sym else t))
             return out
         if self.check_symmetry:
-            from kmc.explorers.symcheck import checked
-            return checked(m, wrapped, rep, succ, within if bounded else None)
+            from kmc.explorers.symcheck import SymmetryCheck
+            check = SymmetryCheck(m, self.properties, rep, succ, within if bounded else None)
+            self.symcheck = check  # the liveness recorder calls it too
+            return lambda s: check.expand(s, succ(s))
         return wrapped
 
     # ---- the order key ----------------------------------------------------------------
@@ -197,7 +201,10 @@ class Core:
             if not self.model.within_boundary(s):
                 continue
             if rep is not None:
-                s = rep(s)
+                r = rep(s)
+                if self.symcheck is not None:
+                    self.symcheck.in_orbit(s, r)
+                s = r
             k = self.key(s)
             if k not in seen:
                 seen.add(k)
@@ -336,10 +343,13 @@ class Core:
         r.collision_probability = 0.0 if self.packed else \
             collision_probability(r.unique_states, r.generated_states, self.key_bits)
         r.extra["key_bits"] = None if self.packed else self.key_bits  # None: exact keys
+        props = {p.name: p for p in self.properties}
         for name in self._declared():  # declaration order, whatever the engine
             if name in self.discoveries:
                 kind, _s, detail, loc = self.discoveries[name]
-                r.discoveries[name] = Discovery(name, kind, trace_for(loc), detail)
+                prop = None if kind == DEADLOCK else props.get(name)
+                trace = rebuilt(self, prop, name, kind, lambda: trace_for(loc))
+                r.discoveries[name] = Discovery(name, kind, trace, detail)
         return r
 
     def _declared(self) -> list:

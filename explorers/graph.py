@@ -84,6 +84,7 @@ class GraphRecorder:
         rep = model.representative if core.symmetry else None
         within = model.within_boundary if core.bounded else None
         rkey, group = self._memo_key(), self.fair.group
+        check = core.symcheck
         src_hi, src_lo = self.src_hi.append, self.src_lo.append
         dst_hi, dst_lo = self.dst_hi.append, self.dst_lo.append
         count_add, en_add, flag_add = self.count.append, self.enabled.append, \
@@ -94,6 +95,8 @@ class GraphRecorder:
 
         def successors(s):
             raw = base(s)
+            if check is not None:  # --check-symmetry (explorers.symcheck)
+                check.expand(s, raw)
             plain = rep is None and within is None
             out = raw if plain else []
             mask = 0

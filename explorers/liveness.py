@@ -17,7 +17,9 @@ weak — every weakly fair class enabled in all of its states is taken by one of
 edges; strong — every strongly fair class enabled in any of its states is taken inside
 it. A component that fails only a strong condition may still contain a fair one: the
 states where the offending class is enabled are removed and the rest is split into
-components again (the Emerson-Lei refinement), until each part is fair or acyclic.
+components again (the Emerson-Lei refinement), until each part is fair or acyclic. An
+inner edge may be a self-loop: a step of a class that changes nothing enables and takes
+the class, unlike TLA+'s ``<A>_vars`` (docs/invariants.md, "Liveness").
 
 Components come from an iterative Tarjan (no recursion, any graph size); the first and
 largest split is handed to scipy's strongly connected components (the same components,

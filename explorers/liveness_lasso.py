@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import deque
 
 from kmc.model.lasso import Lasso
+from kmc.model.trace import ReplayError
 
 
 def lasso_for(rec, g, adj, i, prop, target):
@@ -32,8 +33,8 @@ def lasso_for(rec, g, adj, i, prop, target):
     init_index = next(ii for v, ii in g.inits if v == stem[0][0])
     keys = [g.key(v) for v, _ in steps]
     groups = [gr for _, gr in steps[1:]]
-    trace = rebuild(rec.core, rec.fair, init_index, keys, groups)
-    trace.loop_start = len(stem) - 1
+    trace = rebuild(rec.core, rec.fair, init_index, keys, groups, len(stem) - 1, prop,
+                    switch)
     detail = {"entered_at": switch, "loop_start": trace.loop_start,
               "loop_end": len(trace) - 1,
               "loop": "stutter" if comp is None else "cycle",
@@ -183,13 +184,50 @@ def _path(parent, v):
     return out
 
 
-def rebuild(core, fair, init_index, keys, groups) -> Lasso:
+def rebuild(core, fair, init_index, keys, groups, loop_start, prop, entered_at) -> Lasso:
     """The lasso's states and actions, regenerated through the model: at each step the
     action whose successor has the recorded key and whose fairness class is the recorded
-    edge's (so the loop shows the fair action it relies on)."""
-    model = core.model
+    edge's (so the loop shows the fair action it relies on). ``loop_start``: the index
+    of the loop's first state in ``keys``; ``prop`` and ``entered_at`` (where the lasso
+    starts waiting): what ``explorers.rebuilt`` confirms. The result is a concrete
+    lasso: its last state is ``states[loop_start]`` itself (``close``)."""
+    from kmc.explorers.rebuilt import rebuilt
 
-    def accept(step, action, nxt):
-        return fair.group(action) == groups[step - 1] and \
-            (not core.bounded or model.within_boundary(nxt))
-    return Lasso.from_keys(model, init_index, list(keys), core.key, accept)
+    model, keys = core.model, list(keys)
+
+    def accept_from(offset):
+        def accept(step, action, nxt):
+            return fair.group(action) == groups[offset + step - 1] and \
+                (not core.bounded or model.within_boundary(nxt))
+        return accept
+
+    def make():
+        t = Lasso.from_keys(model, init_index, keys, core.key, accept_from(0))
+        t.loop_start = loop_start
+        return close(t, lambda: t.follow_keys(model, keys[loop_start:], core.key,
+                                              accept_from(loop_start)))
+    return rebuilt(core, prop, prop.name, prop.kind, make, entered_at)
+
+
+#: times a loop may be gone round before its lasso is given up (``close``)
+MAX_ROUNDS = 1 << 16
+
+
+def close(t: Lasso, again) -> Lasso:
+    """``t`` with a loop that closes on the concrete state. Under symmetry the explored
+    loop runs between representatives: the rebuilt path ends at an image of the loop's
+    first state, not necessarily the state itself. Going round again (``again()``
+    appends one more round) maps it by the same permutation again, so within the orbit's
+    size of rounds a round ends at a state where an earlier round ended: the loop then
+    starts there (the rounds before it join the stem)."""
+    if t.stutters or t.last == t.states[t.loop_start]:
+        return t
+    ends = {t.states[t.loop_start]: t.loop_start}
+    while t.last not in ends:
+        if len(ends) > MAX_ROUNDS:
+            raise ReplayError(f"the loop from step {t.loop_start} does not close on its "
+                              f"first state after {MAX_ROUNDS} rounds", len(t) - 1)
+        ends[t.last] = len(t) - 1
+        again()
+    t.loop_start = ends[t.last]
+    return t

@@ -18,7 +18,9 @@ from kmc.errors import UsageError
 from kmc.explorers import ENGINES, engine
 from kmc.explorers.errors import ExplorerError
 from kmc.explorers.progress import Progress
+from kmc.explorers.symcheck import SymmetryError
 from kmc.model.contract import Model, ModelError, validate_model
+from kmc.model.trace import ReplayError
 from kmc.user_models import blamed
 
 
@@ -96,8 +98,16 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
             raise UsageError(str(e)) from None
         except ModelError as e:  # found while exploring (a fault declared fair)
             raise UsageError(f"{user_model}: {e}" if user_model else str(e)) from None
+        except (ReplayError, SymmetryError) as e:  # kmc's finding, not the model raising
+            if user_model is None:
+                raise
+            raise UsageError(f"{user_model}: {e}") from e
     result.extra.update(scenario=name, variant=v, params=p, model=model, z3=z3,
                         user_model=user_model)
+    with blamed(user_model):
+        warning = _fairness_warning(model, result)
+    if warning:
+        result.extra.setdefault("warnings", []).append(warning)
     if symmetry:  # what the reduction asked for did, said in the summary
         result.extra["symmetry"] = ("reduced and checked" if symmetry == "check" else
                                     "reduced") if model.has_symmetry else \
@@ -108,6 +118,19 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
         from kmc.invariants.z3mode import z3_stats
         result.extra["z3_stats"] = z3_stats(properties)
     return result
+
+
+def _fairness_warning(model, result) -> str | None:
+    """A declared fair class no action of the run was named by (a misspelt name, or one
+    that ``action_name`` spells otherwise), when the run decided liveness: such a class
+    is never enabled and silently constrains nothing (``model.fairness``)."""
+    from kmc.invariants.liveness import LIVENESS_KINDS
+    from kmc.model.fairness import unmatched_warning
+
+    if result.explorer == "simulate" or not any(
+            k in LIVENESS_KINDS for k in result.properties.values()):
+        return None
+    return unmatched_warning(model, (n for n, c in result.coverage.items() if c))
 
 
 def stop_engines(wait_s: float = 10.0) -> None:

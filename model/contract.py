@@ -91,14 +91,16 @@ class Model:
 
     # ---- fairness (liveness properties only; model/fairness.py) -------------------------
     #: action names (as ``action_name`` gives them) that are weakly fair: a behaviour in
-    #: which one of them stays enabled forever takes it infinitely often (TLA+'s WF). A
+    #: which one of them stays enabled forever takes it infinitely often (TLA+'s WF, but a
+    #: step that leaves the state as it is counts as enabling and taking it). A
     #: name is one class: name the actions per process (``("Step", p)`` -> ``"Step-p"``)
     #: for per-process fairness. Default: nothing is fair, so a behaviour may stop (stutter
     #: forever) in any state, as an unfair TLA+ specification may.
     weakly_fair: tuple = ()
     #: action names that are strongly fair: enabled infinitely often, then taken infinitely
-    #: often (TLA+'s SF). Faults and environment inputs (``action_kind`` other than
-    #: ``"step"``) are never fair; naming one is an error.
+    #: often (TLA+'s SF, no-op steps counting as for weak fairness). Faults and
+    #: environment inputs (``action_kind`` other than ``"step"``) are never fair; naming
+    #: one is an error.
     strongly_fair: tuple = ()
 
     def is_fault(self, action) -> bool:
@@ -116,9 +118,12 @@ class Model:
         return "fault" if self.is_fault(action) else "step"
 
     def action_name(self, action) -> str:
-        """The name coverage groups an action under: by default the first element of a
-        tuple action whose head is a string (``("Deliver", 1)`` -> ``Deliver``), else the
-        formatted action."""
+        """The name coverage groups an action under and fairness matches: by default a
+        string action itself (``"Send"`` -> ``Send``), the first element of a tuple action
+        whose head is a string (``("Deliver", 1)`` -> ``Deliver``), else the formatted
+        action."""
+        if isinstance(action, str):
+            return action
         if isinstance(action, tuple) and action and isinstance(action[0], str):
             return action[0]
         return self.format_action(action)

@@ -1,11 +1,13 @@
 """Fairness classes: which actions a liveness check may assume are eventually taken.
 
 A model names its fair actions by ``action_name`` in ``Model.weakly_fair`` and
-``Model.strongly_fair`` (model/contract.py). Each name is one fairness class, as
-``WF_vars(A)`` / ``SF_vars(A)`` of TLA+ where ``A`` is every action of that name: a weakly
-fair class that stays enabled forever is taken infinitely often; a strongly fair class
-that is enabled infinitely often is taken infinitely often. Faults and environment inputs
-(``action_kind`` other than ``"step"``) are never fair: naming one is a ModelError.
+``Model.strongly_fair`` (model/contract.py). Each name is one fairness class, every action
+of that name: a weakly fair class that stays enabled forever is taken infinitely often; a
+strongly fair class that is enabled infinitely often is taken infinitely often. Unlike
+TLA+'s ``WF_vars(A)`` / ``SF_vars(A)``, which are about ``<A>_vars`` (A's steps that change
+something), a step of the class that leads back to its own state both enables and takes
+the class (docs/invariants.md, "Liveness"). Faults and environment inputs (``action_kind``
+other than ``"step"``) are never fair: naming one is a ModelError.
 
 ``FairnessClasses(model).group(action)`` gives an action's class index (or -1); a state's
 enabled classes are a bit mask (bit g for class g), which is what the state graph keeps.
@@ -94,3 +96,23 @@ def check_declaration(model) -> None:
                              f"{', '.join(map(repr, unknown))} fair: its actions are "
                              f"{', '.join(known)}")
     FairnessClasses(model)  # the class count
+
+
+def unmatched_warning(model, seen) -> str | None:
+    """One line naming the declared fair classes that no action of a run was named by,
+    when the model does not list its action names (``check_declaration`` refuses an
+    unknown name when it does). ``seen`` is the action names the run fired (its
+    coverage). None when every class matched an action. A warning, not an error: a class
+    may name an action that this configuration or these bounds never enable."""
+    if model.action_names() is not None:
+        return None
+    names = list(model.weakly_fair or ()) + list(model.strongly_fair or ())
+    seen = sorted(set(seen))
+    missing = [n for n in names if n not in seen]
+    if not missing:
+        return None
+    return (f"model {model.name!r} declares {', '.join(map(repr, missing))} fair, but no "
+            f"action of this run has that name (action_name gave "
+            f"{', '.join(map(repr, seen)) or 'no name: no action fired'}): the class is "
+            f"never enabled, so it constrains nothing; check the spelling, or give the "
+            f"model action_names() to have it checked before the run")

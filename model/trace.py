@@ -76,25 +76,32 @@ class Trace:
         successors at each step, as TLC rebuilds its traces. ``accept(step, action,
         successor)``, when given, must also hold for the action taken at ``step``."""
         inits = list(model.init_states())
-        s = inits[init_index]
-        t = cls(init_index, [], [s], [])
+        t = cls(init_index, [], [inits[init_index]], [])
+        t.follow_keys(model, keys, key, accept)
+        return t
+
+    def follow_keys(self, model, keys: list, key: Callable,
+                    accept: Callable | None = None) -> None:
+        """Extend the trace along ``keys``, the keys of its last state (``keys[0]``) and
+        of the states to reach from it, as ``from_keys`` does (``accept``'s steps count
+        from 1 at the first new state; a ReplayError's from the trace's start)."""
+        s, at = self.states[-1], len(self.states) - 1
         for step, want in enumerate(keys[1:], start=1):
             for ai, a in enumerate(model.actions(s)):
                 nxt = model.next_state(s, a)
                 if nxt is None or (accept is not None and not accept(step, a, nxt)):
                     continue
                 if key(nxt) == want:
-                    t.action_indices.append(ai)
-                    t.actions.append(a)
-                    t.states.append(nxt)
+                    self.action_indices.append(ai)
+                    self.actions.append(a)
+                    self.states.append(nxt)
                     s = nxt
                     break
             else:
-                raise ReplayError(f"step {step}: no enabled action leads to the state the "
-                                  "explorer recorded: the model's actions() or next_state() "
-                                  "is not deterministic, or its symmetry is not one of its "
-                                  "steps (--check-symmetry tells)", step)
-        return t
+                raise ReplayError(f"step {at + step}: no enabled action leads to the state "
+                                  "the explorer recorded: the model's actions() or "
+                                  "next_state() is not deterministic, or its symmetry is "
+                                  "not one of its steps (--check-symmetry tells)", at + step)
 
     def to_dict(self, model, **meta) -> dict:
         """The trace as a versioned, JSON-ready document (docs/trace-format.md).

@@ -29,8 +29,9 @@ from kmc.model.trace import Trace
 TRIES = 100
 
 #: the code that rebuilds a counterexample from its states' keys, asking ``actions``
-#: only to take the first action that leads to the next state (``replay.same_graph``)
-REBUILD = Trace.from_keys.__func__.__code__
+#: only to take the first action that leads to the next state (``replay.same_graph``):
+#: ``Trace.follow_keys``, which ``Trace.from_keys`` and a lasso's closing call
+REBUILD = Trace.follow_keys.__code__
 
 
 class Recorder:

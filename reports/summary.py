@@ -38,7 +38,7 @@ def summary(result: CheckResult, trace_files: dict | None = None) -> dict:
         "exit_code": result.exit_code(), "headline": headline(result),
         **{k: v for k, v in x.items() if k in ("symmetry", "seed", "walks", "walk_length",
                                                "spark",
-                                               "z3_stats", "max_memory", "not_checked",
+                                               "z3_stats", "max_memory", "not_checked", "warnings",
                                                "resident_bytes_at_stop")},
     }
 

@@ -128,7 +128,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
             try:
                 if start is None:
                     frontier = run.start(DriverFrontier)
-                    if store is not None and frontier.size:
+                    if store is not None and frontier.size and not run.stopped_by:
                         store.save_level(0, frontier, nparts, run.meta(0, frontier.mode))
                 else:
                     frontier = _restore(sc, core_bc, nparts, store, start, run, bound,
@@ -181,7 +181,7 @@ def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None,
         while frontier.size:
             if check_interrupt is not None:
                 check_interrupt()
-            if run.should_stop():
+            if run.stopped_by or run.should_stop():  # the initial states crossed max_states
                 break
             if deadline is not None and time.perf_counter() > deadline:
                 run.stopped_by = "time_limit"

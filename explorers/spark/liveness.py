@@ -147,8 +147,7 @@ def finish(sc, core, core_bc, result, max_depth=None, driver_max=None):
         for i, prop in enumerate(live):
             target = fair_target(sc, graph, i, prop.kind == EVENTUALLY, fair, parts)
             if target is not None:
-                trace, detail = spark_lasso(sc, core, fair, graph, target,
-                                            prop.kind == EVENTUALLY, parts)
+                trace, detail = spark_lasso(sc, core, fair, graph, target, prop, parts)
                 found[prop.name] = Discovery(prop.name, prop.kind, trace, detail)
     finally:  # every RDD this check cached, the graph's included
         for rid, rdd in list(sc._jsc.getPersistentRDDs().items()):

@@ -18,8 +18,10 @@ from kmc.explorers.liveness import FairComponent
 from kmc.explorers.liveness_lasso import _loop, _stem, rebuild
 
 
-def spark_lasso(sc, core, fair, graph, target, eventually: bool, parts):
-    """(Lasso trace, detail dict) of ``target`` (``spark.liveness.SparkTarget``)."""
+def spark_lasso(sc, core, fair, graph, target, prop, parts):
+    """(Lasso trace, detail dict) of ``target`` (``spark.liveness.SparkTarget``), the
+    target of the liveness property ``prop``."""
+    eventually = prop.kind == "eventually"
     hits = target.hits(parts).cache()
     ball = _ball(sc, graph, target, hits, eventually, parts)
     stops = set(target.stops.join(ball, parts).keys().collect())
@@ -45,8 +47,7 @@ def spark_lasso(sc, core, fair, graph, target, eventually: bool, parts):
         steps += [(ckeys[v], gr) for v, gr in loop]
     init_index = next(ii for k, ii in graph.inits if k == steps[0][0])
     trace = rebuild(core, fair, init_index, [k for k, _ in steps],
-                    [gr for _, gr in steps[1:]])
-    trace.loop_start = len(stem) - 1
+                    [gr for _, gr in steps[1:]], len(stem) - 1, prop, switch)
     end = sub.enabled[stem[-1][0]]
     detail = {"entered_at": switch, "loop_start": trace.loop_start,
               "loop_end": len(trace) - 1,

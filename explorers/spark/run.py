@@ -120,6 +120,8 @@ class Run:
         inits = core.initial()
         keys = [core.rkey(s) for _i, s in inits]
         order = sorted(range(len(inits)), key=keys.__getitem__)
+        if self.max_states is not None and len(order) > self.max_states:  # as bfs does
+            order, self.stopped_by = order[:self.max_states], "max_states"
         fkeys = keyarrays.from_ints([keys[j] for j in order], len(order), core.key_dtype)
         self.init_index = {keys[j]: inits[j][0] for j in order}
         states = [inits[j][1] for j in order]
@@ -127,12 +129,12 @@ class Run:
         for s, k in zip(states, keyarrays.to_ints(fkeys)):
             chk.check_new(s, k)
         self._merge([level.found(chk)], 0)
-        self.unique = self.generated = len(inits)
-        self.depth = 1 if inits else 0
+        self.unique, self.generated = len(order), len(inits)
+        self.depth = 1 if order else 0
         self.level_keys.append(fkeys)
         self.level_parents.append(np.zeros(fkeys.size, dtype=fkeys.dtype))
         self.sizes = [int(fkeys.size)]
-        self.frontier_size = len(inits)
+        self.frontier_size = len(order)
         return driver_frontier_cls(core, fkeys.copy(), fkeys,
                                    None if core.packed else states)
 

@@ -153,6 +153,10 @@ def run(args) -> int:
     # while it loads, runs and is reported goes to standard error
     with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
         result, text, failed = _checked(args, spark_opts, sim_opts)
+    from kmc.cli import one_line
+
+    for warning in result.extra.get("warnings", ()):  # the run's, beside its output
+        print(f"kmc: warning: {one_line(warning)}", file=sys.stderr)
     print(text)
     if failed:  # the result is printed above; what could not be written is said here
         raise UsageError(failed)

@@ -6,7 +6,7 @@ from kmc.explorers.symcheck import SymmetryError
 from kmc.model.validation.twophase import TwoPhase
 from toymodels import Sys, Workers
 
-from kmc import api
+from kmc import api, eventually
 from kmc.cli import main
 from kmc.errors import UsageError
 
@@ -52,6 +52,18 @@ def test_a_renaming_that_forgets_a_field_is_named(explorer):
     model = SwappingWorkers(log_renamed=False)
     with pytest.raises(SymmetryError, match="does not commute with the model's steps"):
         api.check(model, explorer=explorer, check_symmetry=True)
+
+
+@pytest.mark.parametrize("explorer", ["bfs", "dfs"])
+def test_the_check_runs_when_liveness_is_checked_as_well(explorer):
+    class Live(SwappingWorkers):  # liveness records the graph with its own successors
+        def properties(self):
+            return super().properties() + [
+                eventually("SomeDone", lambda s: any(c == self.k for _st, c in s.procs))]
+    assert api.check(Live(), explorer=explorer, check_symmetry=True).verdicts() == \
+        api.check(Live(), explorer=explorer, symmetry=True).verdicts()
+    with pytest.raises(SymmetryError, match="does not commute with the model's steps"):
+        api.check(Live(log_renamed=False), explorer=explorer, check_symmetry=True)
 
 
 def test_the_packed_models_swap_neighbouring_processes():
