@@ -14,9 +14,11 @@
 
 A ``TopicRecord``'s partitions are what the controller acts on: its context, loaded from
 the znodes at failover and kept in step with them by its own writes. CreatePartitions
-writes the topic znode's assignment behind the controller's back (a ZooKeeper watch
-tells it later); until the controller has loaded that write, ``Store.assignments`` holds
-the znode's assignment (``assignment`` reads the znode whichever way).
+writes the topic znode's assignment, and the topic ID its request thread read before,
+behind the controller's back (a ZooKeeper watch tells it later); until the controller has
+loaded that write, ``Store.assignments`` holds the znode's assignment, and its topic ID
+when that differs from the record's (``assignment`` and ``znode_id`` read the znode
+whichever way).
 
 Helpers are pure (return new records). Partition records are indexed by position.
 Records use the plain tuple ``repr`` (C-level; ``repr`` is the canonical encoding).
@@ -35,6 +37,11 @@ NO_COUNT = -1
 ZERO_ID = 0
 SENTINEL_ID = 1
 FIRST_ID = 2
+#: a controller that finds a topic znode without an ID mints one (KafkaController.
+#: processTopicIds -> KafkaZkClient.setTopicIds, a random UUID): here MINTED_ID plus its
+#: controller epoch. Creations take FIRST_ID, FIRST_ID + 1, ... (at most a few
+#: incarnations), and a controller mints at most once for the one topic, so the ID is fresh
+MINTED_ID = 100
 
 
 class PartitionRecord(NamedTuple):
@@ -61,8 +68,9 @@ class Store(NamedTuple):
     topics: tuple = ()          # TopicRecord sorted by name
     delete_markers: tuple = ()  # sorted names under /admin/delete_topics
     incarnations: int = 0       # ghost: creations so far (all names), the ID generator's seed
-    assignments: tuple = ()     # sorted (name, replicas per partition): a topic znode's
-                                # assignment while it differs from the controller's record
+    assignments: tuple = ()     # sorted (name, replicas per partition[, topic ID]): a topic
+                                # znode's assignment (and its ID, when that differs) while
+                                # the znode differs from the controller's record
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
 
 
@@ -97,10 +105,24 @@ def assignment(store: Store, name: str) -> tuple:
     return () if rec is None else tuple(p.replicas for p in rec.partitions)
 
 
-def write_assignment(store: Store, name: str, replicas: tuple) -> Store:
-    """The topic znode's assignment set to ``replicas`` (one tuple per partition) without
-    the controller's record changing; kept only while the two differ."""
+def znode_id(store: Store, name: str) -> int:
+    """The topic ID the topic znode of ``name`` holds (ZERO_ID: none, or no znode): the
+    controller's record's, unless a write gave the znode another (``write_assignment``)."""
+    written = keyed_get(store.assignments, name)
+    if written is not None and len(written) > 2:
+        return written[2]
     rec = topic(store, name)
+    return ZERO_ID if rec is None else rec.topic_id
+
+
+def write_assignment(store: Store, name: str, replicas: tuple, topic_id=None) -> Store:
+    """The topic znode's assignment set to ``replicas`` (one tuple per partition), and its
+    topic ID to ``topic_id`` (None: the ID it holds), without the controller's record
+    changing; kept only while the znode differs from the record."""
+    rec = topic(store, name)
+    tid = znode_id(store, name) if topic_id is None else topic_id
+    if rec is not None and tid != rec.topic_id:
+        return store._replace(assignments=keyed_put(store.assignments, (name, replicas, tid)))
     if rec is not None and replicas == tuple(p.replicas for p in rec.partitions):
         return store._replace(assignments=keyed_del(store.assignments, name))
     return store._replace(assignments=keyed_put(store.assignments, (name, replicas)))

@@ -1,7 +1,8 @@
 """CreatePartitions on the ZooKeeper plane: AdminUtils' placement, the controller broker's
-read and unfenced write of the topic znode, the controller's reaction to the znode's
-change (KAFKA-6612's restore included), and the stale write that lands on a re-created
-topic and surfaces at the next controller failover."""
+reads (the assignment, then the topic ID) and unfenced write of the topic znode, the
+controller's reaction to the znode's change (KAFKA-6612's restore included), and the stale
+write that lands on a re-created topic, with the deleted topic's ID or none, and surfaces
+at the next controller failover."""
 from kmc import api
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
@@ -49,6 +50,7 @@ def test_the_controller_brings_new_partitions_online_after_the_znode_write():
     model, w = _model()
     w = _take(model, w, "send-create-partitions")
     w = _take(model, w, "create-partitions-read")
+    w = _take(model, w, "create-partitions-read-id")
     w = _take(model, w, "create-partitions-write")
     rec = zk.topic(w.store, TOPIC)
     # written to the znode only: the controller's record has not changed yet
@@ -71,6 +73,7 @@ def test_a_write_to_a_topic_queued_for_deletion_is_restored():
     model, w = _model("zk-3.9")
     w = _take(model, w, "send-create-partitions")
     w = _take(model, w, "create-partitions-read")
+    w = _take(model, w, "create-partitions-read-id")
     w = _take(model, w, "delete", lambda a: a[1] == "name")
     assert zk.marked(w.store, TOPIC)
     w = _take(model, w, "create-partitions-write")
@@ -90,6 +93,7 @@ def test_a_new_partition_without_a_live_replica_waits_for_a_broker():
     w = _take(model, w, "send-create-partitions")
     w = _take(model, w, "create-partitions-read")
     (new,) = w.requests[0][2][1]
+    w = _take(model, w, "create-partitions-read-id")
     w = _take(model, w, "create-partitions-write")
     w = _settle(model, _take(model, w, "crash", lambda a: a[1] == new[0]))
     w = _take(model, w, "partition-modifications")
@@ -108,6 +112,7 @@ def test_a_stale_write_lands_on_the_recreated_topic_and_a_failover_loads_it():
     w = _take(model, w, "create-partitions-read")
     w = _take(model, w, "delete", lambda a: a[1] == "name")
     w = _take(model, w, "create", lambda a: a[1] == (3, 1))
+    w = _take(model, w, "create-partitions-read-id")  # incarnation 2's own ID
     w = _take(model, w, "create-partitions-write")
     rec = zk.topic(w.store, TOPIC)
     # incarnation 1's assignment of partition 0 is now in incarnation 2's znode
@@ -121,6 +126,93 @@ def test_a_stale_write_lands_on_the_recreated_topic_and_a_failover_loads_it():
     assert not prop.check(w)
 
 
+def test_an_id_read_before_the_recreation_gives_the_new_topic_the_old_id():
+    # AdminZkClient.writeTopicPartitionAssignment reads the ID, then writes with setData
+    model, w = _model(failovers=1)
+    unique = _prop(model, "TopicIdUnique")
+    w = _take(model, w, "send-create-partitions")
+    w = _take(model, w, "create-partitions-read")
+    w = _take(model, w, "create-partitions-read-id")
+    old = zk.topic(w.store, TOPIC).topic_id
+    w = _take(model, w, "delete", lambda a: a[1] == "name")
+    w = _take(model, w, "create", lambda a: a[1] == (1, 2))
+    new = zk.topic(w.store, TOPIC).topic_id
+    assert new != old and unique.check(w)
+    w = _take(model, w, "create-partitions-write")
+    # the znode names the deleted topic's ID; the running controller keeps its own
+    assert zk.znode_id(w.store, TOPIC) == old and zk.topic(w.store, TOPIC).topic_id == new
+    assert not unique.check(w)  # one ID, two incarnations (a broker still holds the old)
+    w = _take(model, w, "failover")
+    rec = zk.topic(w.store, TOPIC)
+    assert (rec.incarnation, rec.topic_id) == (2, old) and w.store.assignments == ()
+    lairs = [m for m in model.net.messages(w.net) if m.kind == "LeaderAndIsr"
+             and m.epoch == w.ctl.epoch]
+    assert lairs and {p.topic_id for m in lairs for p in m.parts} == {old}
+
+
+def test_an_id_read_with_no_znode_writes_none_and_the_next_controller_mints_one():
+    model, w = _model(failovers=1)
+    unique = _prop(model, "TopicIdUnique")
+    w = _take(model, w, "send-create-partitions")
+    w = _take(model, w, "create-partitions-read")
+    w = _take(model, w, "delete", lambda a: a[1] == "name")  # kip516: the znode goes
+    w = _take(model, w, "create-partitions-read-id")  # NONODE: no ID
+    w = _take(model, w, "create", lambda a: a[1] == (1, 2))
+    w = _take(model, w, "create-partitions-write")
+    assert zk.znode_id(w.store, TOPIC) == zk.ZERO_ID
+    assert not unique.check(w)  # a version-3 znode without an ID
+    w = _take(model, w, "failover")  # processTopicIds -> setTopicIds
+    rec = zk.topic(w.store, TOPIC)
+    assert rec.topic_id == zk.MINTED_ID + w.ctl.epoch == zk.znode_id(w.store, TOPIC)
+    assert w.store.assignments == () and unique.check(w)
+
+
+def test_the_old_id_makes_a_broker_keep_the_deleted_topics_log():
+    # kip516: the deletion's StopReplica is still in flight when the failover loads the
+    # deleted topic's ID for the re-created topic; the FULL LeaderAndIsr matches the log
+    model, w = _model(failovers=1)
+    stale = _prop(model, "NoStaleReplication")
+    flushed = _prop(model, "MetadataFlushedFirst")
+    w = _take(model, w, "send-create-partitions")
+    w = _take(model, w, "create-partitions-read")
+    w = _take(model, w, "create-partitions-read-id")
+    w = _take(model, w, "delete", lambda a: a[1] == "name")
+    w = _take(model, w, "create", lambda a: a[1] == (1, 2))
+    w = _take(model, w, "create-partitions-write")
+    w = _take(model, w, "failover")
+    old = zk.topic(w.store, TOPIC).topic_id
+    w = _take(model, w, "deliver", lambda a: a[1].kind == "LeaderAndIsr" and a[1].dst == 2
+              and a[1].epoch == w.ctl.epoch)
+    log = bk.log_of(w.brokers[1], 0)
+    assert (log.inc, log.topic_id, log.records) == (2, old, (1,))
+    assert log.flushed and flushed.check(w)  # partition.metadata already holds that ID
+    assert not stale.check(w)
+
+
+def test_without_topic_ids_no_id_is_read():
+    model, w = _model("legacy")
+    w = _take(model, w, "send-create-partitions")
+    w = _take(model, w, "create-partitions-read")
+    assert "create-partitions-read-id" not in [a[0] for a, _t in model.successors(w)]
+    assert "create-partitions-read-id" not in model.action_names()
+    w = _take(model, w, "create-partitions-write")
+    assert zk.znode_id(w.store, TOPIC) == zk.ZERO_ID == zk.topic(w.store, TOPIC).topic_id
+
+
+def test_the_restore_of_a_topic_queued_for_deletion_writes_the_controllers_id():
+    model, w = _model("zk-3.9")
+    w = _take(model, w, "send-create-partitions")
+    w = _take(model, w, "create-partitions-read")
+    w = _take(model, w, "create-partitions-read-id")
+    w = _take(model, w, "delete", lambda a: a[1] == "name")
+    rec = zk.topic(w.store, TOPIC)
+    # a znode whose ID another write changed gets the controller's back with the restore
+    w = w._replace(store=zk.write_assignment(w.store, TOPIC, ((1, 2), (2, 1)), 99))
+    assert zk.znode_id(w.store, TOPIC) == 99
+    w = _take(model, w, "partition-modifications")
+    assert w.store.assignments == () and zk.znode_id(w.store, TOPIC) == rec.topic_id
+
+
 def _prop(model, name):
     return next(p for p in model.properties() if p.name == name)
 
@@ -132,6 +224,7 @@ def test_assignment_agreed_and_replicas_distinct_read_the_topic_znode():
     w = _take(model, w, "create-partitions-read")
     w = _take(model, w, "delete", lambda a: a[1] == "name")
     w = _take(model, w, "create", lambda a: a[1] == (2, 1))
+    w = _take(model, w, "create-partitions-read-id")
     w = _take(model, w, "create-partitions-write")
     w = _settle(model, _take(model, w, "partition-modifications"))
     # settled: the controller added partition 1 but kept (2, 1) for partition 0, while

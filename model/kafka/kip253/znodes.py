@@ -35,7 +35,7 @@ def total(st, rec: TopicRecord | None = None) -> int:
     """Partitions in the topic znode's assignment (undeleted + marked for deletion):
     ``len(store.assignment(st, TOPIC))``. ``rec``: the topic znode, when the caller has
     it."""
-    for name, replicas in st.assignments:
+    for name, replicas, *_id in st.assignments:
         if name == TOPIC:
             return len(replicas)
     return len((rec or record(st)).partitions)

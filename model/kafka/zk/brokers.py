@@ -151,7 +151,11 @@ def leader_and_isr_applied(m, br, msg):
             continue  # ZooKeeper mode: an equal leader epoch changes nothing (below)
         elif ps.leader_epoch >= epoch:
             if checked:
-                same = log.topic_id == ps.topic_id and log.inc == ps.inc
+                # partition.metadata already holds a (non-ZERO) ID the request names, even
+                # for another incarnation (a CreatePartitions write can give the
+                # re-created topic the deleted one's ID: ``expansion``)
+                same = log.topic_id == ps.topic_id and (
+                    log.inc == ps.inc or log.topic_id != ZERO_ID)
                 tid, flushed = ps.topic_id, log.flushed if same else not f.topic_ids
             else:  # attached unchecked: the log keeps the topic ID it has on disk
                 tid, flushed = log.topic_id, log.flushed

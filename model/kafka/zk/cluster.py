@@ -23,8 +23,8 @@ new controller does.
 What a feature's steps read from the model: the brokers' release line (``flags``, the
 variant's data), the network's rules (``net``), whether a StopReplica's deletion waits
 for the purge step (``purge_delay``), whether the controller reads StopReplica answers
-(``stop_replica_answered``), how many failovers a run allows (``failovers``), and each feature's own parameters (the lifecycle's
-``bounds``, the procedure's ``cfg``).
+(``stop_replica_answered``), how many failovers a run allows (``failovers``), and each
+feature's own parameters (the lifecycle's ``bounds``, the procedure's ``cfg``).
 
 Two features that take the same action kind are refused: both would read and write the
 same clients under one name (both have a producer: ``produce`` and its refresh).

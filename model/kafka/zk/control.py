@@ -304,7 +304,7 @@ def resync(m, old, w):
     mid = 1 if (old.store.delete_markers or old.mem.pending) else 0
     ctl = w.ctl
     pending = ()
-    store = load_context(w, w.store)
+    store = load_context(m, w, w.store)
     rec = zk.topic(store, TOPIC)
     if store is not w.store:
         w = w._replace(store=store, ghost=record_leaders(w.ghost, rec))
@@ -334,17 +334,21 @@ def online(w, replicas) -> zk.PartitionRecord:
     return zk.PartitionRecord(tuple(replicas), alive[0], 0, alive)
 
 
-def load_context(w, store):
+def load_context(m, w, store):
     """A new controller's record of the topic from the znodes (KafkaController.
     initializeControllerContext, then PartitionStateMachine.startup): the topic znode's
-    assignment for every partition, which CreatePartitions may have rewritten
-    (``model.kafka.zk.expansion``), and its NewPartition partitions brought online unless
-    the topic is queued for deletion. ``store`` itself when nothing changes."""
+    assignment for every partition and its topic ID, which CreatePartitions may have
+    rewritten (``model.kafka.zk.expansion``), and its NewPartition partitions brought
+    online unless the topic is queued for deletion. A znode without an ID gets a new one,
+    written to it (processTopicIds -> KafkaZkClient.setTopicIds, with topic IDs in use).
+    ``store`` itself when nothing changes."""
     rec = zk.topic(store, TOPIC)
     if rec is None or not (store.assignments or any(
             p.leader_epoch == NEW_PARTITION for p in rec.partitions)):
         return store
-    znode = zk.assignment(store, TOPIC)
+    znode, tid = zk.assignment(store, TOPIC), zk.znode_id(store, TOPIC)
+    if tid == ZERO_ID and m.flags.topic_ids:
+        tid = zk.MINTED_ID + w.ctl.epoch
     parts = list(rec.partitions)
     for k, replicas in enumerate(znode):
         if k >= len(parts):
@@ -354,5 +358,5 @@ def load_context(w, store):
     if not zk.marked(store, TOPIC):
         parts = [online(w, p.replicas) if p.leader_epoch == NEW_PARTITION else p
                  for p in parts]
-    return zk.write_assignment(zk.put_topic(store, rec._replace(partitions=tuple(parts))),
-                               TOPIC, znode)
+    rec = rec._replace(topic_id=tid, partitions=tuple(parts))
+    return zk.write_assignment(zk.put_topic(store, rec), TOPIC, znode, tid)

@@ -1,5 +1,5 @@
 """CreatePartitions on the ZooKeeper plane: the admin's request, the controller broker's
-two ZooKeeper round trips, and the controller's reaction to the topic znode's change
+ZooKeeper operations, and the controller's reaction to the topic znode's change
 (KIP-195 "CreatePartitions"; Kafka 2.8-3.9 in ZooKeeper mode).
 
 Kafka's order of steps, each an action here:
@@ -18,15 +18,23 @@ Kafka's order of steps, each an action here:
   partition 0, a fixed start index (the first broker whose id is at least partition 0's
   first replica), so AdminUtils.assignReplicasToBrokersRackUnaware draws no random
   number and the placement is one outcome. Too few brokers: INVALID_REPLICATION_FACTOR.
-- ``create-partitions-write``: AdminZkClient.createPartitionsWithAssignment ->
-  writeTopicPartitionAssignment(isUpdate = true) writes the assignment it read plus the
-  new partitions into the topic znode with ``setData`` at any version
-  (KafkaZkClient.setTopicAssignmentRaw: ``ZkVersion.MatchAnyVersion``), keeping the topic
-  ID the znode holds then. Nothing checks that the znode is still the one it read: if
+- ``create-partitions-read-id`` (variants with topic IDs: the 2.8 code on):
+  AdminZkClient.createPartitionsWithAssignment -> writeTopicPartitionAssignment(isUpdate
+  = true) reads the topic znode's ID (KafkaZkClient.getTopicIdsForTopics, a getData of
+  its own; no znode: no ID).
+- ``create-partitions-write``: it then writes the assignment it read plus the new
+  partitions, and the ID it read, into the topic znode with ``setData`` at any version
+  (KafkaZkClient.setTopicAssignment -> setTopicAssignmentRaw: ``ZkVersion.
+  MatchAnyVersion``; TopicZNode.encode writes schema version 3 and leaves ``topic_id``
+  out when it read none). Nothing checks that the znode is still the one it read: if
   the name was deleted and created again in between, the write lands on the new
-  incarnation, and overwrites its partitions' assignment with the old one's. No znode:
-  ``setData`` fails with NoNode, which reaches the admin as UNKNOWN_SERVER_ERROR (an
-  AdminOperationException, not an ApiException).
+  incarnation and overwrites its partitions' assignment with the old one's, and, when
+  the ID was read before the re-creation, its topic ID with the old incarnation's (or
+  with none, when no znode was there). No znode: ``setData`` fails with NoNode, which
+  reaches the admin as UNKNOWN_SERVER_ERROR (an AdminOperationException, not an
+  ApiException). The running controller keeps the ID it has in memory (its
+  PartitionModifications handler reads the assignment only); the next controller loads
+  the znode's ID, or mints a new one for a znode without (``control.load_context``).
 - ``partition-modifications``: the znode's watch queues a PartitionModifications event
   for the controller (KafkaController.processPartitionModifications). It reads the
   assignment again and takes only the partitions its context lacks: for a topic queued
@@ -41,9 +49,11 @@ Kafka's order of steps, each an action here:
   (initializeControllerContext).
 
 Simplifications, each with its reason:
-- The window between the topic ID's read and ``setData`` in writeTopicPartitionAssignment
-  is one step: a re-creation inside it would write the new incarnation's ID, which the
-  write reads anyway after the window closes.
+- A creation is one step (``control.create``): Kafka's controller reads a new topic's
+  ID from its znode when it handles the TopicChange event (processTopicChange ->
+  processTopicIds), so a write landing between the znode's creation and that event
+  would give the running controller the wrong ID at once. Here only the next
+  controller loads it.
 - A successful write is answered at once; Kafka's DelayedCreatePartitions waits for the
   new partitions' leaders and answers REQUEST_TIMED_OUT if the controller skipped them.
   Nothing in the model reads the admin's answer.
@@ -61,8 +71,8 @@ from kmc.model.kafka.zk import control, datapath
 from kmc.model.kafka.zk.state import TOPIC
 
 #: the action kinds of this module
-KINDS = ("send-create-partitions", "create-partitions-read", "create-partitions-write",
-         "partition-modifications")
+KINDS = ("send-create-partitions", "create-partitions-read", "create-partitions-read-id",
+         "create-partitions-write", "partition-modifications")
 UNKNOWN = "UNKNOWN_TOPIC_OR_PARTITION"
 INVALID_PARTITIONS = "INVALID_PARTITIONS"
 INVALID_RF = "INVALID_REPLICATION_FACTOR"
@@ -97,7 +107,9 @@ def actions(m, w) -> list:
     for i, req in enumerate(w.requests):
         if i and req == w.requests[i - 1]:
             continue  # equal requests in flight: handling either is the same step
-        if req[2]:
+        if len(req[2]) == 2 and m.flags.topic_ids:
+            out.append(("create-partitions-read-id", req[3], i))
+        elif req[2]:
             out.append(("create-partitions-write", req[3], i))
         else:
             out.append(("create-partitions-read", w.ctl.active, i))
@@ -140,17 +152,29 @@ def read(m, w, c: int, i: int):
                                        (req[0], req[1], (existing, new), c)))
 
 
+def read_id(m, w, c: int, i: int):
+    """Controller ``c``'s broker reads the topic znode's ID before it writes (KIP-516's ID in
+    the znode; AdminZkClient.writeTopicPartitionAssignment -> KafkaZkClient.
+    getTopicIdsForTopics: NONODE, or a znode without ``topic_id``, gives no ID)."""
+    req = w.requests[i]
+    tid = zk.znode_id(w.store, TOPIC)
+    return w._replace(requests=bag_add(bag_remove(w.requests, req),
+                                       (req[0], req[1], req[2] + (tid,), req[3])))
+
+
 def write(m, w, c: int, i: int):
-    """Controller ``c``'s broker writes the assignment it read plus the new partitions
-    (whether or not ``c`` is still the active controller: the write is not fenced).
-    KIP-195; AdminZkClient.createPartitionsWithAssignment -> KafkaZkClient.
-    setTopicAssignment at ZkVersion.MatchAnyVersion (no compare-and-set with the read)."""
+    """Controller ``c``'s broker writes the assignment it read plus the new partitions, with
+    the topic ID it read (whether or not ``c`` is still the active controller: the write
+    is not fenced). KIP-195; AdminZkClient.createPartitionsWithAssignment ->
+    KafkaZkClient.setTopicAssignment at ZkVersion.MatchAnyVersion (no compare-and-set
+    with the reads). Without topic IDs (``legacy``: 2.7) no ID is read or written."""
     req = w.requests[i]
     rec = zk.topic(w.store, TOPIC)
     if rec is None:
         return _answer(w, req, 0, NO_NODE)
-    existing, new = req[2]
-    store = zk.write_assignment(w.store, TOPIC, existing + new)
+    existing, new = req[2][:2]
+    tid = req[2][2] if len(req[2]) > 2 else None
+    store = zk.write_assignment(w.store, TOPIC, existing + new, tid)
     return _answer(w, req, rec.incarnation, "", store=store)
 
 
@@ -162,9 +186,9 @@ def modifications(m, w, c):
     rec = zk.topic(w.store, TOPIC)
     znode = zk.assignment(w.store, TOPIC)
     have = len(rec.partitions)
-    if zk.marked(w.store, TOPIC):
+    if zk.marked(w.store, TOPIC):  # restorePartitionReplicaAssignment: its own ID too
         keep = tuple(p.replicas for p in rec.partitions)
-        return w._replace(store=zk.write_assignment(w.store, TOPIC, keep))
+        return w._replace(store=zk.write_assignment(w.store, TOPIC, keep, rec.topic_id))
     parts = tuple(control.online(w, znode[k]) for k in range(have, len(znode)))
     rec = rec._replace(partitions=rec.partitions + parts)
     store = zk.write_assignment(zk.put_topic(w.store, rec), TOPIC, znode)

@@ -72,6 +72,7 @@ class Lifecycle:
         "consumer-refresh": datapath.consumer_refresh,
         "send-create-partitions": expansion.send,
         "create-partitions-read": expansion.read,
+        "create-partitions-read-id": expansion.read_id,
         "create-partitions-write": expansion.write,
         "partition-modifications": expansion.modifications,
     }
@@ -240,7 +241,8 @@ class Lifecycle:
         if bd.consumer:
             names += ["consumer-fetch", "consumer-refresh"]
         if bd.adds:
-            names += list(expansion.KINDS)
+            names += [k for k in expansion.KINDS
+                      if f.topic_ids or k != "create-partitions-read-id"]
         return sorted(names)
 
     def format_action(self, action) -> str:

@@ -135,9 +135,15 @@ def expansion_message(action, w):
     lane = controller_lane(action[1])
     if kind == "create-partitions-read":
         return lane, "store", f"read /brokers/topics/A (CreatePartitions count={req[0]})"
-    existing, new = req[2]
+    if kind == "create-partitions-read-id":
+        return lane, "store", "read the topic ID of /brokers/topics/A"
+    existing, new = req[2][:2]
+    written = "" if len(req[2]) < 3 else f" id={req[2][2]}" if req[2][2] else " no id"
     return lane, "store", ("setData /brokers/topics/A any version: "
-                           f"{[list(r) for r in existing + new]}")
+                           f"{[list(r) for r in existing + new]}{written}")
+
+
+_STEPS = {"create-partitions-read": "reads", "create-partitions-read-id": "reads the ID of"}
 
 
 def format_expansion(action) -> str:
@@ -147,6 +153,6 @@ def format_expansion(action) -> str:
         return "admin sends CreatePartitions A"
     if kind == "partition-modifications":
         return f"controller-{action[1]} handles the change of /brokers/topics/A"
-    step = "reads" if kind == "create-partitions-read" else "writes"
+    step = _STEPS.get(kind, "writes")
     return f"controller-{action[1]}'s broker {step} /brokers/topics/A for " \
            f"CreatePartitions (request {action[2]})"

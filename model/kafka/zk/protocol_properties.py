@@ -1,7 +1,7 @@
 """Invariants of the ZooKeeper-era plane's fixed protocol: leader election, the network's
 connections, DeleteTopics by topic ID, acks=all, and witnesses of replication, of the
-delayed purge and of a topic ID lost in a crash. Each is a fact of Kafka's code, cited next to it (docs/invariants.md,
-"The protocol's own facts").
+delayed purge and of a topic ID lost in a crash. Each is a fact of Kafka's code, cited
+next to it (docs/invariants.md, "The protocol's own facts").
 
 Their relations extend ``model.kafka.zk.views.view`` with the messages in flight, the
 active controller and the admin's last answer (``protocol_view``), built from the state
@@ -236,8 +236,8 @@ def protocol_properties(bounds, topic_ids: bool = True) -> tuple:
     """The properties above that a scenario's bounds (and whether its variant has topic
     IDs) make meaningful. The witnesses: the purge one with a delayed purge,
     FollowerReplicated with a producer and followers (FollowersFetchTogether with two
-    followers), TopicIdLostInRestart with topic IDs, a crash and a re-created topic (whose logs start
-    without records)."""
+    followers), TopicIdLostInRestart with topic IDs, a crash and a re-created topic (whose
+    logs start without records)."""
     out = ALWAYS + (LEADERS_ELECTED, REPLICATED_ACKED)
     if bounds.purge_delay:
         out += (STAGED_BEFORE_PURGE,)

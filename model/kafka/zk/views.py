@@ -124,10 +124,12 @@ def _brokers(w) -> dict:
 def _store(w) -> dict:
     live, znode, marker, current, ids = set(), set(), set(), set(), set()
     for t in w.store.topics:
-        znode.add((t.incarnation, t.topic_id, t.version))
+        zid = zk.znode_id(w.store, t.name)  # the controller's, unless a write changed it
+        znode.add((t.incarnation, zid, t.version))
         current.update((t.incarnation, p, t.topic_id, part.leader_epoch, part.leader)
                        for p, part in enumerate(t.partitions))
         ids.add((t.incarnation, t.topic_id))
+        ids.add((t.incarnation, zid))
         if t.name in w.store.delete_markers:
             marker.add((t.name,))
         else:
@@ -138,7 +140,8 @@ def _store(w) -> dict:
           for p, reps in enumerate(zk.assignment(w.store, t.name))
           for k, b in enumerate(reps)}
     incs = {t.name: t.incarnation for t in w.store.topics}
-    rewritten = {(incs[name],) for name, _r in w.store.assignments}
+    rewritten = {(incs[x[0]],) for x in w.store.assignments
+                 if x[1] != tuple(p.replicas for p in zk.topic(w.store, x[0]).partitions)}
     return {"Live": live, "Znode": znode, "Marker": marker, "Pending": marker,
             "Current": current, "Assigned": assigned, "AssignedAt": at,
             "Rewritten": rewritten, "_ids_store": ids}
@@ -280,6 +283,9 @@ def describe(w) -> str:
         ps = " ".join(f"p{i}:r={list(p.replicas)},L={p.leader},le={p.leader_epoch}"
                       for i, p in enumerate(t.partitions))
         mark = " DELETING" if t.name in w.store.delete_markers else ""
+        zid = zk.znode_id(w.store, t.name)  # a CreatePartitions write may have changed it
+        if zid != t.topic_id:
+            mark = f" (znode id={zid or 'none'}){mark}"
         parts.append(f"zk {t.name}#{t.incarnation} id={t.topic_id}{mark} {ps}")
     if not w.store.topics:
         parts.append("zk: no topic")
