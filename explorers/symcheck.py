@@ -8,6 +8,9 @@ successors and its verdicts for the whole orbit's. That is sound only if
 - every property has the same value on a state and on each of its images: a property
   that tells symmetric states apart is decided on whichever state of the orbit the
   explorer happened to keep;
+- with liveness properties, the fairness classes enabled in a state are enabled in each
+  of its images: a class the symmetry does not map onto itself (one process's step fair,
+  the other's not) is taken or not depending on which state of the orbit was kept;
 - the symmetry commutes with the model's steps: a state and each of its images under the
   group (``Model.symmetric_images``) reach the same orbits. A renaming that misses a
   field (a pending request still naming the old broker) breaks it silently: the counts
@@ -16,7 +19,9 @@ successors and its verdicts for the whole orbit's. That is sound only if
 For every expanded state the check asks ``symmetric_images`` (it must answer a list for
 every state, not only the initial ones), compares the properties' values (safety
 properties' predicates, liveness properties' state predicates) on the state and its
-images, checks that every successor's representative lies in the successor's orbit (the
+images, compares the fairness classes enabled in the state and in its images (when a
+liveness property is checked), checks that every successor's representative lies in the
+successor's orbit (the
 successor itself, one of its images, or an image of those when the model lists
 generators), and expands every image as well to compare the representatives both reach.
 It costs one expansion more per image, and a search of a successor's orbit only where
@@ -46,6 +51,11 @@ class SymmetryCheck:
         self.model, self.rep, self.succ, self.within = model, rep, succ, within
         self.parts = _predicates(props)
         self._values = Checker(self.parts).false_at if self.parts else None
+        self.fair = None  # the fairness classes, when a liveness property reads them
+        if any(getattr(p, "target", None) is not None for p in props) and (
+                model.weakly_fair or model.strongly_fair):
+            from kmc.model.fairness import FairnessClasses
+            self.fair = FairnessClasses(model)
         self._orbits: dict = {}  # representative -> states known to lie in its orbit
         self._memo_size = 0
 
@@ -70,10 +80,18 @@ class SymmetryCheck:
             self.in_orbit(t, r)
             out.append((a, r))
             mine.add(r)
+        fair = self.fair
+        classes = None if fair is None else {fair.group(a) for a, _t in raw} - {-1}
         for i, g in enumerate(images):
-            theirs = {rep(t) for _a, t in self.succ(g) if within is None or within(t)}
+            their_succ = self.succ(g)
+            theirs = {rep(t) for _a, t in their_succ if within is None or within(t)}
             if theirs != mine:
                 raise SymmetryError(_describe(model, s, i, mine, theirs))
+            if classes is not None:
+                enabled = {fair.group(a) for a, _t in their_succ} - {-1}
+                if enabled != classes:
+                    odd = fair.names[min(enabled ^ classes)]
+                    raise SymmetryError(_unfair(model, s, i, odd))
         return out
 
     def images_of(self, s) -> list:
@@ -140,6 +158,15 @@ def _not_invariant(model, s, i, name) -> str:
             f"its image #{i + 1} (symmetric_images), so --symmetry would decide it on "
             f"whichever state of the orbit it kept; declare properties that the symmetry "
             f"maps onto themselves, or drop the symmetry (the state: {_one_line(model, s)})")
+
+
+def _unfair(model, s, i, name) -> str:
+    return (f"fairness class {name!r} is enabled in a state and not in its image #{i + 1} "
+            f"(symmetric_images), or the other way round: the symmetry does not map the "
+            f"fairness classes onto themselves, so --symmetry would take the class on "
+            f"whichever state of the orbit it kept; declare one class for all the "
+            f"symmetric processes' steps, or drop the symmetry (the state: "
+            f"{_one_line(model, s)})")
 
 
 def _describe(model, s, i, mine, theirs) -> str:

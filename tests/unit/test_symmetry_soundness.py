@@ -112,6 +112,42 @@ class Ring(Model):
         return [eventually("Never", lambda s: len(s) > self.n)]
 
 
+class Pair(Model):
+    """Two processes idle -> done; ``fair`` names the weakly fair steps: one class for
+    both ("Step"), or only process 0's ("Step-0"), which the swap does not preserve."""
+    name = "pair"
+    has_symmetry = True
+
+    def __init__(self, fair="Step-0"):
+        self.weakly_fair = (fair,)
+        self.per_process = fair != "Step"
+
+    def init_states(self):
+        return [("idle", "idle")]
+
+    def actions(self, s):
+        return [("Step", i) for i in range(2) if s[i] == "idle"]
+
+    def next_state(self, s, a):
+        return tuple("done" if j == a[1] else x for j, x in enumerate(s))
+
+    def action_name(self, a):
+        return f"Step-{a[1]}" if self.per_process else "Step"
+
+    def representative(self, s):
+        return tuple(sorted(s, reverse=True))
+
+    def symmetric_images(self, s):
+        return [(s[1], s[0])]
+
+    def properties(self):
+        return [eventually("BothDone", lambda s: s == ("done", "done"))]
+
+
+def pair(fair: str = "Step-0"):
+    return Pair(fair)
+
+
 def mutex(rep: str = "sort", images: str = "all"):
     return Mutex(rep, images)
 
@@ -232,3 +268,17 @@ def test_a_loop_that_comes_back_elsewhere_starts_where_it_does():
     close(t, again)
     assert t.states == ["a", "b", "c", "b"] and t.loop_start == 1
     assert t.last == t.states[t.loop_start]
+
+
+@pytest.mark.parametrize("explorer", ["bfs", "dfs"])
+def test_fairness_classes_the_symmetry_does_not_preserve_are_named(models, explorer):
+    # only process 0's step is fair: without symmetry BothDone is violated (process 1
+    # may stay idle); --symmetry alone would say it holds
+    plain = api.check(models.pair(), explorer=explorer)
+    assert plain.verdict("BothDone") == "violated"
+    with pytest.raises(SymmetryError, match="fairness class 'Step-0' is enabled in a state"):
+        api.check(models.pair(), explorer=explorer, check_symmetry=True)
+    # one class for both processes' steps: the symmetry maps it onto itself
+    fair = api.check(models.pair("Step"), explorer=explorer, check_symmetry=True)
+    assert fair.verdict("BothDone") == "holds" == \
+        api.check(models.pair("Step"), explorer=explorer).verdict("BothDone")
