@@ -37,6 +37,19 @@ def _take(model, w, kind, pred=lambda a: True):
     return got[0][1]
 
 
+def _walk(model, w, *steps):
+    """``w`` after ``steps``, each an action kind or (kind, pred) for ``_take``."""
+    for step in steps:
+        kind, pred = (step, lambda a: True) if isinstance(step, str) else step
+        w = _take(model, w, kind, pred)
+    return w
+
+
+#: the admin's requests of the ID tests: DeleteTopics by name, CreateTopics on (1, 2)
+DELETE = ("delete", lambda a: a[1] == "name")
+CREATE = ("create", lambda a: a[1] == (1, 2))
+
+
 def _settle(model, w):
     """Deliver every message in flight (the controller's requests and the answers)."""
     while True:
@@ -130,12 +143,10 @@ def test_an_id_read_before_the_recreation_gives_the_new_topic_the_old_id():
     # AdminZkClient.writeTopicPartitionAssignment reads the ID, then writes with setData
     model, w = _model(failovers=1)
     unique = _prop(model, "TopicIdUnique")
-    w = _take(model, w, "send-create-partitions")
-    w = _take(model, w, "create-partitions-read")
-    w = _take(model, w, "create-partitions-read-id")
+    w = _walk(model, w, "send-create-partitions", "create-partitions-read",
+              "create-partitions-read-id")
     old = zk.topic(w.store, TOPIC).topic_id
-    w = _take(model, w, "delete", lambda a: a[1] == "name")
-    w = _take(model, w, "create", lambda a: a[1] == (1, 2))
+    w = _walk(model, w, DELETE, CREATE)
     new = zk.topic(w.store, TOPIC).topic_id
     assert new != old and unique.check(w)
     w = _take(model, w, "create-partitions-write")
@@ -153,12 +164,9 @@ def test_an_id_read_before_the_recreation_gives_the_new_topic_the_old_id():
 def test_an_id_read_with_no_znode_writes_none_and_the_next_controller_mints_one():
     model, w = _model(failovers=1)
     unique = _prop(model, "TopicIdUnique")
-    w = _take(model, w, "send-create-partitions")
-    w = _take(model, w, "create-partitions-read")
-    w = _take(model, w, "delete", lambda a: a[1] == "name")  # kip516: the znode goes
-    w = _take(model, w, "create-partitions-read-id")  # NONODE: no ID
-    w = _take(model, w, "create", lambda a: a[1] == (1, 2))
-    w = _take(model, w, "create-partitions-write")
+    # kip516: the znode goes with the deletion, so the ID's read finds none (NONODE)
+    w = _walk(model, w, "send-create-partitions", "create-partitions-read", DELETE,
+              "create-partitions-read-id", CREATE, "create-partitions-write")
     assert zk.znode_id(w.store, TOPIC) == zk.ZERO_ID
     assert not unique.check(w)  # a version-3 znode without an ID
     w = _take(model, w, "failover")  # processTopicIds -> setTopicIds
@@ -173,13 +181,9 @@ def test_the_old_id_makes_a_broker_keep_the_deleted_topics_log():
     model, w = _model(failovers=1)
     stale = _prop(model, "NoStaleReplication")
     flushed = _prop(model, "MetadataFlushedFirst")
-    w = _take(model, w, "send-create-partitions")
-    w = _take(model, w, "create-partitions-read")
-    w = _take(model, w, "create-partitions-read-id")
-    w = _take(model, w, "delete", lambda a: a[1] == "name")
-    w = _take(model, w, "create", lambda a: a[1] == (1, 2))
-    w = _take(model, w, "create-partitions-write")
-    w = _take(model, w, "failover")
+    w = _walk(model, w, "send-create-partitions", "create-partitions-read",
+              "create-partitions-read-id", DELETE, CREATE, "create-partitions-write",
+              "failover")
     old = zk.topic(w.store, TOPIC).topic_id
     w = _take(model, w, "deliver", lambda a: a[1].kind == "LeaderAndIsr" and a[1].dst == 2
               and a[1].epoch == w.ctl.epoch)
@@ -201,10 +205,8 @@ def test_without_topic_ids_no_id_is_read():
 
 def test_the_restore_of_a_topic_queued_for_deletion_writes_the_controllers_id():
     model, w = _model("zk-3.9")
-    w = _take(model, w, "send-create-partitions")
-    w = _take(model, w, "create-partitions-read")
-    w = _take(model, w, "create-partitions-read-id")
-    w = _take(model, w, "delete", lambda a: a[1] == "name")
+    w = _walk(model, w, "send-create-partitions", "create-partitions-read",
+              "create-partitions-read-id", DELETE)
     rec = zk.topic(w.store, TOPIC)
     # a znode whose ID another write changed gets the controller's back with the restore
     w = w._replace(store=zk.write_assignment(w.store, TOPIC, ((1, 2), (2, 1)), 99))
