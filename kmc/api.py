@@ -105,9 +105,10 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
     result.extra.update(scenario=name, variant=v, params=p, model=model, z3=z3,
                         user_model=user_model)
     with blamed(user_model):
-        warning = _fairness_warning(model, result)
-    if warning:
-        result.extra.setdefault("warnings", []).append(warning)
+        warnings = list(model.caveats()) + [w for w in [_fairness_warning(model, result)]
+                                            if w]
+    if warnings:
+        result.extra.setdefault("warnings", []).extend(warnings)
     if symmetry:  # what the reduction asked for did, said in the summary
         result.extra["symmetry"] = ("reduced and checked" if symmetry == "check" else
                                     "reduced") if model.has_symmetry else \

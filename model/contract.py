@@ -133,6 +133,11 @@ class Model:
         the ones that never fired (a sign of a vacuous scenario). None: not declared."""
         return None
 
+    def caveats(self) -> Sequence[str]:
+        """What this configuration of the model does not check soundly, one line each
+        (a property left out, and why): every run shows them as warnings. Default: none."""
+        return ()
+
     def format_state(self, state) -> str:
         return repr(state)
 

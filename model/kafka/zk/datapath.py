@@ -46,8 +46,11 @@ def high_watermark(store, brokers, inc, p):
     of its in-sync replicas (Partition.maybeIncrementLeaderHW), over the ISR the
     controller recorded in the partition's state znode and the logs the replicas hold
     now. Kafka's leader learns a follower's log end from the follower's next Fetch, so
-    its high watermark trails this one by one fetch; the records below either are held
-    by every in-sync replica. None unless ``inc`` is live (its znode exists and is not
+    its high watermark trails this one by one fetch. Records carry no leader epoch, so a
+    replica whose log diverged from the leader's at the same length counts too (Kafka's
+    leader does not count a fetch that diverges, and its follower truncates by leader
+    epoch): ``properties.diverging_appends`` leaves NoAcknowledgedLoss out where that
+    matters. None unless ``inc`` is live (its znode exists and is not
     marked for deletion): once the deletion has begun, followers delete their replicas,
     while a leader that still holds its replica keeps the high watermark it had (Kafka
     never moves it back), which the logs left no longer tell; the model keeps none, and
