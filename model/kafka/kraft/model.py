@@ -250,6 +250,18 @@ class KRaftModel(Model):
     def properties(self):
         return properties_for(self.bounds, self.flags, self)
 
+    def caveats(self):
+        """A registration is sent once (``startup.restart``): with crashes and failovers a
+        failover can lose it, and the broker is then unfenced under its previous
+        registration, where Kafka's BrokerLifecycleManager registers again first."""
+        if not (self.bounds.crashes and self.bounds.failovers):
+            return ()
+        return ("with crashes and failovers on the KRaft plane a restarted broker's "
+                "registration lost in a failover is not sent again, and the broker is "
+                "unfenced under its previous registration (Kafka's broker registers again "
+                "with the new controller first): a finding that needs both is to be read "
+                "against docs/model-kraft.md, simplifications",)
+
     @property
     def weakly_fair(self):
         """With the liveness properties: every step the cluster takes by itself (faults
