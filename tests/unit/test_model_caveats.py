@@ -1,9 +1,8 @@
 """What a model cannot check soundly is left out and said (``Model.caveats``): on the
 ZooKeeper plane, with two crashes and two records, a follower's log can diverge from its
 leader's at the same length, which the model (no leader epoch per record) never
-truncates, so NoAcknowledgedLoss is not checked there; on the KRaft plane a registration
-lost in a failover is not sent again. Every run says so on standard error and in its
-JSON."""
+truncates, so NoAcknowledgedLoss is not checked there. Every run says so on standard
+error and in its JSON."""
 import json
 
 from kmc import api
@@ -36,10 +35,3 @@ def test_the_command_line_prints_the_caveat(capsys):
     assert json.loads(out)["warnings"] == [line[len("kmc: warning: "):]]
     assert code == json.loads(out)["exit_code"]
 
-
-def test_the_kraft_plane_says_when_a_lost_registration_is_not_sent_again():
-    both = api.build("kraft-failover", params={"crashes": 1, "failovers": 1})
-    (caveat,) = both.caveats()
-    assert "registration lost in a failover is not sent again" in caveat
-    assert api.build("kraft-failover", params={"crashes": 0}).caveats() == ()
-    assert api.build("kraft-stray").caveats() == ()

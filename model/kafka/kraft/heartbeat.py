@@ -10,9 +10,13 @@ from kmc.model.kafka.kraft.state import DOWN, HALTED, RUNNING
 
 
 def can_fence_expired(model, w, b: int) -> bool:
-    """A down broker's heartbeat lease runs out while the controller still counts it
-    unfenced."""
-    return (w.brokers[b - 1].status in (DOWN, HALTED)
+    """A broker's heartbeat lease runs out while the controller still counts it
+    unfenced: the broker is down, or its new process has no registration yet (a
+    failover lost it, ``startup.lost_registrations``): the new controller gives every
+    unfenced broker a fresh lease (ClusterControlManager.activate), which no heartbeat
+    renews."""
+    br = w.brokers[b - 1]
+    return ((br.status in (DOWN, HALTED) or br.reregister)
             and not im.fenced(model.controller_image(w.quorum), b))
 
 
@@ -45,14 +49,19 @@ def miss_heartbeats(model, w, b: int):
 def can_unfence(model, w, b: int) -> bool:
     """processBrokerHeartbeat unfences a broker that wants to be unfenced (it has
     published its first image: BrokerLifecycleManager.setReadyToUnfence) and is caught
-    up (its metadata offset has reached its RegisterBrokerRecord)."""
+    up (its metadata offset has reached its RegisterBrokerRecord). The broker sends
+    heartbeats once its registration is answered (BrokerRegistrationResponseEvent:
+    ``registered``), which the controller does once the record is committed
+    (QuorumController's write events complete at the high watermark); a registration
+    a failover lost is sent again first (``startup.register_again``)."""
     br = w.brokers[b - 1]
-    if br.status != RUNNING:
+    if br.status != RUNNING or br.reregister:
         return False
     q = w.quorum
     if not im.fenced(model.controller_image(q), b):
         return False
-    return len(br.fetched) > ctl.registration_offset(q.log, b)
+    at = ctl.registration_offset(q.log, b)
+    return at < q.hwm and len(br.fetched) > at
 
 
 def unfence(model, w, b: int):

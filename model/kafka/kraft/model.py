@@ -66,6 +66,7 @@ class KRaftModel(Model):
             "apply-initial": startup.apply_initial, "fence": heartbeat.fence,
             "unfence": heartbeat.unfence, "miss-heartbeats": heartbeat.miss_heartbeats,
             "crash": startup.crash, "restart": startup.restart,
+            "register": startup.register_again,
             "replica-fetch": clients.replica_fetch, "create": admin.create,
             "delete": admin.delete, "consumer-refresh": clients.consumer_refresh,
             "consumer-fetch": clients.consumer_fetch,
@@ -167,6 +168,8 @@ class KRaftModel(Model):
                     out.append(("restart", b))
             elif br.status != HALTED and w.budget.crashes > 0:
                 out.append(("crash", b))
+            if br.reregister and startup.can_register_again(self, w, b):
+                out.append(("register", b))
             if heartbeat.can_miss_heartbeats(self, w, b):
                 out.append(("miss-heartbeats", b))
         if w.budget.failovers > 0:
@@ -236,31 +239,24 @@ class KRaftModel(Model):
         """A standby controller wins an election (quorum.failover); the old leader's
         uncommitted batches beyond the new leader's log are lost. KIP-595 "Leader
         Election"; raft/KafkaRaftClient.java ``onBecomeLeader``, ``handleVoteRequest``;
-        raft/QuorumState.java ``canGrantVote``."""
+        raft/QuorumState.java ``canGrantVote``. A broker whose registration is lost
+        registers again (``startup.lost_registrations``)."""
         q = w.quorum
         lost = any(r.kind == "RemoveTopicRecord" for e in qm.uncommitted(q)
                    for r in e.records)
         nq = qm.failover(q, c)
         ghost = w.ghost._replace(failovers=tuple(sorted(set(w.ghost.failovers) | {
             (nq.epoch, int(lost))})))
-        return w._replace(quorum=nq, ghost=ghost,
+        brokers = w.brokers
+        for b in startup.lost_registrations(model, w, q.repl[c - 1]):
+            brokers = brokers[:b - 1] + (brokers[b - 1]._replace(
+                reregister=True, lost_in=nq.epoch),) + brokers[b:]
+        return w._replace(quorum=nq, ghost=ghost, brokers=brokers,
                           budget=w.budget._replace(failovers=w.budget.failovers - 1))
 
     # ---- contract extras ----------------------------------------------------------------
     def properties(self):
         return properties_for(self.bounds, self.flags, self)
-
-    def caveats(self):
-        """A registration is sent once (``startup.restart``): with crashes and failovers a
-        failover can lose it, and the broker is then unfenced under its previous
-        registration, where Kafka's BrokerLifecycleManager registers again first."""
-        if not (self.bounds.crashes and self.bounds.failovers):
-            return ()
-        return ("with crashes and failovers on the KRaft plane a restarted broker's "
-                "registration lost in a failover is not sent again, and the broker is "
-                "unfenced under its previous registration (Kafka's broker registers again "
-                "with the new controller first): a finding that needs both is to be read "
-                "against docs/model-kraft.md, simplifications",)
 
     @property
     def weakly_fair(self):
@@ -300,6 +296,8 @@ class KRaftModel(Model):
             names += ["miss-heartbeats", "unfence"]
         if bd.failovers:
             names += ["failover", "replicate"]
+            if bd.crashes:
+                names.append("register")
         if bd.consumer:
             names += ["consumer-refresh", "consumer-fetch"]
         if bd.records:
@@ -318,6 +316,8 @@ class KRaftModel(Model):
             return f"controller-{action[1]} fetches the metadata log"
         if k == "failover":
             return f"controller-{action[1]} wins the election (failover)"
+        if k == "register":
+            return f"broker-{action[1]} registers again (the failover lost its registration)"
         if k == "create":
             return f"CreateTopics {TOPIC} replicas={list(action[1])}"
         if k == "delete":
@@ -351,13 +351,17 @@ class KRaftModel(Model):
 
     def state_to_json(self, w):
         """The generic view, with a broker's ``deleting`` shown only when it holds a
-        ``-delete`` directory (as its encoding: ``state.Broker.__repr__``), and without
+        ``-delete`` directory and ``reregister`` and ``lost_in`` only when set (as its
+        encoding: ``state.Broker.__repr__``), and without
         the fields of the shared broker records that only the ZooKeeper plane sets (a
         log's ``start`` and ``inc``, a hosted partition's ``fetch_error``)."""
         js = super().state_to_json(w)
         for br in js["brokers"]:
             if not br["deleting"]:
                 del br["deleting"]
+            for k in ("reregister", "lost_in"):
+                if not br[k]:
+                    del br[k]
             for log in br["logs"]:
                 del log["start"], log["inc"]
             for h in br["hosted"]:

@@ -7,7 +7,8 @@ Their relations come from ``protocol_view`` (module ``protocol_view``), built fr
 state alone (as ``views.view`` is).
 
 always: PartitionChangeEpochs, NewPartitionRegistration, LeaderInIsr, FencedLeaveIsr,
-BrokerEpochs, RaftLogSound, ImageIsReplay, HostedMatchesImage, NoStrayWhileRunning.
+BrokerEpochs, UnfencedRegistered, RaftLogSound, ImageIsReplay, HostedMatchesImage,
+NoStrayWhileRunning.
 quiescent (settled: no internal step left): SettledConverged.
 liveness (``-p liveness=true``, with crashes): DeleteDirsEventuallyRemoved (and
 deletions), MetadataFileEventuallyFlushed.
@@ -19,8 +20,8 @@ from kmc.invariants.liveness import leads_to
 from kmc.invariants.logic import And, Not, Or, exists, forall, implies, variables
 from kmc.model.kafka.kraft.protocol_view import (
     NO_LEADER, Change, Created, PartShape, FencedInIsr, Registration, RegChange,
-    RaftEntry, RaftState, ImageOf, HostedAt, ImagePart, StrayOnDisk, BrokerAt,
-    Committed, Leaderless, NotRunning, PendingDelete, AwaitingFlush, protocol_view)
+    RegisterAt, UnfenceAt, LostIn, RaftEntry, RaftState, ImageOf, HostedAt, ImagePart,
+    StrayOnDisk, BrokerAt, Committed, Leaderless, NotRunning, PendingDelete, AwaitingFlush, protocol_view)
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True
@@ -92,6 +93,19 @@ BROKER_EPOCHS = declare(
     "ReplicationControlManager.handleBrokerFenced / handleBrokerUnfenced)",
     lambda z: f"broker-{z['b']}: broker epoch {z['e']} recorded where its epoch was "
               f"{z['g']}")
+
+UNFENCED_REGISTERED = declare(
+    "always", "UnfencedRegistered",
+    forall((b, e, o, f), implies(And(LostIn(b, e), UnfenceAt(o, b, f), f >= e),
+                                 exists((k, g), And(RegisterAt(k, b, g), k < o, g >= e)))),
+    protocol_view,
+    "a broker process whose registration a controller failover lost is unfenced only "
+    "after it registered again with the new controller (QuorumController.renounce fails "
+    "the pending registration; BrokerLifecycleManager sends heartbeats only once its "
+    "registration is answered, and sends it again after an error)",
+    lambda z: f"broker-{z['b']} is unfenced at offset {z['o']} (Raft epoch {z['f']}) "
+              f"while the registration of its process was lost in the failover to epoch "
+              f"{z['e']} and not sent again")
 
 # ---- the Raft quorum -------------------------------------------------------------------
 RAFT_LOG_SOUND = declare(
@@ -167,8 +181,8 @@ SETTLED_CONVERGED = declare(
               f"leader with every broker running ({_bindings(z)})")
 
 ALWAYS = (PARTITION_CHANGE_EPOCHS, NEW_PARTITION_REGISTRATION, LEADER_IN_ISR,
-          FENCED_LEAVE_ISR, BROKER_EPOCHS, RAFT_LOG_SOUND, IMAGE_IS_REPLAY, HOSTED_MATCHES_IMAGE,
-          NO_STRAY_WHILE_RUNNING)
+          FENCED_LEAVE_ISR, BROKER_EPOCHS, UNFENCED_REGISTERED, RAFT_LOG_SOUND,
+          IMAGE_IS_REPLAY, HOSTED_MATCHES_IMAGE, NO_STRAY_WHILE_RUNNING)
 QUIESCENT = (SETTLED_CONVERGED,)
 
 def _eventually_gone(name, pending, what):

@@ -28,6 +28,9 @@ PartShape = Rel("PartShape", 5, ("inc", "partition", "leader", "leader_in_isr",
 FencedInIsr = Rel("FencedInIsr", 4, ("inc", "partition", "broker", "isr_size"))
 Registration = Rel("Registration", 4, ("offset", "broker", "epoch", "previous"))
 RegChange = Rel("RegChange", 3, ("broker", "epoch", "current"))
+RegisterAt = Rel("RegisterAt", 3, ("offset", "broker", "raft_epoch"))
+UnfenceAt = Rel("UnfenceAt", 3, ("offset", "broker", "raft_epoch"))
+LostIn = Rel("LostIn", 2, ("broker", "raft_epoch"))
 RaftEntry = Rel("RaftEntry", 4, ("offset", "epoch", "previous", "leader_change"))
 RaftState = Rel("RaftState", 6, ("epoch", "hwm", "length", "leader_held",
                                  "majority_held", "majority_epoch"))
@@ -91,6 +94,7 @@ def _log_facts(log: tuple) -> dict:
     state = {"topics": {}, "brokers": {}}
     change, created, reg, regchange, entries, prefixes = (set(), set(), set(), set(),
                                                           set(), [_canon(state)])
+    register_at, unfence_at = set(), set()
     prev_epoch = 0
     for o, entry in enumerate(log):
         entries.add((o, entry.epoch, prev_epoch if o else entry.epoch,
@@ -107,12 +111,16 @@ def _log_facts(log: tuple) -> dict:
             elif k_ == "PartitionRecord" and o > 0:
                 created.add((o, rec.leader_epoch, rec.partition_epoch,
                              int(bool(rec.isr) and rec.leader == rec.isr[0])))
-            elif k_ == "RegisterBrokerRecord" and o > 0:
-                reg.add((o, rec.broker, rec.broker_epoch,
-                         state["brokers"].get(rec.broker, (-1, True))[0]))
+            elif k_ == "RegisterBrokerRecord":
+                register_at.add((o, rec.broker, entry.epoch))
+                if o > 0:
+                    reg.add((o, rec.broker, rec.broker_epoch,
+                             state["brokers"].get(rec.broker, (-1, True))[0]))
             elif k_ == "BrokerRegistrationChangeRecord":
                 regchange.add((rec.broker, rec.broker_epoch,
                                state["brokers"].get(rec.broker, (-1, True))[0]))
+                if not rec.fenced:
+                    unfence_at.add((o, rec.broker, entry.epoch))
             _replay(state, rec)
         prefixes.append(_canon(state))
     shape, fenced_in_isr = set(), set()
@@ -125,8 +133,8 @@ def _log_facts(log: tuple) -> dict:
                                  if brokers.get(r, (0, True))[1])
     return {"Change": change, "Created": created, "Registration": reg,
             "RegChange": regchange, "RaftEntry": entries, "PartShape": shape,
-            "FencedInIsr": fenced_in_isr,
-            "prefixes": tuple(prefixes)}
+            "FencedInIsr": fenced_in_isr, "RegisterAt": register_at,
+            "UnfenceAt": unfence_at, "prefixes": tuple(prefixes)}
 
 
 def _protocol_relations(w) -> dict:
@@ -145,6 +153,11 @@ def _protocol_relations(w) -> dict:
     - ``Registration(offset, broker, epoch, previous)``: RegisterBrokerRecords after the
       initial batch, with the broker's epoch before them; ``RegChange(broker, epoch,
       current)``: BrokerRegistrationChangeRecords with the broker's current epoch.
+    - ``RegisterAt(offset, broker, raft_epoch)``, ``UnfenceAt(offset, broker,
+      raft_epoch)``: every RegisterBrokerRecord, and every BrokerRegistrationChangeRecord
+      that unfences, with the Raft epoch of its batch; ``LostIn(broker, raft_epoch)``
+      (a ghost): a live broker process whose registration the failover to that epoch
+      lost, and which has not registered again.
     - ``RaftEntry(offset, epoch, previous_epoch, leader_change)``: the leader's log
       batches; ``RaftState(epoch, hwm, length, leader_held, majority_held,
       majority_epoch)`` (``majority_epoch``: the epoch of the last batch a majority holds).
@@ -188,6 +201,8 @@ def _protocol_relations(w) -> dict:
         "PartShape": facts["PartShape"], "FencedInIsr": facts["FencedInIsr"],
         "Registration": facts["Registration"],
         "RegChange": facts["RegChange"], "RaftEntry": facts["RaftEntry"],
+        "RegisterAt": facts["RegisterAt"], "UnfenceAt": facts["UnfenceAt"],
+        "LostIn": {(bn, br.lost_in) for bn, br in enumerate(w.brokers, 1) if br.lost_in},
         "RaftState": {(q.epoch, q.hwm, len(q.log), q.repl[q.leader - 1], held,
                        q.log[held - 1].epoch if held else 0)},
         "ImageOf": image_of, "HostedAt": hosted_at, "ImagePart": image_part,

@@ -46,7 +46,8 @@ def crash(model, w, b: int):
     metadata log stay on disk. Its heartbeat lease runs out later
     (heartbeat.can_fence_expired)."""
     old = w.brokers[b - 1]
-    br = old._replace(status=DOWN, image=None, hosted=(), logs=lm.after_crash(old.logs))
+    br = old._replace(status=DOWN, image=None, hosted=(), logs=lm.after_crash(old.logs),
+                      reregister=False, lost_in=0)
     brokers = _put(w, b, br)
     if w.budget.crashes == 1:  # the last crash: no later one can lose a pending flush
         brokers = tuple(x._replace(logs=tuple(y._replace(flushed=True) for y in x.logs))
@@ -72,6 +73,44 @@ def restart(model, w, b: int):
     q = model.append(q, ctl.register_broker(model.controller_image(q), b))
     br = w.brokers[b - 1]._replace(status=CATCHING_UP, image=None, hosted=())
     return w._replace(quorum=q, brokers=_put(w, b, br))
+
+
+def lost_registrations(model, w, kept: int) -> tuple:
+    """The brokers whose registration a failover that keeps the first ``kept`` batches
+    of the metadata log loses: a RegisterBrokerRecord beyond them, of a broker process
+    still alive (a crashed or halted one registers anew when, if ever, it starts).
+    The old controller fails the registration's pending answer when it resigns
+    (QuorumController.renounce: deferredEventQueue.failAll with NOT_CONTROLLER), and
+    the broker's channel to the controller sends it again (``register_again``)."""
+    lost = {r.broker for e in w.quorum.log[kept:] for r in e.records
+            if r.kind == "RegisterBrokerRecord"}
+    return tuple(b for b in sorted(lost) if w.brokers[b - 1].status not in (DOWN, HALTED))
+
+
+def can_register_again(model, w, b: int) -> bool:
+    """A broker whose registration a failover lost registers again once the new
+    controller counts its previous incarnation fenced (as ``can_restart``: a valid
+    lease makes registerBroker answer DuplicateBrokerRegistrationException, and the
+    broker retries)."""
+    br = w.brokers[b - 1]
+    return br.reregister and im.fenced(model.controller_image(w.quorum), b)
+
+
+def register_again(model, w, b: int):
+    """KIP-631 "Broker Registration", after a failover (KIP-595 "Leader Election"):
+    NodeToControllerRequestThread.handleResponse puts the request answered
+    NOT_CONTROLLER back at the head of its queue and sends it to the new controller
+    (BrokerLifecycleManager's BrokerRegistrationResponseEvent retries other errors),
+    which writes a fenced RegisterBrokerRecord with a new broker epoch
+    (ClusterControlManager.registerBroker; the model's epoch is the previous one plus
+    one, Kafka's the record's offset). The broker's startup goes
+    on meanwhile (BrokerServer.startup installs the publishers before it waits for
+    the controller); no heartbeat is sent, so nothing unfences it, before the answer
+    (``heartbeat.can_unfence``)."""
+    q = w.quorum
+    q = model.append(q, ctl.register_broker(model.controller_image(q), b))
+    return w._replace(quorum=q, brokers=_put(w, b, w.brokers[b - 1]._replace(
+        reregister=False, lost_in=0)))
 
 
 def can_load_logs(model, w, b: int) -> bool:

@@ -46,15 +46,25 @@ class Broker(NamedTuple):
     #: by the kafka-delete-logs task (on disk: survives a crash; never served, never
     #: loaded). Only scenarios with a crash keep them (``logmanager``, "deletion").
     deleting: tuple = ()
+    #: its registration was lost in a controller failover (written, never committed):
+    #: BrokerLifecycleManager sends it again before any heartbeat (``startup``)
+    reregister: bool = False
+    #: ghost: the Raft epoch of the failover that lost this process's registration (0:
+    #: none), until the process registers again or ends; UnfencedRegistered reads it
+    lost_in: int = 0
 
     def __repr__(self):
         """The canonical encoding (``model.encoding``): the five-field form while no
-        ``-delete`` directory is on disk, so a state without one encodes, and
-        fingerprints, the same in every scenario; the full form otherwise (still
-        one encoding per value)."""
+        ``-delete`` directory is on disk and no registration was lost, so such a state
+        encodes, and fingerprints, the same in every scenario; each of the other fields
+        is printed, labelled, when set (still one encoding per value)."""
         head = (f"Broker(status={self.status!r}, fetched={self.fetched!r}, "
                 f"image={self.image!r}, logs={self.logs!r}, hosted={self.hosted!r}")
-        return head + (f", deleting={self.deleting!r})" if self.deleting else ")")
+        if self.deleting:
+            head += f", deleting={self.deleting!r}"
+        if self.reregister:
+            head += ", reregister=True"
+        return head + (f", lost_in={self.lost_in!r})" if self.lost_in else ")")
 
 
 class Consumer(NamedTuple):

@@ -364,7 +364,8 @@ def describe(w) -> str:
         disk = " ".join([logs] * bool(logs) + [f"A-{p}.delete(id={t})"
                                                 for p, t in br.deleting])
         parts.append(f"broker-{b} {br.status} image@{off} fetched={len(br.fetched)} "
-                     f"disk[{disk}] hosted[{hosted}]")
+                     f"disk[{disk}] hosted[{hosted}]"
+                     + (" registration lost: to send again" if br.reregister else ""))
     c = w.consumer
     if c.meta or c.pos >= 0 or c.last_epoch >= 0:
         parts.append(f"consumer meta={list(c.meta)} id={c.known_id} "
