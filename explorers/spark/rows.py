@@ -151,3 +151,18 @@ class LevelRows:
             self._dir = tempfile.mkdtemp(prefix="kmc-rows-")
             self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, True)
         return self._dir
+
+
+def in_blocks(modes) -> list:
+    """Per level (``modes``: where each level of a checkpoint ran, level 0 first),
+    whether the blocks saved after the last level hold its trace rows: the levels run on
+    Spark since the frontier last went there from the driver. Blocks placed from the
+    driver start without rows (the driver keeps its own levels' rows) and a frontier
+    coming back to the driver hands its rows to it, so those are the trailing "spark"
+    levels."""
+    out = [False] * len(modes)
+    for d in range(len(modes) - 1, 0, -1):
+        if modes[d] != "spark":
+            break
+        out[d] = True
+    return out

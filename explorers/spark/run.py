@@ -13,7 +13,7 @@ import numpy as np
 from kmc.explorers import keyarrays
 from kmc.explorers.keyarrays import sort_order, sorted_keys
 from kmc.explorers.spark import level
-from kmc.explorers.spark.rows import KEEP_LEVELS, LevelRows
+from kmc.explorers.spark.rows import KEEP_LEVELS, LevelRows, in_blocks
 from kmc.explorers.spark.tuning import env_number, parse_number
 from kmc.explorers.visited import smallest
 
@@ -70,21 +70,6 @@ def driver_seconds(local: bool, cores: int) -> float | None:
     if local and cores > SPARK_WORK:
         return min(DRIVER_LEVEL_SECONDS, LOCAL_LEVEL_COST / (1 - SPARK_WORK / cores))
     return DRIVER_LEVEL_SECONDS
-
-
-def in_blocks(modes) -> list:
-    """Per level (``modes``: where each level of a checkpoint ran, level 0 first),
-    whether the blocks saved after the last level hold its trace rows: the levels run on
-    Spark since the frontier last went there from the driver. Blocks placed from the
-    driver start without rows (the driver keeps its own levels' rows) and a frontier
-    coming back to the driver hands its rows to it, so those are the trailing "spark"
-    levels."""
-    out = [False] * len(modes)
-    for d in range(len(modes) - 1, 0, -1):
-        if modes[d] != "spark":
-            break
-        out[d] = True
-    return out
 
 
 class Run:
