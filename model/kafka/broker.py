@@ -49,14 +49,46 @@ class Log(NamedTuple):
     topic ID)."""
     partition: int
     topic_id: int
-    records: tuple      # the ghost incarnation each record was produced into (topic
-                        # lifecycle), or (key class, producer, seq, leader epoch) (KIP-253)
+    records: tuple      # the ghost incarnation each record was produced into and its
+                        # leader epoch (topic lifecycle: ``record`` below), or (key
+                        # class, producer, seq, leader epoch) (KIP-253)
     flushed: bool = True
     start: int = 0      # log start offset (deleteRecords moves it: KIP-253 §3)
     inc: int = 0        # ghost: the incarnation whose log this is (ZooKeeper plane, where
                         # a legacy topic has no ID to tell; 0 on the KRaft plane, whose
                         # topic IDs tell incarnations apart)
     __repr__ = tuple.__repr__  # C-level, canonical: fast fingerprints
+
+
+#: a topic-lifecycle record on the ZooKeeper plane is one int: the ghost incarnation it
+#: was produced into, plus ``EPOCH_STEP`` times the leader epoch of the leader that
+#: appended it (``record``). A record of leader epoch 0 is its incarnation alone: ``[1]``
+#: is one record of incarnation 1 at epoch 0, ``[1, 201]`` a second one at leader epoch
+#: 2. Incarnations stay below ``EPOCH_STEP`` (the scenarios allow three). The KRaft
+#: plane's records are incarnations alone (epoch 0 throughout).
+EPOCH_STEP = 100
+
+
+def record(inc: int, epoch: int) -> int:
+    """The record produced into incarnation ``inc`` by a leader at ``epoch``."""
+    return inc + EPOCH_STEP * epoch
+
+
+def inc_of(rec) -> int | None:
+    """The incarnation a record was produced into (None for a record that is not the
+    topic lifecycle's: KIP-253's keyed records share the broker's logs)."""
+    return rec % EPOCH_STEP if type(rec) is int else None
+
+
+def epoch_of(rec: int) -> int:
+    return rec // EPOCH_STEP
+
+
+def label(rec) -> str:
+    """``1`` for a record of incarnation 1 at epoch 0, ``1@e2`` at leader epoch 2."""
+    if type(rec) is not int or rec < EPOCH_STEP:
+        return repr(rec)
+    return f"{inc_of(rec)}@e{epoch_of(rec)}"
 
 
 class Hosted(NamedTuple):

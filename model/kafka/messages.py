@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kmc.model.kafka.broker import lane as broker_lane
+from kmc.model.kafka.broker import label as record_label, lane as broker_lane
 from kmc.model.kafka import store
 from kmc.model.kafka.controller import lane as controller_lane
 from kmc.model.records import fast_replace_all
@@ -198,7 +198,8 @@ def label(msg, topic: str = "A") -> str:
         return (f"StopReplicaResponse {topic}-{msg.partition} {id_text(msg.topic_id)} "
                 f"{msg.error}")
     if k == FETCH_RESP:
-        what = f"records={list(msg.records)}" if msg.error == "NONE" else msg.error
+        what = msg.error if msg.error != "NONE" else \
+            "records=[" + ", ".join(map(record_label, msg.records)) + "]"
         return (f"FetchResponse {topic}-{msg.partition} {id_text(msg.topic_id)} "
                 f"le={msg.leader_epoch} {what}")
     return f"{k} ce={msg.epoch}"

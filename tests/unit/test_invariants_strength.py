@@ -18,7 +18,7 @@ KILLS = {
     "LeaderEpochUnique": ("failover-mid-delete", None, "kip516", "kip516-epoch-reuse", 2,
                           1941, 1941, "leader epoch 0 of partition 0"),
     "FollowerFencing": ("lifecycle-large", RF3, "kip516", "kip516-follower-ignores-epoch", 7,
-                        6093, 6573, "appended records it had fetched at leader epoch 0"),
+                        6369, 6889, "appended records it had fetched at leader epoch 0"),
     "NoAcknowledgedLoss": ("offline-delete", None, "kip516", "kip516-lair-wipes-replica", 4,
                            136, 136, "was acknowledged, yet no replica holds it"),
     "ConsumerReadsAll": ("recreate-race", {"initial_records": 1}, "kip516",

@@ -21,7 +21,8 @@ from kmc.invariants.logic import And, Not, Or, exists, forall, implies, variable
 from kmc.model.kafka.kraft.protocol_view import (
     NO_LEADER, Change, Created, PartShape, FencedInIsr, Registration, RegChange,
     RegisterAt, UnfenceAt, LostIn, RaftEntry, RaftState, ImageOf, HostedAt, ImagePart,
-    StrayOnDisk, BrokerAt, Committed, Leaderless, NotRunning, PendingDelete, AwaitingFlush, protocol_view)
+    StrayOnDisk, BrokerAt, Committed, Leaderless, NotRunning, PendingDelete, AwaitingFlush,
+    protocol_view)
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True

@@ -133,11 +133,6 @@ class Cluster(Model):
                 out.append((a, t))
         return out
 
-    def caveats(self):
-        """The features' own (a feature without any has no ``caveats``)."""
-        return tuple(c for f in self.features if hasattr(f, "caveats")
-                     for c in f.caveats(self))
-
     def properties(self):
         if self._props is None:
             self._props = [p for f in self.features for p in f.properties(self)]

@@ -18,6 +18,7 @@ from kmc.model.kafka.broker import hosted_of, leader_of, log_of
 from kmc.model.kafka.canon import keyed_put, replace_at, set_add, set_union
 from kmc.model.kafka.store import NO_LEADER, ZERO_ID
 from kmc.model.kafka.messages import FETCH_RESP, FetchResponse
+from kmc.model.kafka.zk import epochs
 from kmc.model.kafka.zk.state import TOPIC, Meta
 
 RESET = "earliest"  # the consumer's auto.offset.reset
@@ -32,7 +33,8 @@ def serve(lb, p, lr, leader_id, topic_id, epoch, offset):
 
 
 def _reads(ghost, reader, asked, records):
-    return ghost._replace(reads=set_union(ghost.reads, {(reader, asked, g) for g in records}))
+    return ghost._replace(reads=set_union(ghost.reads, {(reader, asked, epochs.inc_of(g))
+                                                        for g in records}))
 
 
 def live_inc(store) -> int:
@@ -46,24 +48,31 @@ def high_watermark(store, brokers, inc, p):
     of its in-sync replicas (Partition.maybeIncrementLeaderHW), over the ISR the
     controller recorded in the partition's state znode and the logs the replicas hold
     now. Kafka's leader learns a follower's log end from the follower's next Fetch, so
-    its high watermark trails this one by one fetch. Records carry no leader epoch, so a
-    replica whose log diverged from the leader's at the same length counts too (Kafka's
-    leader does not count a fetch that diverges, and its follower truncates by leader
-    epoch): ``properties.diverging_appends`` leaves NoAcknowledgedLoss out where that
-    matters. None unless ``inc`` is live (its znode exists and is not
-    marked for deletion): once the deletion has begun, followers delete their replicas,
-    while a leader that still holds its replica keeps the high watermark it had (Kafka
-    never moves it back), which the logs left no longer tell; the model keeps none, and
-    such a leader serves up to its log end."""
+    its high watermark trails this one by one fetch; and it counts only a Fetch that
+    does not diverge (Partition.fetchRecords: updateFollowerFetchState without a
+    divergingEpoch), so a follower counts with the records it shares with the leader's
+    log, epochs included (``epochs.common_prefix``). None unless ``inc`` is live (its
+    znode exists and is not marked for deletion): once the deletion has begun,
+    followers delete their replicas, while a leader that still holds its replica keeps
+    the high watermark it had (Kafka never moves it back), which the logs left no
+    longer tell; the model keeps none, and such a leader serves up to its log end."""
     if inc != live_inc(store):
         return None
     rec = zk.topic(store, TOPIC)
     if p >= len(rec.partitions):
         return None
+    leader = rec.partitions[p].leader
+    lr = log_of(brokers[leader - 1], p) if leader > 0 else None
+    lead = lr.records if lr is not None and lr.inc == inc else None
     hw = None
     for b in rec.partitions[p].isr:
         r = log_of(brokers[b - 1], p)
-        n = len(r.records) if r is not None and r.inc == inc else 0
+        if r is None or r.inc != inc:
+            n = 0
+        elif lead is None or b == leader:
+            n = len(r.records)
+        else:
+            n = epochs.common_prefix(r.records, lead)
         hw = n if hw is None else min(hw, n)
     return hw or 0
 
@@ -80,7 +89,7 @@ def acknowledge(store, brokers, ghost, inc, p):
         return ghost
     # records of another incarnation (a stale log taken over) were never produced to it
     recs = lr.records
-    mine = ((inc, p, o) for o in range(min(hw, len(recs))) if recs[o] == inc)
+    mine = ((inc, p, o) for o in range(min(hw, len(recs))) if epochs.inc_of(recs[o]) == inc)
     acked = set_union(ghost.acked, mine)
     return ghost if acked is ghost.acked else ghost._replace(acked=acked)
 
@@ -90,7 +99,13 @@ def follower_fetch(m, w, b, p):
     """A follower fetches from its leader (KIP-516 "Fetch" v13: by topic ID in kip516, by
     name in legacy and in the no-fetch-id mutant). Kafka: AbstractFetcherThread.
     processFetchRequest; the leader's KafkaApis.handleFetchRequest ->
-    ReplicaManager.fetchMessages -> readFromLog (``broker.fetch_error``)."""
+    ReplicaManager.fetchMessages -> readFromLog (``broker.fetch_error``), then
+    Partition.readRecords: the Fetch carries the epoch of the follower's last record
+    (lastFetchedEpoch: truncation on fetch, KAFKA-10554 in 2.7, Fetch v12, with
+    inter.broker.protocol.version 2.7 on), and a log that diverged from the leader's
+    before the fetch offset is answered with the leader's end offset of that epoch
+    (divergingEpoch, named DIVERGING_EPOCH here; ``epochs.diverging``) instead of
+    records."""
     br = w.brokers[b - 1]
     h = hosted_of(br, p)
     if br.status != bk.UP or h is None or h.leader in (b, -1):
@@ -105,12 +120,23 @@ def follower_fetch(m, w, b, p):
     tid = r.topic_id if m.flags.fetch_topic_id else ZERO_ID
     end = len(r.records)
     err, recs = serve(lb, p, lr, h.leader, tid, h.leader_epoch, end)
+    leader_end = len(lr.records) if lr else 0
+    if err in ("", "OFFSET_OUT_OF_RANGE"):  # the checks before the read have passed
+        got = epochs.diverging(lr.records, h.leader_epoch, r.records)
+        if got == "undefined":
+            err, recs = "OFFSET_OUT_OF_RANGE", ()
+        elif got is not None:
+            # the follower's truncation (getOffsetTruncationState) is computed here from
+            # the log it will truncate: it is applied only to that very log (the
+            # response's offset and incarnation are checked when it is delivered)
+            err, recs = "DIVERGING_EPOCH", ()
+            leader_end = epochs.truncation_offset(r.records, got)
     if err == "" and not recs:
         return None  # long poll: nothing to return
     if err and err == h.fetch_error:
         return None
     msg = FetchResponse(FETCH_RESP, h.leader, b, p, tid, h.leader_epoch, end,
-                        recs, len(lr.records) if lr else 0, err or "NONE", r.inc)
+                        recs, leader_end, err or "NONE", r.inc)
     ghost = w.ghost
     if lr is not None:
         ghost = ghost._replace(attempts=set_add(ghost.attempts, (r.inc, lr.inc)))
@@ -143,7 +169,11 @@ def on_fetch_response(m, w, msg):
     """The follower applies a FetchResponse if it still fetches that partition from that
     leader at that leader epoch and offset, and (kip516) the topic ID matches its own
     (KIP-516 "Fetch"). Records are appended after partition.metadata is flushed.
-    OFFSET_OUT_OF_RANGE truncates to the leader's end (divergence after an election).
+    OFFSET_OUT_OF_RANGE truncates to the leader's end (divergence after an election), a
+    divergingEpoch to where the follower's own epochs say
+    (AbstractFetcherThread.truncateOnFetchResponse -> getOffsetTruncationState:
+    ``epochs.truncation_offset``; a truncation that is not complete goes on at the
+    next Fetch).
     Kafka: AbstractFetcherThread.processFetchRequest (applies a response while the
     partition's fetch state is ready and at the requested offset),
     ReplicaFetcherThread.processPartitionData -> Partition.
@@ -167,7 +197,7 @@ def on_fetch_response(m, w, msg):
             or _truncating(w, b, h, r, msg)):
         return w._replace(net=net)  # discarded
     ghost, log = w.ghost, r
-    if msg.error == "OFFSET_OUT_OF_RANGE":
+    if msg.error in ("OFFSET_OUT_OF_RANGE", "DIVERGING_EPOCH"):
         log, h = r._replace(records=r.records[:msg.leader_end]), h._replace(fetch_error="")
     elif msg.error != "NONE":
         h = h._replace(fetch_error=msg.error)
@@ -235,7 +265,8 @@ def produce(m, w, p):
         return None  # UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER: the producer refreshes
     if m.flags.topic_ids and m.flags.produce_topic_id and lr.topic_id != pr.meta.topic_id:
         return None  # UNKNOWN_TOPIC_ID
-    lr2 = lr._replace(records=lr.records + (lr.inc,), flushed=True)
+    epoch = hosted_of(br, p).leader_epoch
+    lr2 = lr._replace(records=lr.records + (epochs.record(lr.inc, epoch),), flushed=True)
     brokers = replace_at(w.brokers, lid - 1, bk.with_log(br, lr2))
     ghost = w.ghost._replace(wrote=set_add(w.ghost.wrote, (pr.meta.inc, lr.inc)))
     ghost = acknowledge(w.store, brokers, ghost, lr.inc, p)

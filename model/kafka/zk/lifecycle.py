@@ -23,7 +23,7 @@ from kmc.model.kafka.network import Network
 from kmc.model.kafka.zk import brokers, control, datapath, expansion, liveness, pictures
 from kmc.model.kafka.zk import symmetry as tsym
 from kmc.model.kafka.zk.cluster import Cluster
-from kmc.model.kafka.zk.properties import caveats, properties_for
+from kmc.model.kafka.zk.properties import properties_for
 from kmc.model.kafka.zk.state import TOPIC, Admin, Budget, Client, Memory, Meta, World
 from kmc.model.kafka.zk.variants import flags as variant_flags
 from kmc.model.kafka.zk.views import describe
@@ -178,9 +178,6 @@ class Lifecycle:
     # ---- properties, fairness, symmetry ---------------------------------------------------
     def properties(self, m):
         return properties_for(m.bounds, m) + liveness.liveness_for(m.bounds)
-
-    def caveats(self, m):
-        return caveats(m.bounds)
 
     def weakly_fair(self, m):  # the cluster's own steps (model.kafka.zk.liveness)
         return liveness.weakly_fair(m, ENVIRONMENT)

@@ -272,34 +272,10 @@ def clients_for(bounds, model) -> tuple:
     return tuple(out)
 
 
-def diverging_appends(bounds) -> bool:
-    """Whether a follower's log can diverge from its leader's at the same length and be
-    elected: the leader crashes holding a record no follower has, the new leader takes
-    another at that offset, and a second crash elects the first back (two crashes, two
-    records). The model keeps no leader epoch per record, so it never truncates such a
-    log, and its high watermark counts it: Kafka's follower truncates it by leader epoch
-    (AbstractFetcherThread, divergingEpoch: truncation on fetch), and its leader does not
-    count a fetch that diverges (Partition.fetchRecords). NoAcknowledgedLoss would then
-    report a loss Kafka cannot have, so it is left out (``caveats``)."""
-    return bounds.crashes >= 2 and bounds.records >= 2
-
-
-def caveats(bounds) -> tuple:
-    if not diverging_appends(bounds):
-        return ()
-    return ("NoAcknowledgedLoss is not checked with crashes >= 2 and records >= 2 on the "
-            "ZooKeeper plane: the model keeps no leader epoch per record, so a follower "
-            "whose log diverged from the leader's at the same length is never truncated "
-            "and counts toward the high watermark, and the property would report losses "
-            "Kafka cannot have; keep one of the two at most 1 to check it",)
-
-
 def properties_for(bounds, model=None) -> tuple:
     clients = () if model is None else clients_for(bounds, model)
     flags = None if model is None else model.flags
-    always = tuple(p for p in ALWAYS if p is not NO_ACKNOWLEDGED_LOSS) \
-        if diverging_appends(bounds) else ALWAYS
-    return always + QUIESCENT + expansion_properties(bounds) + clients + \
+    return ALWAYS + QUIESCENT + expansion_properties(bounds) + clients + \
         witnesses_for(bounds) + protocol_properties(
         bounds, True if flags is None else flags.topic_ids) + protocol_liveness(
         bounds, flags is not None and flags.epoch_fencing)

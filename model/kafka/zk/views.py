@@ -70,7 +70,7 @@ from __future__ import annotations
 from kmc.invariants.fieldview import FieldView
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka import store as zk
-from kmc.model.kafka.zk import datapath
+from kmc.model.kafka.zk import datapath, epochs
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True
@@ -108,9 +108,9 @@ def _brokers(w) -> dict:
                 hosts.add((b, r.partition, r.inc))
             if r.topic_id:
                 ids.add((r.inc, r.topic_id))
-            for g in set(r.records):
+            for g in set(map(epochs.inc_of, r.records)):
                 rec.add((b, r.partition, r.inc, g))
-            stored.update((g, r.partition, o) for o, g in enumerate(r.records))
+            stored.update((epochs.inc_of(g), r.partition, o) for o, g in enumerate(r.records))
         for x in br.deleting:
             staged.add((b, x[0], x[2]))
             if x[1]:
@@ -232,7 +232,8 @@ def _leader_log(w) -> dict:
                 continue
             for r in w.brokers[part.leader - 1].logs:
                 if r.partition == p and r.inc == t.incarnation:
-                    out.update((g, p, o) for o, g in enumerate(r.records) if g == r.inc)
+                    out.update((r.inc, p, o) for o, g in enumerate(r.records)
+                               if epochs.inc_of(g) == r.inc)
     return {"LeaderLog": out}
 
 
@@ -276,6 +277,11 @@ def _role(br, p) -> str:
     return " unhosted" if h is None else f" L={h.leader} le={h.leader_epoch}"
 
 
+def _records(records) -> str:
+    """A log's records as ``[1, 1@e2]``: incarnation, and the leader epoch when not 0."""
+    return "[" + ", ".join(map(epochs.label, records)) + "]"
+
+
 def describe(w) -> str:
     """One state as compact text for counterexample listings."""
     parts = []
@@ -292,7 +298,8 @@ def describe(w) -> str:
     parts.append(f"controller-{w.ctl.active} ce={w.ctl.epoch} pending={list(w.mem.pending)}")
     for i, br in enumerate(w.brokers):
         reps = " ".join(f"A-{r.partition}(#{r.inc} id={r.topic_id}{'' if r.flushed else '*'}"
-                        f"{_role(br, r.partition)} log={list(r.records)})" for r in br.logs)
+                        f"{_role(br, r.partition)} log={_records(r.records)})"
+                        for r in br.logs)
         dl = f" deleting={list(br.deleting)}" if br.deleting else ""
         parts.append(f"broker-{i + 1} {br.status} ce={br.ctl_epoch} {reps or '-'}{dl}")
     n = sum(1 for _ in messages(w.net))
