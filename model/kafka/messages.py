@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kmc.model.kafka.broker import label as record_label, lane as broker_lane
+from kmc.model.kafka.broker import EPOCH_STEP, label as record_label, lane as broker_lane
 from kmc.model.kafka import store
 from kmc.model.kafka.controller import lane as controller_lane
 from kmc.model.records import fast_replace_all
@@ -135,7 +135,9 @@ class FetchResponse(NamedTuple):
     leader_epoch: int  # the epoch the follower sent
     offset: int        # the fetch offset the follower sent
     records: tuple
-    leader_end: int    # the leader's log end offset (for OFFSET_OUT_OF_RANGE truncation)
+    leader_end: int    # the leader's log end offset (for OFFSET_OUT_OF_RANGE truncation);
+                       # with DIVERGING_EPOCH the divergingEpoch, packed
+                       # (model.kafka.zk.epochs.pack)
     error: str
     asked_inc: int     # ghost: the incarnation the follower believed it fetched
     __repr__ = tuple.__repr__
@@ -200,6 +202,9 @@ def label(msg, topic: str = "A") -> str:
     if k == FETCH_RESP:
         what = msg.error if msg.error != "NONE" else \
             "records=[" + ", ".join(map(record_label, msg.records)) + "]"
+        if msg.error == "DIVERGING_EPOCH":  # model.kafka.zk.epochs.pack
+            what = (f"divergingEpoch(epoch={msg.leader_end // EPOCH_STEP}, "
+                    f"end={msg.leader_end % EPOCH_STEP})")
         return (f"FetchResponse {topic}-{msg.partition} {id_text(msg.topic_id)} "
                 f"le={msg.leader_epoch} {what}")
     return f"{k} ce={msg.epoch}"

@@ -5,10 +5,10 @@ follower shares with its leader, so NoAcknowledgedLoss is checked with two crash
 two records."""
 from kmc import api
 from kmc.model.kafka import broker as bk
-from kmc.model.kafka.zk import datapath
+from kmc.model.kafka.zk import datapath, epochs
 from kmc.model.kafka.zk.epochs import (
-    cache, common_prefix, diverging, end_offset_for, epoch_of, inc_of, label, record,
-    truncation_offset,
+    cache, common_prefix, diverging, end_offset_for, epoch_of, inc_of, label, pack,
+    record, truncation_offset, unpack,
 )
 
 #: failover-mid-delete reduced to one incarnation, no failover and no deletion: the
@@ -31,6 +31,15 @@ def test_end_offsets_as_the_leader_epoch_cache_answers_them():
     assert end_offset_for(leader, 4, 3) is None     # above every epoch: undefined
     assert end_offset_for(cache((201,)), 1, 1) == (1, 0)  # below every epoch
     assert end_offset_for([], 0, 0) is None
+
+
+def test_a_lower_epoch_appended_after_a_higher_one_replaces_it_in_the_cache():
+    # a stale log (incarnation 1 at epochs 0 and 1) taken over by incarnation 2, whose
+    # leader is at epoch 0: LeaderEpochFileCache.assign removes the entries not below it
+    assert cache((1, 101, 2)) == [(0, 2)]
+    assert cache((1, 101), leading=0) == [(0, 2)]
+    assert cache((1, 201), leading=2) == [(0, 0), (2, 1)]  # its own epoch: unchanged
+    assert unpack(pack((3, 2))) == (3, 2)
 
 
 def test_a_follower_that_diverged_at_the_same_length_truncates():
@@ -79,8 +88,7 @@ def test_the_high_watermark_counts_only_what_a_follower_shares_with_its_leader()
 
 def test_a_diverging_fetch_truncates_the_follower_in_the_model():
     """Somewhere in the state space a follower's Fetch diverges; delivering the answer
-    leaves the follower with the records it shares with the leader (at the time of the
-    Fetch) or, a step at a time, fewer."""
+    leaves the follower with a shorter prefix of its log."""
     model = api.build("failover-mid-delete", "zk-3.9", BOUNDS)
     seen, frontier, found = set(), model.init_states(), 0
     while frontier and found < 5:
@@ -92,13 +100,24 @@ def test_a_diverging_fetch_truncates_the_follower_in_the_model():
                     msg = a[1]
                     before = bk.log_of(s.brokers[msg.dst - 1], msg.partition).records
                     after = bk.log_of(t.brokers[msg.dst - 1], msg.partition).records
-                    assert after == before[:msg.leader_end] and len(after) < len(before)
+                    assert after == before[:len(after)] and len(after) < len(before)
                     found += 1
                 if t not in seen:
                     seen.add(t)
                     nxt.append(t)
         frontier = nxt
     assert found
+
+
+def test_without_the_truncation_diverged_replicas_never_converge(monkeypatch):
+    """ReplicasEventuallyInSync watches the truncation: a leader that never answers a
+    divergingEpoch leaves a follower's diverged record in place for good."""
+    params = {**BOUNDS, "liveness": True}
+    assert api.check("failover-mid-delete", "zk-3.9", params).verdict(
+        "ReplicasEventuallyInSync") == "holds"
+    monkeypatch.setattr(epochs, "diverging", lambda *_a: None)
+    broken = api.check("failover-mid-delete", "zk-3.9", params)
+    assert broken.verdict("ReplicasEventuallyInSync") == "violated"
 
 
 def test_no_acknowledged_loss_is_checked_and_holds_with_two_crashes_and_two_records():

@@ -125,12 +125,8 @@ def follower_fetch(m, w, b, p):
         got = epochs.diverging(lr.records, h.leader_epoch, r.records)
         if got == "undefined":
             err, recs = "OFFSET_OUT_OF_RANGE", ()
-        elif got is not None:
-            # the follower's truncation (getOffsetTruncationState) is computed here from
-            # the log it will truncate: it is applied only to that very log (the
-            # response's offset and incarnation are checked when it is delivered)
-            err, recs = "DIVERGING_EPOCH", ()
-            leader_end = epochs.truncation_offset(r.records, got)
+        elif got is not None:  # the divergingEpoch travels in leader_end (epochs.pack)
+            err, recs, leader_end = "DIVERGING_EPOCH", (), epochs.pack(got)
     if err == "" and not recs:
         return None  # long poll: nothing to return
     if err and err == h.fetch_error:
@@ -170,8 +166,8 @@ def on_fetch_response(m, w, msg):
     leader at that leader epoch and offset, and (kip516) the topic ID matches its own
     (KIP-516 "Fetch"). Records are appended after partition.metadata is flushed.
     OFFSET_OUT_OF_RANGE truncates to the leader's end (divergence after an election), a
-    divergingEpoch to where the follower's own epochs say
-    (AbstractFetcherThread.truncateOnFetchResponse -> getOffsetTruncationState:
+    divergingEpoch to where the follower's own epochs, read when the answer arrives,
+    say (AbstractFetcherThread.truncateOnFetchResponse -> getOffsetTruncationState:
     ``epochs.truncation_offset``; a truncation that is not complete goes on at the
     next Fetch).
     Kafka: AbstractFetcherThread.processFetchRequest (applies a response while the
@@ -197,8 +193,11 @@ def on_fetch_response(m, w, msg):
             or _truncating(w, b, h, r, msg)):
         return w._replace(net=net)  # discarded
     ghost, log = w.ghost, r
-    if msg.error in ("OFFSET_OUT_OF_RANGE", "DIVERGING_EPOCH"):
+    if msg.error == "OFFSET_OUT_OF_RANGE":
         log, h = r._replace(records=r.records[:msg.leader_end]), h._replace(fetch_error="")
+    elif msg.error == "DIVERGING_EPOCH":  # against the follower's log as it is now
+        cut = epochs.truncation_offset(r.records, epochs.unpack(msg.leader_end))
+        log, h = r._replace(records=r.records[:cut]), h._replace(fetch_error="")
     elif msg.error != "NONE":
         h = h._replace(fetch_error=msg.error)
     else:

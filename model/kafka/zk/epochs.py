@@ -15,16 +15,27 @@ from kmc.model.kafka.broker import (  # noqa: F401 (the record encoding, used fr
     EPOCH_STEP, epoch_of, inc_of, label, record,
 )
 
+def _assign(entries: list, epoch: int, start: int) -> None:
+    """LeaderEpochFileCache.assign: a new epoch, or an earlier start of the latest one,
+    first removes the entries from the end whose epoch or start is not below it
+    (maybeTruncateNonMonotonicEntries: a stale log taken over by a leader at a lower
+    epoch keeps only the new entry)."""
+    if entries and entries[-1][0] == epoch and start >= entries[-1][1]:
+        return
+    while entries and (entries[-1][0] >= epoch or entries[-1][1] >= start):
+        entries.pop()
+    entries.append((epoch, start))
+
+
 def cache(records: tuple, leading: int | None = None) -> list:
-    """The leader epoch cache of a log: ``(epoch, start offset)`` per epoch, ascending;
+    """The leader epoch cache of a log: ``(epoch, start offset)`` per epoch, ascending,
+    as the appends of its records assigned them (UnifiedLog.append -> assign);
     ``leading``: the leader epoch of a replica that leads (None for a follower)."""
     out: list = []
     for o, rec in enumerate(records):
-        e = epoch_of(rec)
-        if not out or e > out[-1][0]:
-            out.append((e, o))
-    if leading is not None and (not out or leading > out[-1][0]):
-        out.append((leading, len(records)))
+        _assign(out, epoch_of(rec), o)
+    if leading is not None:
+        _assign(out, leading, len(records))
     return out
 
 
@@ -57,6 +68,19 @@ def diverging(leader_records: tuple, leader_epoch: int, fetched: tuple):
     if got[0] < last or got[1] < len(fetched):
         return got
     return None
+
+
+def pack(diverged) -> int:
+    """A divergingEpoch ``(epoch, end offset)`` as one int, the way records are written
+    (``model.kafka.broker.record``: the end offset in the units, the epoch above):
+    a FetchResponse carries it in its ``leader_end`` field."""
+    epoch, end = diverged
+    assert 0 <= end < EPOCH_STEP, end  # pragma: no mutate (logs hold a few records)
+    return end + EPOCH_STEP * epoch
+
+
+def unpack(value: int) -> tuple:
+    return value // EPOCH_STEP, value % EPOCH_STEP
 
 
 def truncation_offset(records: tuple, diverged) -> int:
