@@ -103,9 +103,9 @@ def register_again(model, w, b: int):
     (BrokerLifecycleManager's BrokerRegistrationResponseEvent retries other errors),
     which writes a fenced RegisterBrokerRecord with a new broker epoch
     (ClusterControlManager.registerBroker; the model's epoch is the previous one plus
-    one, Kafka's the record's offset). The broker's startup goes
-    on meanwhile (BrokerServer.startup installs the publishers before it waits for
-    the controller); no heartbeat is sent, so nothing unfences it, before the answer
+    one, Kafka's the record's offset). The broker's startup goes on meanwhile
+    (BrokerServer.startup, from 3.5, installs the publishers before it waits for the
+    controller); no heartbeat is sent, so nothing unfences it, before the answer
     (``heartbeat.can_unfence``)."""
     q = w.quorum
     q = model.append(q, ctl.register_broker(model.controller_image(q), b))

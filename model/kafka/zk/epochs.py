@@ -3,8 +3,8 @@ records (KIP-101, KIP-279), and the truncation on fetch it decides (AbstractFetc
 Partition.readRecords). A record's encoding, its incarnation and its leader epoch in one
 int, is the shared broker records' (``model.kafka.broker.record``).
 
-The cache (LeaderEpochFileCache) is the list of ``(epoch, start offset)`` of the epochs
-the records carry, ascending, and for a leader its current leader epoch, which
+The cache (LeaderEpochFileCache) is the list of ``(epoch, start offset)`` the appends of
+the records assigned, ascending, and for a leader its current leader epoch, which
 Partition.makeLeader adds at its log end (maybeAssignEpochStartOffset) when no record
 has it yet. The model keeps no cache of its own: a follower that once led without
 appending has that epoch in Kafka's cache and not in the model's (docs, simplifications).
@@ -14,6 +14,7 @@ from __future__ import annotations
 from kmc.model.kafka.broker import (  # noqa: F401 (the record encoding, used from here)
     EPOCH_STEP, epoch_of, inc_of, label, record,
 )
+
 
 def _assign(entries: list, epoch: int, start: int) -> None:
     """LeaderEpochFileCache.assign: a new epoch, or an earlier start of the latest one,
