@@ -11,6 +11,24 @@ for p in (HERE, ROOT):
     if p not in sys.path:
         sys.path.insert(0, p)
 
+
+@pytest.fixture
+def user_model_file(tmp_path, monkeypatch):
+    """``write(source, stem) -> module name``: a user's model file in a fresh working
+    directory, named uniquely (test processes import it by name); the module is
+    forgotten afterwards."""
+    names = []
+
+    def write(source: str, stem: str) -> str:
+        name = f"{stem}_{os.getpid()}_{abs(hash(str(tmp_path))) % 10**6}"
+        (tmp_path / f"{name}.py").write_text(source)
+        monkeypatch.chdir(tmp_path)
+        names.append(name)
+        return name
+    yield write
+    for name in names:
+        sys.modules.pop(name, None)
+
 # Starting an embedded context costs about 11 s of CPU (the JVM, then the first job's
 # Python workers). The modules that run Spark in-process therefore share one: they run
 # first, one after another (with -n N each worker takes whole files and starts its own

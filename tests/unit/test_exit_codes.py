@@ -35,12 +35,8 @@ def test_a_violation_printed_into_a_closed_pipe_still_exits_1():
 
 
 @pytest.fixture
-def model_file(tmp_path, monkeypatch):
-    name = f"own_model_{os.getpid()}_{abs(hash(str(tmp_path))) % 10**6}"
-    (tmp_path / f"{name}.py").write_text(MODEL)
-    monkeypatch.chdir(tmp_path)
-    yield name
-    sys.modules.pop(name, None)
+def model_file(user_model_file):
+    return user_model_file(MODEL, "own_model")
 
 
 def test_a_user_models_failure_is_exit_2_naming_the_line_of_its_code(model_file, capsys):

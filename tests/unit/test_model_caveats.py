@@ -1,8 +1,6 @@
 """What a model cannot check soundly it says (``Model.caveats``): every run shows each
 line as a warning, on standard error and in its JSON."""
 import json
-import os
-import sys
 
 import pytest
 
@@ -38,12 +36,8 @@ def make():
 
 
 @pytest.fixture
-def model_file(tmp_path, monkeypatch):
-    name = f"caveat_model_{os.getpid()}_{abs(hash(str(tmp_path))) % 10**6}"
-    (tmp_path / f"{name}.py").write_text(MODEL)
-    monkeypatch.chdir(tmp_path)
-    yield name
-    sys.modules.pop(name, None)
+def model_file(user_model_file):
+    return user_model_file(MODEL, "caveat_model")
 
 
 def test_the_api_lists_a_models_caveats_as_warnings(model_file):
