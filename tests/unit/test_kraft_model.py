@@ -24,7 +24,7 @@ def test_catalogue_lists_the_kraft_scenarios_with_every_variant():
         assert sc.variants == VARIANT_NAMES and sc.default_variant == "kraft"
         assert sc.family == "kraft"
     base = VARIANTS["kraft"][0]
-    assert len(MUTANTS) == 6
+    assert len(MUTANTS) == 7
     for name in MUTANTS:  # each mutant removes exactly one safeguard
         diff = [f for f, a, b in zip(base._fields, base, VARIANTS[name][0]) if a != b]
         assert len(diff) == 1, (name, diff)

@@ -101,3 +101,20 @@ def test_register_is_an_action_only_with_crashes_and_failovers():
     assert "register" not in api.build("kraft-failover", params={"crashes": 0}).action_names()
     assert "register" not in api.build("kraft-stray").action_names()
     assert _model().caveats() == ()
+
+
+def test_without_the_resend_the_broker_is_unfenced_under_its_previous_registration():
+    """The mutant ``no-registration-resend``: the failover's loss goes unnoticed, the
+    broker is unfenced without a new RegisterBrokerRecord, and UnfencedRegistered
+    shows it with a shortest trace that never registers again."""
+    model = api.build("kraft-failover", "no-registration-resend",
+                      {"crashes": 1, "failovers": 1})
+    w = _play(model, RESTARTED + [("failover", 3)] + STARTUP)
+    assert w.brokers[1].lost_in == 2 and not w.brokers[1].reregister
+    assert ("register", 2) not in model.actions(w) and ("unfence", 2) in model.actions(w)
+    r = api.check("failover-mid-delete", "no-registration-resend",
+                  {"plane": "kraft", "deletes": 0})
+    r.assert_violated("UnfencedRegistered", 10)
+    steps = r.discoveries["UnfencedRegistered"].trace.actions
+    assert ("failover", 2) in steps and not any(a[0] == "register" for a in steps)
+    assert api.check("failover-mid-delete", "kraft", {"plane": "kraft", "deletes": 0}).ok

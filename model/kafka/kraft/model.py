@@ -250,7 +250,7 @@ class KRaftModel(Model):
         brokers = w.brokers
         for b in startup.lost_registrations(model, w, q.repl[c - 1]):
             brokers = brokers[:b - 1] + (brokers[b - 1]._replace(
-                reregister=True, lost_in=nq.epoch),) + brokers[b:]
+                reregister=model.flags.registration_resent, lost_in=nq.epoch),) + brokers[b:]
         return w._replace(quorum=nq, ghost=ghost, brokers=brokers,
                           budget=w.budget._replace(failovers=w.budget.failovers - 1))
 

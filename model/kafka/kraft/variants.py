@@ -88,6 +88,10 @@ class Flags(NamedTuple):
     #: NOT_LEADER_OR_FOLLOWER carries the broker's CurrentLeader, which the producer
     #: takes when its leader epoch is newer (Metadata.updatePartitionLeadership)
     leader_hint: bool = True
+    #: a registration a controller failover lost is sent again before the broker is
+    #: unfenced (NodeToControllerRequestThread.handleResponse requeues a request answered
+    #: NOT_CONTROLLER; ``startup.register_again``)
+    registration_resent: bool = True
 
 
 KRAFT = Flags(committed_only=True, stray_detection=True, strays_before_replicas=True,
@@ -111,6 +115,9 @@ VARIANTS: dict[str, tuple[Flags, str]] = {
     "consumer-reads-log-end": (KRAFT._replace(consumer_reads_committed=False),
                                "mutant: a consumer's Fetch reads up to the leader's log "
                                "end, past the high watermark"),
+    "no-registration-resend": (KRAFT._replace(registration_resent=False),
+                               "mutant: a registration a controller failover lost is not "
+                               "sent again; the broker is unfenced under its previous one"),
 }
 
 #: release-line variants: name -> (flags, one-line description)
