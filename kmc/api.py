@@ -105,7 +105,8 @@ def check(scenario, variant: str | None = None, params: dict | None = None, *,
     result.extra.update(scenario=name, variant=v, params=p, model=model, z3=z3,
                         user_model=user_model)
     with blamed(user_model):
-        warnings = list(model.caveats()) + [w for w in [_fairness_warning(model, result)]
+        warnings = list(model.caveats()) + [w for w in [_fairness_warning(model, result),
+                                                        _boundary_warning(model, result)]
                                             if w]
     if warnings:
         result.extra.setdefault("warnings", []).extend(warnings)
@@ -132,6 +133,25 @@ def _fairness_warning(model, result) -> str | None:
             k in LIVENESS_KINDS for k in result.properties.values()):
         return None
     return unmatched_warning(model, (n for n, c in result.coverage.items() if c))
+
+
+def _boundary_warning(model, result) -> str | None:
+    """Liveness properties that hold on a model with a boundary (``within_boundary``):
+    they hold for the behaviours that stay inside it, and a behaviour that leaves it
+    was not examined (docs/invariants.md, "Bounds"), which no verdict line shows."""
+    from kmc.invariants.liveness import LIVENESS_KINDS
+
+    if type(model).within_boundary is Model.within_boundary:
+        return None
+    held = [n for n, k in result.properties.items()
+            if k in LIVENESS_KINDS and result.verdict(n) == "holds"]
+    if not held:
+        return None
+    return (f"{', '.join(held)} {'holds' if len(held) == 1 else 'hold'} for the "
+            "behaviours that stay inside the model's within_boundary; a behaviour that "
+            "leaves it was not examined (a boundary every behaviour leaves makes a "
+            "liveness property hold vacuously): widen the boundary until the loops the "
+            "property is about lie inside it")
 
 
 def stop_engines(wait_s: float = 10.0) -> None:

@@ -122,6 +122,15 @@ def test_a_fair_action_leaving_the_boundary_is_still_enabled():
     assert bfs(Walled(5)).verdict("ReachesN") == "holds"
 
 
+def test_a_liveness_verdict_inside_a_boundary_is_reported_with_a_warning():
+    # "holds" covers the behaviours inside the boundary only: the run says so
+    (w,) = [w for w in check(Walled(5)).extra.get("warnings", ()) if "within_boundary" in w]
+    assert w.startswith("ReachesN holds for the behaviours that stay inside")
+    assert "warnings" not in check(Counter(5)).extra  # no boundary, nothing to say
+    r = check(Walled(5), max_depth=1)  # undecided: nothing said to hold
+    assert r.verdict("ReachesN") == "unknown" and "warnings" not in r.extra
+
+
 def test_tarjan_needs_no_recursion_on_a_long_cycle():
     n = 200_000
     import numpy as np
