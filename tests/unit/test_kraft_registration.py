@@ -1,5 +1,5 @@
 """A restarted broker's registration that a controller failover loses is sent again
-(``startup.lost_registrations``, ``register_again``), and a broker is unfenced only
+(``startup.unanswered_registrations``, ``register_again``), and a broker is unfenced only
 under a committed registration of its own process (``heartbeat.can_unfence``)."""
 from kmc import api
 from kmc.model.kafka.kraft import controller as ctl

@@ -12,9 +12,9 @@ from kmc.model.kafka.kraft.state import DOWN, HALTED, RUNNING
 def can_fence_expired(model, w, b: int) -> bool:
     """A broker's heartbeat lease runs out while the controller still counts it
     unfenced: the broker is down, or its new process has no registration yet (a
-    failover lost it, ``startup.lost_registrations``): the new controller gives every
-    unfenced broker a fresh lease (ClusterControlManager.activate), which no heartbeat
-    renews."""
+    failover left it unanswered, ``startup.unanswered_registrations``): the new
+    controller gives every unfenced broker a fresh lease (ClusterControlManager.
+    activate), which no heartbeat renews."""
     br = w.brokers[b - 1]
     return ((br.status in (DOWN, HALTED) or br.reregister)
             and not im.fenced(model.controller_image(w.quorum), b))

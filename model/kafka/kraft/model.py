@@ -239,8 +239,8 @@ class KRaftModel(Model):
         """A standby controller wins an election (quorum.failover); the old leader's
         uncommitted batches beyond the new leader's log are lost. KIP-595 "Leader
         Election"; raft/KafkaRaftClient.java ``onBecomeLeader``, ``handleVoteRequest``;
-        raft/QuorumState.java ``canGrantVote``. A broker whose registration is lost
-        registers again (``startup.lost_registrations``)."""
+        raft/QuorumState.java ``canGrantVote``. A broker whose registration is unanswered
+        sends it again (``startup.unanswered_registrations``)."""
         q = w.quorum
         lost = any(r.kind == "RemoveTopicRecord" for e in qm.uncommitted(q)
                    for r in e.records)
@@ -248,7 +248,7 @@ class KRaftModel(Model):
         ghost = w.ghost._replace(failovers=tuple(sorted(set(w.ghost.failovers) | {
             (nq.epoch, int(lost))})))
         brokers = w.brokers
-        for b in startup.lost_registrations(model, w, q.repl[c - 1]):
+        for b in startup.unanswered_registrations(model, w):
             brokers = brokers[:b - 1] + (brokers[b - 1]._replace(
                 reregister=model.flags.registration_resent, lost_in=nq.epoch),) + brokers[b:]
         return w._replace(quorum=nq, ghost=ghost, brokers=brokers,

@@ -75,21 +75,25 @@ def restart(model, w, b: int):
     return w._replace(quorum=q, brokers=_put(w, b, br))
 
 
-def lost_registrations(model, w, kept: int) -> tuple:
-    """The brokers whose registration a failover that keeps the first ``kept`` batches
-    of the metadata log loses: a RegisterBrokerRecord beyond them, of a broker process
-    still alive (a crashed or halted one registers anew when, if ever, it starts).
-    The old controller fails the registration's pending answer when it resigns
-    (QuorumController.renounce: deferredEventQueue.failAll with NOT_CONTROLLER), and
-    the broker's channel to the controller sends it again (``register_again``)."""
-    lost = {r.broker for e in w.quorum.log[kept:] for r in e.records
-            if r.kind == "RegisterBrokerRecord"}
-    return tuple(b for b in sorted(lost) if w.brokers[b - 1].status not in (DOWN, HALTED))
+def unanswered_registrations(model, w) -> tuple:
+    """The brokers whose registration is still unanswered when the active controller
+    resigns: a RegisterBrokerRecord at or beyond its high watermark (the answer comes at
+    commit) of a broker process still alive (a crashed or halted one registers anew
+    when, if ever, it starts). The controller fails the pending answer
+    (QuorumController.renounce: deferredEventQueue.failAll with NOT_CONTROLLER) and the
+    broker's channel to the controller sends the registration again
+    (``register_again``), whether or not the record survives the failover. In the
+    model a standby's fetch commits what a majority then holds, so these are the
+    records the failover truncates."""
+    q = w.quorum
+    pending = {r.broker for e in q.log[q.hwm:] for r in e.records
+               if r.kind == "RegisterBrokerRecord"}
+    return tuple(b for b in sorted(pending) if w.brokers[b - 1].status not in (DOWN, HALTED))
 
 
 def can_register_again(model, w, b: int) -> bool:
-    """A broker whose registration a failover lost registers again once the new
-    controller counts its previous incarnation fenced (as ``can_restart``: a valid
+    """A broker whose registration a failover left unanswered registers again once the
+    new controller counts its previous incarnation fenced (as ``can_restart``: a valid
     lease makes registerBroker answer DuplicateBrokerRegistrationException, and the
     broker retries)."""
     br = w.brokers[b - 1]
