@@ -4,6 +4,7 @@ under a committed registration of its own process (``heartbeat.can_unfence``).""
 from kmc import api
 from kmc.model.kafka.kraft import controller as ctl
 from kmc.model.kafka.kraft import heartbeat
+from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft.state import CATCHING_UP, DOWN, RUNNING
 
 #: broker-2 crashes, is fenced (committed on every voter) and restarts: its
@@ -118,3 +119,31 @@ def test_without_the_resend_the_broker_is_unfenced_under_its_previous_registrati
     steps = r.discoveries["UnfencedRegistered"].trace.actions
     assert ("failover", 2) in steps and not any(a[0] == "register" for a in steps)
     assert api.check("failover-mid-delete", "kraft", {"plane": "kraft", "deletes": 0}).ok
+
+
+def test_unfenced_caught_up_catches_an_unfence_before_the_image_holds_the_registration():
+    model = _model()
+    (prop,) = [p for p in model.properties() if p.name == "UnfencedCaughtUp"]
+    # committed, but broker-2 has fetched and published only up to before its record
+    w = _play(model, RESTARTED + STARTUP + [("replicate", 2)])
+    at = ctl.registration_offset(w.quorum.log, 2)
+    assert w.brokers[1].image.offset == at and ("unfence", 2) not in model.actions(w)
+    assert prop.check(w) and not prop.check(heartbeat.unfence(model, w, 2))
+    w = _play(model, [("fetch-metadata", 2), ("unfence", 2)], w)
+    assert w.brokers[1].image.offset == at + 1 and prop.check(w)
+
+
+def test_an_unfence_that_does_not_wait_for_the_image_is_caught(monkeypatch):
+    """``heartbeat.can_unfence`` without its catch-up clause: the smoke entry's run
+    finds the broker unfenced with an image short of its registration."""
+    def eager(model, w, b):
+        br = w.brokers[b - 1]
+        return (br.status == RUNNING and not br.reregister
+                and im.fenced(model.controller_image(w.quorum), b)
+                and ctl.registration_offset(w.quorum.log, b) < w.quorum.hwm)
+    params = {"plane": "kraft", "deletes": 0}
+    assert api.check("failover-mid-delete", "kraft", params).verdict(
+        "UnfencedCaughtUp") == "holds"
+    monkeypatch.setattr(heartbeat, "can_unfence", eager)
+    r = api.check("failover-mid-delete", "kraft", params)
+    assert {n for n, v in r.verdicts().items() if v == "violated"} == {"UnfencedCaughtUp"}

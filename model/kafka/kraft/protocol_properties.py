@@ -7,7 +7,7 @@ Their relations come from ``protocol_view`` (module ``protocol_view``), built fr
 state alone (as ``views.view`` is).
 
 always: PartitionChangeEpochs, NewPartitionRegistration, LeaderInIsr, FencedLeaveIsr,
-BrokerEpochs, UnfencedRegistered, RaftLogSound, ImageIsReplay, HostedMatchesImage,
+BrokerEpochs, UnfencedRegistered, UnfencedCaughtUp, RaftLogSound, ImageIsReplay, HostedMatchesImage,
 NoStrayWhileRunning.
 quiescent (settled: no internal step left): SettledConverged.
 liveness (``-p liveness=true``, with crashes): DeleteDirsEventuallyRemoved (and
@@ -108,6 +108,19 @@ UNFENCED_REGISTERED = declare(
               f"while the registration of its process was lost in the failover to epoch "
               f"{z['e']} and not sent again")
 
+UNFENCED_CAUGHT_UP = declare(
+    "always", "UnfencedCaughtUp",
+    forall((o, b, f, k, g, p, n, x),
+           implies(And(UnfenceAt(o, b, f), RegisterAt(k, b, g), k < o, ImageOf(b, p, n, x)),
+                   p > k)),
+    protocol_view,
+    "a broker is unfenced only once its published image holds its registration, and "
+    "never goes back below it (BrokerHeartbeatManager.calculateNextBrokerState: "
+    "currentMetadataOffset, the MetadataLoader's lastAppliedOffset, at or past the "
+    "RegisterBrokerRecord's offset)",
+    lambda z: f"broker-{z['b']} is unfenced at offset {z['o']} while its image is at "
+              f"{z['p']} batches, short of its registration at offset {z['k']}")
+
 # ---- the Raft quorum -------------------------------------------------------------------
 RAFT_LOG_SOUND = declare(
     "always", "RaftLogSound",
@@ -182,7 +195,8 @@ SETTLED_CONVERGED = declare(
               f"leader with every broker running ({_bindings(z)})")
 
 ALWAYS = (PARTITION_CHANGE_EPOCHS, NEW_PARTITION_REGISTRATION, LEADER_IN_ISR,
-          FENCED_LEAVE_ISR, BROKER_EPOCHS, UNFENCED_REGISTERED, RAFT_LOG_SOUND,
+          FENCED_LEAVE_ISR, BROKER_EPOCHS, UNFENCED_REGISTERED, UNFENCED_CAUGHT_UP,
+          RAFT_LOG_SOUND,
           IMAGE_IS_REPLAY, HOSTED_MATCHES_IMAGE, NO_STRAY_WHILE_RUNNING)
 QUIESCENT = (SETTLED_CONVERGED,)
 
