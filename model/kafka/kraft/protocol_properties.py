@@ -7,8 +7,8 @@ Their relations come from ``protocol_view`` (module ``protocol_view``), built fr
 state alone (as ``views.view`` is).
 
 always: PartitionChangeEpochs, NewPartitionRegistration, LeaderInIsr, FencedLeaveIsr,
-BrokerEpochs, UnfencedRegistered, UnfencedCaughtUp, RaftLogSound, ImageIsReplay, HostedMatchesImage,
-NoStrayWhileRunning.
+BrokerEpochs, UnfencedRegistered, UnfencedCaughtUp, RaftLogSound, ImageIsReplay,
+HostedMatchesImage, NoStrayWhileRunning.
 quiescent (settled: no internal step left): SettledConverged.
 liveness (``-p liveness=true``, with crashes): DeleteDirsEventuallyRemoved (and
 deletions), MetadataFileEventuallyFlushed.
@@ -196,8 +196,7 @@ SETTLED_CONVERGED = declare(
 
 ALWAYS = (PARTITION_CHANGE_EPOCHS, NEW_PARTITION_REGISTRATION, LEADER_IN_ISR,
           FENCED_LEAVE_ISR, BROKER_EPOCHS, UNFENCED_REGISTERED, UNFENCED_CAUGHT_UP,
-          RAFT_LOG_SOUND,
-          IMAGE_IS_REPLAY, HOSTED_MATCHES_IMAGE, NO_STRAY_WHILE_RUNNING)
+          RAFT_LOG_SOUND, IMAGE_IS_REPLAY, HOSTED_MATCHES_IMAGE, NO_STRAY_WHILE_RUNNING)
 QUIESCENT = (SETTLED_CONVERGED,)
 
 def _eventually_gone(name, pending, what):

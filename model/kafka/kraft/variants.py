@@ -88,9 +88,9 @@ class Flags(NamedTuple):
     #: NOT_LEADER_OR_FOLLOWER carries the broker's CurrentLeader, which the producer
     #: takes when its leader epoch is newer (Metadata.updatePartitionLeadership)
     leader_hint: bool = True
-    #: a registration a controller failover lost is sent again before the broker is
-    #: unfenced (NodeToControllerRequestThread.handleResponse requeues a request answered
-    #: NOT_CONTROLLER; ``startup.register_again``)
+    #: a registration a controller failover left unanswered is sent again before the
+    #: broker is unfenced (NodeToControllerRequestThread.handleResponse requeues a request
+    #: answered NOT_CONTROLLER; ``startup.register_again``)
     registration_resent: bool = True
 
 
@@ -116,8 +116,9 @@ VARIANTS: dict[str, tuple[Flags, str]] = {
                                "mutant: a consumer's Fetch reads up to the leader's log "
                                "end, past the high watermark"),
     "no-registration-resend": (KRAFT._replace(registration_resent=False),
-                               "mutant: a registration a controller failover lost is not "
-                               "sent again; the broker is unfenced under its previous one"),
+                               "mutant: a registration a controller failover left "
+                               "unanswered is not sent again; the broker is unfenced under "
+                               "its previous one"),
 }
 
 #: release-line variants: name -> (flags, one-line description)
