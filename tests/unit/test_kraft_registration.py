@@ -112,6 +112,8 @@ def test_without_the_resend_the_broker_is_unfenced_under_its_previous_registrati
                       {"crashes": 1, "failovers": 1})
     w = _play(model, RESTARTED + [("failover", 3)] + STARTUP)
     assert w.brokers[1].lost_in == 2 and not w.brokers[1].reregister
+    assert "registration lost in the failover to epoch 2: not sent again" in \
+        model.format_state(w)
     assert ("register", 2) not in model.actions(w) and ("unfence", 2) in model.actions(w)
     r = api.check("failover-mid-delete", "no-registration-resend",
                   {"plane": "kraft", "deletes": 0})

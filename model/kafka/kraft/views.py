@@ -365,7 +365,9 @@ def describe(w) -> str:
                                                 for p, t in br.deleting])
         parts.append(f"broker-{b} {br.status} image@{off} fetched={len(br.fetched)} "
                      f"disk[{disk}] hosted[{hosted}]"
-                     + (" registration lost: to send again" if br.reregister else ""))
+                     + (" registration lost: to send again" if br.reregister else
+                        f" registration lost in the failover to epoch {br.lost_in}: not "
+                        "sent again" if br.lost_in else ""))
     c = w.consumer
     if c.meta or c.pos >= 0 or c.last_epoch >= 0:
         parts.append(f"consumer meta={list(c.meta)} id={c.known_id} "
