@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from kmc.model.contract import Model
 from kmc.model.kafka import broker as bk
+from kmc.model.kafka.canon import replace_at
 from kmc.model.kafka.kraft import (
     admin, clients, deletion, group, heartbeat, partitions, publisher, startup,
 )
@@ -249,8 +250,8 @@ class KRaftModel(Model):
             (nq.epoch, int(lost))})))
         brokers = w.brokers
         for b in startup.unanswered_registrations(model, w):
-            brokers = brokers[:b - 1] + (brokers[b - 1]._replace(
-                reregister=model.flags.registration_resent, lost_in=nq.epoch),) + brokers[b:]
+            brokers = replace_at(brokers, b - 1, brokers[b - 1]._replace(
+                reregister=model.flags.registration_resent, lost_in=nq.epoch))
         return w._replace(quorum=nq, ghost=ghost, brokers=brokers,
                           budget=w.budget._replace(failovers=w.budget.failovers - 1))
 
