@@ -18,7 +18,7 @@ from kmc.model.contract import Model
 from kmc.model.kafka import broker as bk
 from kmc.model.kafka.canon import replace_at
 from kmc.model.kafka.kraft import (
-    admin, clients, deletion, group, heartbeat, partitions, publisher, startup,
+    admin, clients, deletion, group, heartbeat, naming, partitions, publisher, startup,
 )
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft import quorum as qm
@@ -65,6 +65,7 @@ class KRaftModel(Model):
             "replicate": self._replicate, "failover": self._failover,
             "fetch-metadata": publisher.fetch_metadata, "load-logs": startup.load_logs,
             "apply-initial": startup.apply_initial, "fence": heartbeat.fence,
+            "lease-expires": heartbeat.expire,
             "unfence": heartbeat.unfence, "miss-heartbeats": heartbeat.miss_heartbeats,
             "crash": startup.crash, "restart": startup.restart,
             "register": startup.register_again,
@@ -137,6 +138,8 @@ class KRaftModel(Model):
                 out.append(("load-logs", b))
             if startup.is_loaded(w, b):
                 out.append(("apply-initial", b))
+            if heartbeat.can_expire(self, w, b):
+                out.append(("lease-expires", b))
             if heartbeat.can_fence_expired(self, w, b):
                 out.append(("fence", b))
             if heartbeat.can_unfence(self, w, b):
@@ -289,6 +292,8 @@ class KRaftModel(Model):
             names.append("replica-fetch")
         if bd.crashes:
             names += ["crash", "restart", "fence", "load-logs", "apply-initial", "unfence"]
+            if bd.fence_delay:
+                names.append("lease-expires")
             if bd.incarnations > 1:
                 names.append("flush-metadata")
             if bd.deletes:
@@ -312,40 +317,7 @@ class KRaftModel(Model):
         return sorted(set(names))
 
     def format_action(self, action) -> str:
-        k = action[0]
-        if k == "replicate":
-            return f"controller-{action[1]} fetches the metadata log"
-        if k == "failover":
-            return f"controller-{action[1]} wins the election (failover)"
-        if k == "register":
-            return f"broker-{action[1]} registers again (the failover lost its registration)"
-        if k == "create":
-            return f"CreateTopics {TOPIC} replicas={list(action[1])}"
-        if k == "delete":
-            return f"DeleteTopics {TOPIC}"
-        if k == "delete-logs":
-            return (f"broker-{action[1]} removes the -delete directory of {TOPIC}-"
-                    f"{action[2]} (topic ID {action[3]})")
-        if k == "flush-metadata":
-            return f"broker-{action[1]} flushes partition.metadata of {TOPIC}-{action[2]}"
-        if k == "replica-fetch":
-            return f"broker-{action[1]} fetches {TOPIC}-{action[2]} from its leader"
-        if k == "consumer-refresh":
-            return f"consumer: Metadata answered by broker-{action[1]}"
-        if k == "consumer-fetch":
-            return "consumer fetches from the leader it knows"
-        if k == "producer-refresh":
-            return f"producer: Metadata answered by broker-{action[1]}"
-        if k == "produce":
-            return "producer writes a record to the leader it knows"
-        if k == "produce-hint":
-            return ("producer: NOT_LEADER_OR_FOLLOWER, takes the answer's CurrentLeader "
-                    "(KIP-951)")
-        if k in ("send-create-partitions", "create-partitions"):
-            return partitions.format_action(action)
-        if k in ("member-refresh", "group-rebalance", "member-fetch"):
-            return group.format_action(action)
-        return f"{k} broker-{action[1]}"
+        return naming.format_action(action)
 
     def format_state(self, w) -> str:
         return describe(w)
@@ -353,10 +325,13 @@ class KRaftModel(Model):
     def state_to_json(self, w):
         """The generic view, with a broker's ``deleting`` shown only when it holds a
         ``-delete`` directory and ``reregister`` and ``lost_in`` only when set (as its
-        encoding: ``state.Broker.__repr__``), and without
+        encoding: ``state.Broker.__repr__``), the quorum's ``expired`` only when set
+        (``quorum.Quorum.__repr__``), and without
         the fields of the shared broker records that only the ZooKeeper plane sets (a
         log's ``start`` and ``inc``, a hosted partition's ``fetch_error``)."""
         js = super().state_to_json(w)
+        if not js["quorum"]["expired"]:
+            del js["quorum"]["expired"]
         for br in js["brokers"]:
             if not br["deleting"]:
                 del br["deleting"]
@@ -370,22 +345,7 @@ class KRaftModel(Model):
         return js
 
     def action_actor(self, action) -> str:
-        k = action[0]
-        if k in ("replicate", "failover"):
-            return qm.lane(action[1])
-        if k in ("create", "delete", "send-create-partitions"):
-            return "admin"
-        if k == "create-partitions":
-            return "controller"
-        if k in ("member-refresh", "group-rebalance", "member-fetch"):
-            return "group"
-        if k.startswith("consumer"):
-            return "consumer"
-        if k.startswith("produce"):
-            return "producer"
-        if k in ("fence", "unfence"):
-            return "controller"
-        return bk.lane(action[1])
+        return naming.action_actor(action)
 
     def lanes(self):
         out = [qm.lane(c) for c in qm.VOTERS] + ["controller"]

@@ -23,5 +23,7 @@ PARAM_HELP = {
     "target": ("the partition count a CreatePartitions request asks for", 1, 3),
     "members": ("members of a consumer group reading the topic (0: no group)", 0, 2),
     "recreate_partitions": ("partitions of a re-created topic (0: as partitions)", 0, 2),
+    "fence_delay": ("a lease running out and the controller fencing the broker are two "
+                    "steps (else one)", None, None),
 }
 CHOICES = {"reset": ("earliest", "latest", "none")}

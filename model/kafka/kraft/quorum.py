@@ -51,6 +51,19 @@ class Quorum(NamedTuple):
     log: tuple
     hwm: int
     repl: tuple  # batches held, per voter (index = voter - 1)
+    #: the active controller's memory, not Raft's: the brokers (sorted ids) whose
+    #: heartbeat lease has run out while its records count them unfenced, the fence
+    #: event not run yet (``heartbeat``, with the scenario's ``fence_delay``). A new
+    #: active controller starts with none (``failover``)
+    expired: tuple = ()
+
+    def __repr__(self):
+        """The canonical encoding (``model.encoding``): the five-field form while no
+        lease has run out, so such a state encodes, and fingerprints, the same in
+        every scenario; ``expired`` is printed, labelled, when set."""
+        head = (f"Quorum(leader={self.leader!r}, epoch={self.epoch!r}, log={self.log!r}, "
+                f"hwm={self.hwm!r}, repl={self.repl!r}")
+        return head + (f", expired={self.expired!r})" if self.expired else ")")
 
 
 def initial(first_batch: tuple) -> Quorum:
@@ -104,6 +117,10 @@ def electable(q: Quorum) -> tuple:
 
 
 def failover(q: Quorum, new_leader: int) -> Quorum:
+    """``new_leader`` wins the election (module docstring). Its controller starts with
+    a fresh heartbeat lease for every registered broker (ClusterControlManager.
+    activate: BrokerHeartbeatManager.register, contact time now), so no lease has run
+    out (``expired`` empty)."""
     keep = q.repl[new_leader - 1]
     epoch = q.epoch + 1
     log = q.log[:keep] + (Entry(epoch, (rc.leader_change(new_leader, epoch),)),)

@@ -28,7 +28,7 @@ acts concurrently, and a crash can fall between them; the model makes them two s
 from __future__ import annotations
 
 from kmc.model.kafka.kraft import controller as ctl
-from kmc.model.kafka.kraft import deletion
+from kmc.model.kafka.kraft import deletion, heartbeat
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft import logmanager as lm
 from kmc.model.kafka.kraft import replicas
@@ -60,8 +60,22 @@ def crash(model, w, b: int):
 def can_restart(model, w, b: int) -> bool:
     """ClusterControlManager.registerBroker refuses a new incarnation while the old one
     still has a valid heartbeat lease (DuplicateBrokerRegistrationException; the broker
-    retries): registration succeeds once the broker is fenced."""
-    return im.fenced(model.controller_image(w.quorum), b)
+    retries): registration succeeds once the broker is fenced or, with the scenario's
+    ``fence_delay``, once its lease has run out (``heartbeat.lease_valid``)."""
+    return not heartbeat.lease_valid(model, w, b)
+
+
+def _register(model, w, b: int):
+    """The quorum after ClusterControlManager.registerBroker of a new incarnation of
+    ``b``: a fenced RegisterBrokerRecord with a new broker epoch, and the old lease
+    removed (heartbeatManager.remove: a lease that ran out is no longer fenced by the
+    stale-broker scan; without ELR no partition record goes with it,
+    ``controller.register_broker``)."""
+    q = w.quorum
+    q = model.append(q, ctl.register_broker(model.controller_image(q), b))
+    if b in q.expired:
+        q = q._replace(expired=tuple(x for x in q.expired if x != b))
+    return q
 
 
 def restart(model, w, b: int):
@@ -69,10 +83,8 @@ def restart(model, w, b: int):
     broker registers again, fenced, with a new broker epoch. KIP-631 "Broker
     Registration"; BrokerServer.scala ``startup``; ClusterControlManager.java
     ``registerBroker``."""
-    q = w.quorum
-    q = model.append(q, ctl.register_broker(model.controller_image(q), b))
     br = w.brokers[b - 1]._replace(status=CATCHING_UP, image=None, hosted=())
-    return w._replace(quorum=q, brokers=_put(w, b, br))
+    return w._replace(quorum=_register(model, w, b), brokers=_put(w, b, br))
 
 
 def unanswered_registrations(model, w) -> tuple:
@@ -93,11 +105,10 @@ def unanswered_registrations(model, w) -> tuple:
 
 def can_register_again(model, w, b: int) -> bool:
     """A broker whose registration a failover left unanswered registers again once the
-    new controller counts its previous incarnation fenced (as ``can_restart``: a valid
-    lease makes registerBroker answer DuplicateBrokerRegistrationException, and the
-    broker retries)."""
-    br = w.brokers[b - 1]
-    return br.reregister and im.fenced(model.controller_image(w.quorum), b)
+    new controller's lease for its previous incarnation is no longer valid (as
+    ``can_restart``: a valid lease makes registerBroker answer
+    DuplicateBrokerRegistrationException, and the broker retries)."""
+    return w.brokers[b - 1].reregister and not heartbeat.lease_valid(model, w, b)
 
 
 def register_again(model, w, b: int):
@@ -111,10 +122,8 @@ def register_again(model, w, b: int):
     (BrokerServer.startup, from 3.5, installs the publishers before it waits for the
     controller); no heartbeat is sent, so nothing unfences it, before the answer
     (``heartbeat.can_unfence``)."""
-    q = w.quorum
-    q = model.append(q, ctl.register_broker(model.controller_image(q), b))
-    return w._replace(quorum=q, brokers=_put(w, b, w.brokers[b - 1]._replace(
-        reregister=False, lost_in=0)))
+    return w._replace(quorum=_register(model, w, b), brokers=_put(
+        w, b, w.brokers[b - 1]._replace(reregister=False, lost_in=0)))
 
 
 def can_load_logs(model, w, b: int) -> bool:

@@ -196,6 +196,7 @@ class Bounds(NamedTuple):
     target: int = 2
     members: int = 0
     recreate_partitions: int = 0
+    fence_delay: bool = False
 
 
 fast_replace_all(globals())  # generated _replace: cheaper successor construction

@@ -355,6 +355,8 @@ def describe(w) -> str:
     fenced = [b for b, _e, f in img.brokers if f]
     if fenced:
         parts.append(f"fenced={fenced}")
+    if q.expired:
+        parts.append(f"lease run out, not fenced yet={list(q.expired)}")
     for b, br in enumerate(w.brokers, 1):
         off = "-" if br.image is None else br.image.offset
         logs = " ".join(f"A-{x.partition}(id={x.topic_id} log={list(x.records)})"
