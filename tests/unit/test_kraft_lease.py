@@ -90,3 +90,22 @@ def test_a_registration_lost_in_a_failover_is_sent_again_once_the_lease_ran_out(
     assert ("register", 2) not in model.actions(w)  # the new controller's fresh lease
     w = _play(model, [("lease-expires", 2), ("register", 2)], w)
     assert w.quorum.expired == () and not w.brokers[1].reregister
+
+
+def test_stale_lease_unfenced_catches_a_registration_that_keeps_the_old_lease(monkeypatch):
+    from kmc.explorers.bfs import bfs
+    from kmc.model.kafka.kraft import controller as ctl
+    from kmc.model.kafka.kraft import startup
+
+    model = api.build("kraft-stray", params={"fence_delay": 1})
+    assert bfs(model).verdict("StaleLeaseUnfenced") == "holds"
+
+    def keeps_the_lease(model, w, b):  # registerBroker without heartbeatManager.remove
+        q = w.quorum
+        return model.append(q, ctl.register_broker(model.controller_image(q), b))
+    monkeypatch.setattr(startup, "_register", keeps_the_lease)
+    model = api.build("kraft-stray", params={"fence_delay": 1})
+    r = bfs(model)
+    assert r.verdict("StaleLeaseUnfenced") == "violated"
+    trace = r.discoveries["StaleLeaseUnfenced"].trace
+    assert [a[0] for a in trace.actions] == ["crash", "lease-expires", "restart"]

@@ -7,8 +7,8 @@ Their relations come from ``protocol_view`` (module ``protocol_view``), built fr
 state alone (as ``views.view`` is).
 
 always: PartitionChangeEpochs, NewPartitionRegistration, LeaderInIsr, FencedLeaveIsr,
-BrokerEpochs, UnfencedRegistered, UnfencedCaughtUp, RaftLogSound, ImageIsReplay,
-HostedMatchesImage, NoStrayWhileRunning.
+BrokerEpochs, UnfencedRegistered, UnfencedCaughtUp, StaleLeaseUnfenced, RaftLogSound,
+ImageIsReplay, HostedMatchesImage, NoStrayWhileRunning.
 quiescent (settled: no internal step left): SettledConverged.
 liveness (``-p liveness=true``, with crashes): DeleteDirsEventuallyRemoved (and
 deletions), MetadataFileEventuallyFlushed.
@@ -22,7 +22,7 @@ from kmc.model.kafka.kraft.protocol_view import (
     NO_LEADER, Change, Created, PartShape, FencedInIsr, Registration, RegChange,
     RegisterAt, UnfenceAt, LostIn, RaftEntry, RaftState, ImageOf, HostedAt, ImagePart,
     StrayOnDisk, BrokerAt, Committed, Leaderless, NotRunning, PendingDelete, AwaitingFlush,
-    protocol_view)
+    StaleLease, protocol_view)
 
 #: it checks states and never makes one: `kmc mutate` leaves it out unless --files names it
 PROPERTY_CODE = True
@@ -121,6 +121,17 @@ UNFENCED_CAUGHT_UP = declare(
     lambda z: f"broker-{z['b']} is unfenced at offset {z['o']} while its image is at "
               f"{z['p']} batches, short of its registration at offset {z['k']}")
 
+STALE_LEASE_UNFENCED = declare(
+    "always", "StaleLeaseUnfenced",
+    forall((b, x), implies(StaleLease(b, x), x == 0)),
+    protocol_view,
+    "a lease the active controller holds as run out (``-p fence_delay=1``) is that of a "
+    "broker its records count unfenced: the fence ends it, and a new incarnation's "
+    "registration removes it (BrokerHeartbeatManager.findOneStaleBroker looks at the "
+    "unfenced brokers only; ClusterControlManager.registerBroker: heartbeatManager.remove)",
+    lambda z: f"the controller holds broker-{z['b']}'s lease as run out while its records "
+              f"count it fenced")
+
 # ---- the Raft quorum -------------------------------------------------------------------
 RAFT_LOG_SOUND = declare(
     "always", "RaftLogSound",
@@ -196,7 +207,7 @@ SETTLED_CONVERGED = declare(
 
 ALWAYS = (PARTITION_CHANGE_EPOCHS, NEW_PARTITION_REGISTRATION, LEADER_IN_ISR,
           FENCED_LEAVE_ISR, BROKER_EPOCHS, UNFENCED_REGISTERED, UNFENCED_CAUGHT_UP,
-          RAFT_LOG_SOUND, IMAGE_IS_REPLAY, HOSTED_MATCHES_IMAGE, NO_STRAY_WHILE_RUNNING)
+          STALE_LEASE_UNFENCED, RAFT_LOG_SOUND, IMAGE_IS_REPLAY, HOSTED_MATCHES_IMAGE, NO_STRAY_WHILE_RUNNING)
 QUIESCENT = (SETTLED_CONVERGED,)
 
 def _eventually_gone(name, pending, what):

@@ -47,6 +47,7 @@ NotRunning = Rel("NotRunning", 1, ("broker",))
 PendingDelete = Rel("PendingDelete", 1, ("broker",))
 CrashedWithDelete = Rel("CrashedWithDelete", 1, ("broker",))
 AwaitingFlush = Rel("AwaitingFlush", 1, ("broker",))
+StaleLease = Rel("StaleLease", 2, ("broker", "fenced"))
 
 
 # ---- the metadata log, replayed -------------------------------------------------------
@@ -183,6 +184,7 @@ def _protocol_relations(w) -> dict:
     held = sorted(q.repl, reverse=True)[len(q.repl) // 2]
     committed = _log_facts(q.log[:q.hwm])["prefixes"][-1]
     fenced = {bb: fe for bb, _ep, fe in committed[1]}
+    current = {bb: fe for bb, _ep, fe in facts["prefixes"][-1][1]}  # the whole log's
     image_of, hosted_at, image_part, stray, broker_at, down = (set() for _ in range(6))
     pending = {(bn,) for bn, br in enumerate(w.brokers, 1)
                if br.deleting and br.status == RUNNING}
@@ -209,6 +211,7 @@ def _protocol_relations(w) -> dict:
         "StrayOnDisk": stray, "BrokerAt": broker_at, "Committed": {(q.hwm,)},
         "Leaderless": leaderless, "NotRunning": down, "PendingDelete": pending,
         "CrashedWithDelete": crashed_with, "AwaitingFlush": unflushed,
+        "StaleLease": {(bb, int(current.get(bb, True))) for bb in q.expired},
     }
 
 
