@@ -13,8 +13,8 @@ incarnation of the broker may register (``startup.can_restart``): registerBroker
 the old lease (heartbeatManager.remove), so the fence event never finds it, and
 without ELR the unclean-shutdown records are empty (ReplicationControlManager.
 handleBrokerUncleanShutdown returns early below metadata version 4.0-IV0, every 3.x
-release): the committed metadata keeps the broker as
-leader and in the ISR while its new registration is fenced."""
+release): the committed metadata keeps the broker as leader and in the ISR while its new
+registration is fenced."""
 from __future__ import annotations
 
 from kmc.model.kafka.kraft import controller as ctl
