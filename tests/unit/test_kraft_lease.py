@@ -109,3 +109,16 @@ def test_stale_lease_unfenced_catches_a_registration_that_keeps_the_old_lease(mo
     assert r.verdict("StaleLeaseUnfenced") == "violated"
     trace = r.discoveries["StaleLeaseUnfenced"].trace
     assert [a[0] for a in trace.actions] == ["crash", "lease-expires", "restart"]
+
+
+def test_a_quorum_without_a_run_out_lease_encodes_as_before():
+    """The canonical encoding of a quorum with no lease run out is the five-field form a
+    NamedTuple of leader, epoch, log, hwm and repl prints, so every state of a run
+    without ``fence_delay`` keeps its fingerprint."""
+    from collections import namedtuple
+
+    (w,) = api.build("kraft-stray").init_states()
+    q = w.quorum
+    five = namedtuple("Quorum", "leader epoch log hwm repl")(*q[:5])
+    assert q.expired == () and repr(q) == repr(five)
+    assert repr(q._replace(expired=(2,))) == repr(five)[:-1] + ", expired=(2,))"
