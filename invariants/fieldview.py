@@ -125,10 +125,10 @@ class FieldView:
         order)``, computed from the parts that give them (and the plain parts a derived
         one reads) alone, each memoised as ``view(state)`` memoises it; by the reprs of
         the part's fields when ``pieces`` gives the state's (``model.encoding.
-        FieldReprs``). The answer for each combination of the parts' entries is kept
-        (``get.answers``, keyed by the entries' ids), so the derived parts and the tuple
-        of values are made once per combination, not per state. ``state``: any state of
-        the view's model, to learn which part gives which relation."""
+        FieldReprs``). A part's entry for the state asked last is kept (``last``), so
+        the getters of several groups reading one part look it up once per state.
+        ``state``: any state of the view's model, to learn which part gives which
+        relation."""
         self(state)  # every part has an entry now
         gives = {id(p): next(iter(p.memo.values()))[1] for p in self._parts + self._derived}
         wanted = set(names)
@@ -139,12 +139,6 @@ class FieldView:
         steps = [(p, field_positions(p.fields, state)) for p in plain]
         mixes = [(p, tuple((at[r], r) for r in p.inputs)) for p in derived]
         out = [(at.get(n, -1), n) for n in names]
-
-        by_reprs = all(rget is not None for _p, rget in steps)
-        #: the answer for each combination of the plain parts' entries, keyed by their
-        #: ids: an entry is the one object of its relations (``_Part.compute``), and the
-        #: value holds the entries, so an id is not reused while its key is here
-        answers: dict = {}
 
         def assemble(state, entries):
             got = [e[1] for e in entries]
@@ -160,34 +154,21 @@ class FieldView:
 
         def get(state, pieces=None):
             entries = []
-            if pieces is not None and by_reprs:  # the hot path: by the fields' reprs
-                for part, rget in steps:
-                    memo, key = part.by_repr, rget(pieces)
+            for part, rget in steps:
+                last = part.last
+                if last[0] is state:
+                    e = last[1]
+                else:
+                    if pieces is None or rget is None:
+                        memo, key = part.memo, part.get(state)
+                    else:
+                        memo, key = part.by_repr, rget(pieces)
                     e = memo.get(key)
                     if e is None:
                         e = keep(memo, key, part.compute(state, None))
-                    entries.append(e)
-            else:
-                for part, rget in steps:
-                    last = part.last
-                    if last[0] is state:
-                        e = last[1]
-                    else:
-                        if pieces is None or rget is None:
-                            memo, key = part.memo, part.get(state)
-                        else:
-                            memo, key = part.by_repr, rget(pieces)
-                        e = memo.get(key)
-                        if e is None:
-                            e = keep(memo, key, part.compute(state, None))
-                        part.last = (state, e)
-                    entries.append(e)
-            ids = tuple(map(id, entries))
-            got = answers.get(ids)
-            if got is None:
-                got = keep(answers, ids, (assemble(state, entries), entries))
-            return got[0]
-        get.answers = answers
+                    part.last = (state, e)
+                entries.append(e)
+            return assemble(state, entries)
         return get
 
     def sources(self, state) -> dict:
