@@ -3,16 +3,8 @@ with the scenario's ``fence_delay`` (``heartbeat.expire``, ``heartbeat.fence``);
 incarnation that registers in between takes the old lease out, so the fence event never
 runs for it (``startup.restart``)."""
 from kmc import api
+from kraft_steps import play as _play
 from kmc.model.kafka.kraft import image as im
-
-
-def _play(model, steps, w=None):
-    if w is None:
-        (w,) = model.init_states()
-    for a in steps:
-        assert a in model.actions(w), (a, model.actions(w))
-        w = model.next_state(w, a)
-    return w
 
 
 def _check(model, name, w) -> bool:

@@ -2,6 +2,7 @@
 (``startup.unanswered_registrations``, ``register_again``), and a broker is unfenced only
 under a committed registration of its own process (``heartbeat.can_unfence``)."""
 from kmc import api
+from kraft_steps import play as _play
 from kmc.model.kafka.kraft import controller as ctl
 from kmc.model.kafka.kraft import heartbeat
 from kmc.model.kafka.kraft import image as im
@@ -16,15 +17,6 @@ STARTUP = [("fetch-metadata", 2), ("load-logs", 2), ("apply-initial", 2)]
 
 def _model():
     return api.build("kraft-failover", params={"crashes": 1, "failovers": 1})
-
-
-def _play(model, steps, w=None):
-    if w is None:
-        (w,) = model.init_states()
-    for a in steps:
-        assert a in model.actions(w), (a, model.actions(w))
-        w = model.next_state(w, a)
-    return w
 
 
 def test_a_failover_that_loses_the_registration_makes_the_broker_send_it_again():

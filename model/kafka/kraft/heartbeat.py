@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from kmc.model.kafka.kraft import controller as ctl
 from kmc.model.kafka.kraft import image as im
+from kmc.model.kafka.kraft import quorum as qm
 from kmc.model.kafka.kraft.state import DOWN, HALTED, RUNNING
 
 
@@ -69,10 +70,7 @@ def fence(model, w, b: int):
     ``maybeFenceOneStaleBroker`` -> ``handleBrokerFenced``."""
     q = w.quorum
     recs = ctl.fence_broker(model.controller_image(q), b, model.flags.fence_moves_leaders)
-    q = model.append(q, recs)
-    if b in q.expired:
-        q = q._replace(expired=tuple(x for x in q.expired if x != b))
-    return w._replace(quorum=q)
+    return w._replace(quorum=qm.lease_ended(model.append(q, recs), b))
 
 
 def can_miss_heartbeats(model, w, b: int) -> bool:

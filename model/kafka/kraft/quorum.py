@@ -66,6 +66,14 @@ class Quorum(NamedTuple):
         return head + (f", expired={self.expired!r})" if self.expired else ")")
 
 
+def lease_ended(q: Quorum, broker: int) -> Quorum:
+    """``q`` without ``broker``'s run-out lease (the fence ended it, or a new
+    registration removed it)."""
+    if broker not in q.expired:
+        return q
+    return q._replace(expired=tuple(x for x in q.expired if x != broker))
+
+
 def initial(first_batch: tuple) -> Quorum:
     """controller-1 leads epoch 1; the first batch is committed on every voter."""
     log = (Entry(1, first_batch),)

@@ -31,6 +31,7 @@ from kmc.model.kafka.kraft import controller as ctl
 from kmc.model.kafka.kraft import deletion, heartbeat
 from kmc.model.kafka.kraft import image as im
 from kmc.model.kafka.kraft import logmanager as lm
+from kmc.model.kafka.kraft import quorum as qm
 from kmc.model.kafka.kraft import replicas
 from kmc.model.kafka.kraft.publisher import raise_high
 from kmc.model.kafka.kraft.state import CATCHING_UP, DOWN, HALTED, LOGS_LOADED, RUNNING
@@ -72,10 +73,8 @@ def _register(model, w, b: int):
     stale-broker scan; without ELR no partition record goes with it,
     ``controller.register_broker``)."""
     q = w.quorum
-    q = model.append(q, ctl.register_broker(model.controller_image(q), b))
-    if b in q.expired:
-        q = q._replace(expired=tuple(x for x in q.expired if x != b))
-    return q
+    return qm.lease_ended(model.append(q, ctl.register_broker(model.controller_image(q), b)),
+                          b)
 
 
 def restart(model, w, b: int):
