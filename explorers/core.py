@@ -98,6 +98,7 @@ class Core:
         # Spark: owner = mix64(high word >> shift) mod P (spark.placement)
         self.owner_shift = 0
         self.needs_settled = bool(self.quiescent) or deadlock
+        self._fields = _Cache()  # field_keys' answer, shared by this core's copies
 
     # ---- construction -------------------------------------------------------------------
     def _make_key(self, use_sym):
@@ -173,7 +174,16 @@ class Core:
         from memoised field reprs (``model.encoding.FieldReprs``): ``cls`` the states'
         ``fieldwise`` type, ``key(reprs.of(s)) == rkey(s)`` for every ``s`` of type
         ``cls``. None otherwise (packed models, other state types, another key function).
-        Checked on the initial states, both ways."""
+        Checked on the initial states, both ways. The answer is kept while the key
+        function stays (``rkey``, ``owner_shift``), for this core and its copies (a Spark
+        worker's tasks copy one core: their reprs memos then stay warm from task to
+        task); a pickled core starts without it."""
+        kept, now = self._fields.value, (self.rkey, self.owner_shift)
+        if kept is None or kept[0] != now:
+            kept = self._fields.value = (now, self._field_keys())
+        return kept[1]
+
+    def _field_keys(self):
         if self.packed:
             return None
         inits = [s for _i, s in self.initial()]
@@ -357,6 +367,18 @@ class Core:
 
     def rebuild(self, init_index: int, keys: list) -> Trace:
         return Trace.from_keys(self.model, init_index, keys, self.key)
+
+
+class _Cache:
+    """One value a Core computes once per process: the core's shallow copies share it
+    (the same object), a pickled core (a Spark broadcast) gets an empty one."""
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = None
+
+    def __reduce__(self):
+        return _Cache, ()
 
 
 def _partitioned_key(fields, whole):

@@ -117,6 +117,7 @@ class DriverFrontier:
     def __init__(self, core, visited, fkeys, fstates, depth=0):
         self.core = core
         self.visited, self.fkeys, self.fstates = visited, fkeys, fstates
+        self.fpieces = None  # the frontier's field reprs, once a level here found them
         self.depth = depth  # the frontier's level (0: the initial states)
         self.recent = ()  # keys expanded into candidates at the last two levels
 
@@ -128,11 +129,12 @@ class DriverFrontier:
                   ahead=False, rows=True) -> LevelOutcome:
         known = window if window is not None else (self.fkeys, *self.recent)
         batches, gen, cov, settled, shipped = level.expand(
-            self.core, decided, self.fkeys, self.fstates, 1, known)
-        visited, nk, npar, ns, found, _picked = level.dedup(self.core, decided, self.visited,
-                                                            batches, commit)
+            self.core, decided, self.fkeys, self.fstates, 1, known, pieces=self.fpieces)
+        visited, nk, npar, ns, found, _picked, pieces = level.dedup(
+            self.core, decided, self.visited, batches, commit)
         if commit:
             self.visited, self.fkeys, self.fstates = visited, nk, ns
+            self.fpieces = pieces
             self.depth += 1
             self.recent = (shipped, *self.recent[:1]) if window is None else ()
         return LevelOutcome(gen, cov, [settled], [found], nk, npar,

@@ -71,7 +71,7 @@ def record_graph(sc, core, core_bc, props, parts, max_depth=None) -> SparkGraph:
 
 def _expander(core_bc, nprops):
     def expand(it):
-        from kmc.explorers.spark.level_tasks import core_of
+        from kmc.explorers.spark.level_tasks import core_of, settle_garbage
         from kmc.invariants.liveness import split
         from kmc.model.fairness import FairnessClasses
 
@@ -103,4 +103,5 @@ def _expander(core_bc, nprops):
                 if awaited(s):
                     bits |= 2 << (2 * i)
             yield k, mask, bits, edges, succ
+        settle_garbage()
     return expand

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from itertools import repeat
 
 import numpy as np
 
@@ -20,7 +21,6 @@ from kmc.explorers import keyarrays
 from kmc.explorers.keyarrays import group_min, high_word, insert_sorted, sort_order, unseen
 from kmc.explorers.level import level_expander
 from kmc.invariants.properties import SOMETIMES
-from kmc.model.encoding import FieldReprs, fieldwise
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -126,7 +126,8 @@ def found(c) -> dict:
     return {n: d for n, d in c.discoveries.items() if d is not _DECIDED}
 
 
-def expand(core, decided, keys: np.ndarray, states, nparts: int, known=(), table=None):
+def expand(core, decided, keys: np.ndarray, states, nparts: int, known=(), table=None,
+           pieces=None):
     """Expand a frontier (``keys`` ascending; ``states`` aligned, or None for packed
     models whose state is its key) with the local BFS's level expander
     (``explorers.level``). Returns (batches, generated, coverage, discoveries, shipped):
@@ -138,12 +139,14 @@ def expand(core, decided, keys: np.ndarray, states, nparts: int, known=(), table
     and what this partition shipped in the last two levels (every one of those was added
     to visited by its owner). Candidates found there are not shipped: on the Kafka models
     that drops nearly all stale candidates, and shipping a state costs more than
-    generating it. ``shipped`` (ascending) feeds the next level's fallback ``known``."""
+    generating it. ``shipped`` (ascending) feeds the next level's fallback ``known``.
+    ``pieces``: the frontier's field reprs as ``dedup`` returned them, if it ran in
+    this process (else they are looked up again)."""
     chk = task_core(core, decided)
     coverage = chk.coverage_counter()
     expand_level = level_expander(chk, coverage)
     frontier = keys.tolist() if states is None else states
-    lvl = expand_level(frontier, None, _never)
+    lvl = expand_level(frontier, None, _never, pieces)
     # the expander keeps the first parent of a candidate; the frontier ascends by key, so
     # that is the parent with the least key
     parents = keys[lvl.parents] if lvl.parents.size else keyarrays.empty(keys.dtype)
@@ -187,9 +190,11 @@ def _never(_i):
 
 def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
     """Merge candidate batches owned by this partition, drop the visited ones, check the
-    new states. Returns (visited', new keys, new parents, new states, discoveries, picked);
-    new keys ascend; ``picked`` indexes each new state in the concatenated batches. With
-    ``commit`` False (the depth bound) nothing is checked or added."""
+    new states. Returns (visited', new keys, new parents, new states, discoveries, picked,
+    pieces); new keys ascend; ``picked`` indexes each new state in the concatenated
+    batches; ``pieces`` holds the new states' field reprs the checks looked up (None
+    where there are none: for ``expand``). With ``commit`` False (the depth bound)
+    nothing is checked or added."""
     packed = core.packed
     if batches:
         keys = np.concatenate([b[0] for b in batches])
@@ -216,32 +221,21 @@ def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
         flat = [s for b in batches for s in b[2]]
         new_states = [flat[i] for i in idx.tolist()]
     if not commit:
-        return visited, new_keys, new_parents, new_states, {}, idx
+        return visited, new_keys, new_parents, new_states, {}, idx, None
     chk = task_core(core, decided)
+    pieces = None
+    fields = None if packed or not new_states else chk.field_keys()
+    if fields is not None:  # the memos stay warm from task to task (Core.field_keys)
+        cls, of = fields[0], fields[1].of
+        pieces = [of(s) if type(s) is cls else None for s in new_states]
     if chk.always or chk.pending_witness:
         check_new = chk.check_new
         ints = keyarrays.to_ints(new_keys)
-        cls = None if packed or not new_states else type(new_states[0])
-        of = _reprs_of(cls) if cls is not None else None
-        for s, k in zip(ints if packed else new_states, ints):
-            check_new(s, k, None if of is None or type(s) is not cls else of(s))
-    return _inserted(visited, new_keys), new_keys, new_parents, new_states, found(chk), idx
-
-
-#: state class -> its field reprs' memos in this worker (they stay warm from task to
-#: task): the checks look their verdicts up by the reprs of a state's fields
-_REPRS: dict = {}
-
-
-def _reprs_of(cls):
-    """``of(state) -> the reprs of its fields`` for the states of ``cls``, or None when
-    ``cls`` is not a field-wise record (``model.encoding.fieldwise``)."""
-    of = _REPRS.get(cls)
-    if of is None and fieldwise(cls):
-        if len(_REPRS) >= 8:
-            _REPRS.clear()
-        of = _REPRS[cls] = FieldReprs(len(cls._fields)).of
-    return of
+        for s, k, p in zip(ints if packed else new_states, ints,
+                           repeat(None) if pieces is None else pieces):
+            check_new(s, k, p)
+    return _inserted(visited, new_keys), new_keys, new_parents, new_states, found(chk), \
+        idx, pieces
 
 
 def _unseen(visited, keys: np.ndarray) -> np.ndarray:
