@@ -12,7 +12,6 @@ partition is its smallest-key violator, and the driver keeps the smallest over p
 from __future__ import annotations
 
 import copy
-import pickle
 from itertools import repeat
 
 import numpy as np
@@ -20,6 +19,7 @@ import numpy as np
 from kmc.explorers import keyarrays
 from kmc.explorers.keyarrays import group_min, high_word, insert_sorted, sort_order, unseen
 from kmc.explorers.level import level_expander
+from kmc.explorers.spark import statecodec
 from kmc.invariants.properties import SOMETIMES
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -28,16 +28,19 @@ _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 _DECIDED = ("decided",)  # placeholder: a property already decided by an earlier level
 
 
-def pack_states(states) -> bytes | None:
+def pack_states(states, pieces=None) -> bytes | None:
     """A frontier's states as one pickle (None for packed models, whose keys are the
-    states). Stages that only pass a frontier along (the owner stage reads its block for
-    the visited keys) then copy bytes instead of rebuilding every state object, which
-    costs ~60 us per Kafka state."""
-    return None if states is None else pickle.dumps(states, protocol=pickle.HIGHEST_PROTOCOL)
+    states), as field tables when ``pieces`` holds their field reprs (``statecodec``).
+    Stages that only pass a frontier along (the owner stage reads its block for the
+    visited keys) then copy bytes instead of rebuilding every state object, which costs
+    ~60 us per Kafka state."""
+    return None if states is None else statecodec.pack(states, pieces)
 
 
-def unpack_states(blob):
-    return None if blob is None else pickle.loads(blob)
+def unpack_batch(blob) -> tuple:
+    """(states, their field reprs or None) of a ``pack_states`` blob; (None, None) for a
+    packed model's."""
+    return (None, None) if blob is None else statecodec.unpack(blob)
 
 
 def held_frontier(states):
@@ -65,7 +68,7 @@ def unpack_frontier(held):
     if held is None:
         return None
     blobs, src, pos = held
-    lists = [pickle.loads(b) for b in blobs]
+    lists = [statecodec.unpack(b)[0] for b in blobs]
     if len(lists) == 1:
         only = lists[0]
         return only if len(only) == pos.size else [only[p] for p in pos.tolist()]
@@ -131,8 +134,8 @@ def expand(core, decided, keys: np.ndarray, states, nparts: int, known=(), table
     """Expand a frontier (``keys`` ascending; ``states`` aligned, or None for packed
     models whose state is its key) with the local BFS's level expander
     (``explorers.level``). Returns (batches, generated, coverage, discoveries, shipped):
-    batches[p] = (candidate keys, parent keys, candidate states or None) owned by p; each
-    batch's keys are distinct and ascending.
+    batches[p] = (candidate keys, parent keys, candidate states or None, their field
+    reprs or None) owned by p; each batch's keys are distinct and ascending.
 
     ``known``: sorted key arrays known to be visited already — the driver's window of the
     last levels' keys (``Run.window``) or, once that grows too large, the frontier itself
@@ -151,10 +154,13 @@ def expand(core, decided, keys: np.ndarray, states, nparts: int, known=(), table
     # that is the parent with the least key
     parents = keys[lvl.parents] if lvl.parents.size else keyarrays.empty(keys.dtype)
     ckeys, cstates = lvl.keys, lvl.states
-    if cstates is not None:  # the dict expander keeps discovery order: sort by key
+    if states is None:
+        cstates = None
+    cpieces = None if cstates is None else lvl.pieces
+    if lvl.states is not None:  # the dict expander keeps discovery order: sort by key
         order = sort_order(ckeys)
         ckeys, parents = ckeys[order], parents[order]
-        cstates = None if states is None else [cstates[i] for i in order.tolist()]
+        cstates, cpieces = _picked(order, cstates, cpieces)
     if known:
         keep = np.ones(ckeys.size, dtype=bool)
         for arr in known:
@@ -162,15 +168,20 @@ def expand(core, decided, keys: np.ndarray, states, nparts: int, known=(), table
         if not keep.all():
             idx = np.flatnonzero(keep)
             ckeys, parents = ckeys[idx], parents[idx]
-            cstates = None if cstates is None or states is None else \
-                [cstates[i] for i in idx.tolist()]
+            cstates, cpieces = _picked(idx, cstates, cpieces)
     batches = []
     for idx in split_by_owner(ckeys, nparts, core.owner_shift, table):
-        batches.append((ckeys[idx], parents[idx],
-                        None if states is None else [cstates[i] for i in idx.tolist()]))
+        batches.append((ckeys[idx], parents[idx], *_picked(idx, cstates, cpieces)))
     settled = {n: (kind, s, detail, keyarrays.key_at(keys, loc[1]))
                for n, (kind, s, detail, loc) in found(chk).items()}
     return batches, lvl.generated, as_counts(coverage), settled, ckeys
+
+
+def _picked(idx: np.ndarray, states, pieces) -> tuple:
+    """The states and field reprs (each a list, or None) at positions ``idx``."""
+    at = idx.tolist()
+    return (None if states is None else [states[i] for i in at],
+            None if pieces is None else [pieces[i] for i in at])
 
 
 def member(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -215,16 +226,18 @@ def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
     fresh = _unseen(visited, keys[idx])
     idx = idx[fresh]
     new_keys, new_parents = keys[idx], least[fresh]
-    if packed:
-        new_states = None
-    else:
+    new_states = pieces = None
+    if not packed:
+        at = idx.tolist()
         flat = [s for b in batches for s in b[2]]
-        new_states = [flat[i] for i in idx.tolist()]
+        new_states = [flat[i] for i in at]
+        if all(len(b) > 3 and b[3] is not None for b in batches):  # their reprs came along
+            flat = [p for b in batches for p in b[3]]
+            pieces = [flat[i] for i in at]
     if not commit:
         return visited, new_keys, new_parents, new_states, {}, idx, None
     chk = task_core(core, decided)
-    pieces = None
-    fields = None if packed or not new_states else chk.field_keys()
+    fields = None if pieces is not None or not new_states else chk.field_keys()
     if fields is not None:  # the memos stay warm from task to task (Core.field_keys)
         cls, of = fields[0], fields[1].of
         pieces = [of(s) if type(s) is cls else None for s in new_states]

@@ -111,7 +111,7 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             elif rec[0] == "V":
                 passed.append(rec[1])
             elif dedup:  # "C": this level's candidates owned here
-                batches.append((rec[1], rec[2], level.unpack_states(rec[3])))
+                batches.append((rec[1], rec[2], *level.unpack_batch(rec[3])))
                 blobs.append(rec[3])
         if block is None:
             raise RuntimeError(f"partition {pid} lost its block: the blocks and the "
@@ -199,11 +199,11 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
                 # a checkpoint; the next level expands its own new states instead
                 yield pid, out_file.put(("B", visited, fkeys, held, recent, depth, rows))
             if expand:
-                for dest, (k, p, s) in enumerate(out):
+                for dest, (k, p, s, sp) in enumerate(out):
                     if k.size:
                         # states as one C-pickled blob: PySpark's own record serializer is
                         # cloudpickle, whose Python-level hooks cost ~3x more per state
-                        yield dest, out_file.put(("C", k, p, level.pack_states(s)))
+                        yield dest, out_file.put(("C", k, p, level.pack_states(s, sp)))
             if deduped is not None:
                 if rows_out:  # the trace rows: the bulk of the summary
                     deduped[0] = out_file.put(deduped[0])

@@ -84,11 +84,33 @@ def test_dedup_hands_the_new_states_field_reprs_to_the_expansion():
     assert pieces == [reprs.of(s) for s in states]
     given = level.expand(core, (), new_keys, new_states, 2, (), None, pieces)
     looked_up = level.expand(core, (), new_keys, new_states, 2)
-    for (k1, p1, s1), (k2, p2, s2) in zip(given[0], looked_up[0]):
+    for (k1, p1, s1, r1), (k2, p2, s2, r2) in zip(given[0], looked_up[0]):
         assert np.array_equal(k1, k2) and np.array_equal(p1, p2) and s1 == s2
+        assert r1 == r2 == [reprs.of(s) for s in s1]  # each batch carries its reprs
     assert given[1:4] == looked_up[1:4]
     # nothing is checked or added at the depth bound: no reprs either
     assert level.dedup(core, (), empty, [(keys, parents, states)], False)[6] is None
+
+
+def test_a_batch_travels_as_field_tables_and_arrives_with_its_reprs():
+    core = _core()
+    _keys_, states = _frontier(core, depth=4)
+    _cls, reprs, _key = core.field_keys()
+    pieces = [reprs.of(s) for s in states]
+    blob = level.pack_states(states, pieces)
+    got, got_pieces = level.unpack_batch(blob)
+    assert got == states and [type(s) for s in got] == [type(s) for s in states]
+    assert got_pieces == pieces and all(type(p) is list for p in got_pieces)
+    # equal field values arrive as one object: each is pickled once per batch
+    assert len({id(s.budget) for s in got}) < len({id(s.budget) for s in states})
+    plain = level.pack_states(states)  # without reprs: the list itself
+    assert level.unpack_batch(plain) == (states, None) and len(blob) != len(plain)
+    # a batch of other states, or with a state's reprs missing, travels plain
+    assert level.unpack_batch(level.pack_states(states, pieces[:-1] + [None]))[1] is None
+    mixed = states[:3] + [tuple(states[3])]
+    assert level.unpack_batch(level.pack_states(mixed, pieces[:4])) == (mixed, None)
+    assert level.unpack_frontier(((blob,), np.zeros(2, dtype=np.int32),
+                                  np.array([1, 0], dtype=np.int32))) == states[1::-1]
 
 
 def test_after_a_task_the_garbage_is_gone_and_what_lives_on_is_frozen():
