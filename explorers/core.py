@@ -19,8 +19,8 @@ level (DFS, simulation) the first discovery is kept.
 The order key is the Spark explorer's state key, so that every engine orders states
 alike: the state key (``rkey``) itself, except for a model that names a partition key,
 whose Spark keys carry the partition key's fingerprint in their top 16 bits (from
-ORDER_SHIFT up) above 112 bits of the state's own fingerprint
-(``explorers/spark/placement.py``), while the local engines keep the full 128-bit
+ORDER_SHIFT up) above 112 bits of the state's own fingerprint (the layout:
+``explorers/orderkey.py``; ``explorers/spark/placement.py``), while the local engines keep the full 128-bit
 fingerprint as their visited key. Either way a key tells states apart by at least 112
 bits of their own fingerprint; the owner partition comes from the partition key's bits
 (or, without one, from a mix of the key), never from bits taken out of the fingerprint.
@@ -28,7 +28,6 @@ bits of their own fingerprint; the owner partition comes from the partition key'
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from operator import itemgetter
 
 import numpy as np
 
@@ -36,27 +35,13 @@ from kmc.invariants.fused import Checker
 from kmc.invariants.properties import ALWAYS, DEADLOCK, QUIESCENT, SOMETIMES
 from kmc.model.contract import Model, names_partition_key
 from kmc.explorers import keyarrays
+from kmc.explorers.orderkey import HIGH, LOW, LOW_WORD, PK_CACHE, partition_high, partitioned_key
 from kmc.explorers.rebuilt import rebuilt
 from kmc.model.encoding import (
     KEY_BITS, FieldReprs, collision_probability, fieldwise, fields_key, fingerprint128,
-    hash128, join_fields,
 )
 from kmc.model.trace import Trace
 from kmc.model.result import CheckResult, Discovery
-
-#: a partition key's fingerprint fills the order key's bits from here up (the Spark
-#: explorer's placement uses the same layout for its keys and owners)
-ORDER_SHIFT = KEY_BITS - 16
-_LOW = (1 << ORDER_SHIFT) - 1
-_HIGH = ((1 << KEY_BITS) - 1) ^ _LOW
-#: the same bits within a key's high 64-bit word (``keyarrays.high_word``), which owners
-#: are read from
-OWNER_SHIFT = ORDER_SHIFT - 64
-_LOW_WORD = np.uint64((1 << OWNER_SHIFT) - 1)
-#: distinct partition keys whose fingerprints are cached (the Kafka models have a few
-#: hundred; the cache starts over when a model has more)
-_PK_CACHE = 1 << 16
-
 
 class Core:
     def __init__(self, model, *, symmetry: bool | str = False, deadlock: bool = False,
@@ -92,7 +77,7 @@ class Core:
         self.successors = self._make_successors(use_sym)
         self.by_partition_key = not self.packed and names_partition_key(model)
         self._pk_high: dict = {}  # partition key -> its fingerprint's top bits
-        self._pk_by_repr = None  # the same from its fields' reprs (_partition_high)
+        self._pk_by_repr = None  # the same from its fields' reprs (partition_high)
         # bits that tell two keys apart (the collision estimate)
         self.key_bits = 64 if self.packed else KEY_BITS
         # Spark: owner = mix64(high word >> shift) mod P (spark.placement)
@@ -137,7 +122,7 @@ class Core:
         is its own representative, as every state the core hands out is."""
         if not self.by_partition_key:
             return self.rkey(s)
-        return (fingerprint128(s) & _LOW) | self._partition_bits(s)
+        return (fingerprint128(s) & LOW) | self._partition_bits(s)
 
     def order_keys(self, keys: np.ndarray, states, pieces=None) -> np.ndarray:
         """Order keys of ``states`` given their state keys (``rkey``, aligned): the keys
@@ -150,23 +135,23 @@ class Core:
         fields = self.model.partition_fields
         if pieces is not None and fields:
             if self._pk_by_repr is None:
-                self._pk_by_repr = _partition_high(fields)
+                self._pk_by_repr = partition_high(fields)
             by_repr = self._pk_by_repr
             bits = (by_value(s) if p is None else by_repr(p) for s, p in zip(states, pieces))
         else:
             bits = map(by_value, states)
         high = np.fromiter((b >> 64 for b in bits), dtype=np.uint64, count=len(states))
         out = keys.copy()
-        out["hi"] = (keys["hi"] & _LOW_WORD) | high
+        out["hi"] = (keys["hi"] & LOW_WORD) | high
         return out
 
     def _partition_bits(self, s) -> int:
         pk = self.model.partition_key(s)
         bits = self._pk_high.get(pk)
         if bits is None:
-            if len(self._pk_high) >= _PK_CACHE:
+            if len(self._pk_high) >= PK_CACHE:
                 self._pk_high.clear()
-            bits = self._pk_high[pk] = fingerprint128(pk) & _HIGH
+            bits = self._pk_high[pk] = fingerprint128(pk) & HIGH
         return bits
 
     def field_keys(self):
@@ -195,7 +180,7 @@ class Core:
         if self.rkey is fingerprint128:
             key = fields_key(cls)
         elif self.owner_shift and fields:  # the Spark explorer's partition-keyed keys
-            key = _partitioned_key(fields, fields_key(cls))
+            key = partitioned_key(fields, fields_key(cls))
         else:
             return None
         if any(key(reprs.of(s)) != self.rkey(s) for s in inits if type(s) is cls):
@@ -379,35 +364,6 @@ class _Cache:
 
     def __reduce__(self):
         return _Cache, ()
-
-
-def _partitioned_key(fields, whole):
-    """The partition-keyed order key (module docstring) from a state's field reprs, the
-    partition key being the tuple of the fields ``fields``; ``whole(pieces)`` is the
-    state's own fingerprint."""
-    high = _partition_high(fields)
-
-    def key(pieces):
-        return (whole(pieces) & _LOW) | high(pieces)
-    return key
-
-
-def _partition_high(fields):
-    """``high(pieces)``: the top bits of the fingerprint of a partition key that is the
-    tuple of the fields ``fields``, from a state's field reprs (the key's repr is the
-    plain tuple of theirs), cached per distinct key."""
-    pick = itemgetter(*fields) if len(fields) > 1 else (lambda p: (p[fields[0]],))
-    cache: dict = {}
-
-    def high(pieces):
-        part = pick(pieces)
-        got = cache.get(part)
-        if got is None:
-            if len(cache) >= _PK_CACHE:
-                cache.clear()
-            got = cache[part] = hash128(join_fields(list(part)).encode()) & _HIGH
-        return got
-    return high
 
 
 def _explain(p, s):

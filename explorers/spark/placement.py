@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 # owner bits: high word >> SHIFT; the same layout as the order key every engine sorts by
-from kmc.explorers.core import _HIGH, _LOW, ORDER_SHIFT, OWNER_SHIFT as SHIFT
+from kmc.explorers.orderkey import HIGH, LOW, ORDER_SHIFT, OWNER_SHIFT as SHIFT
 from kmc.explorers.keyarrays import high_word
 from kmc.explorers.spark.level import owners
 from kmc.explorers.spark.tuning import env_number
@@ -47,7 +47,7 @@ def place_by_partition_key(core) -> None:
     pk = m.partition_key
 
     def rkey(s):  # s is already its own representative
-        return (fingerprint128(s) & _LOW) | (fingerprint128(pk(s)) & _HIGH)
+        return (fingerprint128(s) & LOW) | (fingerprint128(pk(s)) & HIGH)
     if m.partition_fields:
         fast = fieldwise_key(m.partition_fields)
         # the model's word that its partition key is these fields, checked where it is
@@ -75,7 +75,7 @@ def fieldwise_key(fields):
         parts = list(map(repr, s))
         whole = hash128(("(" + ", ".join(parts) + ")").encode())
         part = hash128(("(" + ", ".join([parts[i] for i in idx]) + ")").encode())
-        return (whole & _LOW) | (part & _HIGH)
+        return (whole & LOW) | (part & HIGH)
     return rkey
 
 
