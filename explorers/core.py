@@ -20,10 +20,11 @@ The order key is the Spark explorer's state key, so that every engine orders sta
 alike: the state key (``rkey``) itself, except for a model that names a partition key,
 whose Spark keys carry the partition key's fingerprint in their top 16 bits (from
 ORDER_SHIFT up) above 112 bits of the state's own fingerprint (the layout:
-``explorers/orderkey.py``; ``explorers/spark/placement.py``), while the local engines keep the full 128-bit
-fingerprint as their visited key. Either way a key tells states apart by at least 112
-bits of their own fingerprint; the owner partition comes from the partition key's bits
-(or, without one, from a mix of the key), never from bits taken out of the fingerprint.
+``explorers/orderkey.py``; ``explorers/spark/placement.py``), while the local engines
+keep the full 128-bit fingerprint as their visited key. Either way a key tells states
+apart by at least 112 bits of their own fingerprint; the owner partition comes from the
+partition key's bits (or, without one, from a mix of the key), never from bits taken out
+of the fingerprint.
 """
 from __future__ import annotations
 

@@ -203,9 +203,9 @@ def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
     """Merge candidate batches owned by this partition, drop the visited ones, check the
     new states. Returns (visited', new keys, new parents, new states, discoveries, picked,
     pieces); new keys ascend; ``picked`` indexes each new state in the concatenated
-    batches; ``pieces`` holds the new states' field reprs the checks looked up (None
-    where there are none: for ``expand``). With ``commit`` False (the depth bound)
-    nothing is checked or added."""
+    batches; ``pieces`` holds the new states' field reprs for ``expand`` (those that
+    came with the batches, else looked up for the checks; None where there are none).
+    With ``commit`` False (the depth bound) nothing is checked or added."""
     packed = core.packed
     if batches:
         keys = np.concatenate([b[0] for b in batches])
