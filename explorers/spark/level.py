@@ -37,10 +37,10 @@ def pack_states(states, pieces=None) -> bytes | None:
     return None if states is None else statecodec.pack(states, pieces)
 
 
-def unpack_batch(blob) -> tuple:
-    """(states, their field reprs or None) of a ``pack_states`` blob; (None, None) for a
-    packed model's."""
-    return (None, None) if blob is None else statecodec.unpack(blob)
+def unpack_batch(blob, core) -> tuple:
+    """(states, their field reprs or None) of a ``pack_states`` blob, the reprs looked up
+    in ``core``'s memos (``Core.field_keys``); (None, None) for a packed model's."""
+    return (None, None) if blob is None else statecodec.unpack(blob, core.field_keys())
 
 
 def held_frontier(states):

@@ -111,7 +111,7 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
             elif rec[0] == "V":
                 passed.append(rec[1])
             elif dedup:  # "C": this level's candidates owned here
-                batches.append((rec[1], rec[2], *level.unpack_batch(rec[3])))
+                batches.append((rec[1], rec[2], *level.unpack_batch(rec[3], core)))
                 blobs.append(rec[3])
         if block is None:
             raise RuntimeError(f"partition {pid} lost its block: the blocks and the "

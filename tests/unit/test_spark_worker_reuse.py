@@ -98,17 +98,19 @@ def test_a_batch_travels_as_field_tables_and_arrives_with_its_reprs():
     _cls, reprs, _key = core.field_keys()
     pieces = [reprs.of(s) for s in states]
     blob = level.pack_states(states, pieces)
-    got, got_pieces = level.unpack_batch(blob)
+    owner = _core()  # another worker's core: its own memos give the reprs
+    got, got_pieces = level.unpack_batch(blob, owner)
     assert got == states and [type(s) for s in got] == [type(s) for s in states]
     assert got_pieces == pieces and all(type(p) is list for p in got_pieces)
     # equal field values arrive as one object: each is pickled once per batch
     assert len({id(s.budget) for s in got}) < len({id(s.budget) for s in states})
     plain = level.pack_states(states)  # without reprs: the list itself
-    assert level.unpack_batch(plain) == (states, None) and len(blob) != len(plain)
+    assert level.unpack_batch(plain, owner) == (states, None) and len(blob) < len(plain)
     # a batch of other states, or with a state's reprs missing, travels plain
-    assert level.unpack_batch(level.pack_states(states, pieces[:-1] + [None]))[1] is None
+    assert level.unpack_batch(level.pack_states(states, pieces[:-1] + [None]), owner)[1] \
+        is None
     mixed = states[:3] + [tuple(states[3])]
-    assert level.unpack_batch(level.pack_states(mixed, pieces[:4])) == (mixed, None)
+    assert level.unpack_batch(level.pack_states(mixed, pieces[:4]), owner) == (mixed, None)
     assert level.unpack_frontier(((blob,), np.zeros(2, dtype=np.int32),
                                   np.array([1, 0], dtype=np.int32))) == states[1::-1]
 
