@@ -231,7 +231,7 @@ def dedup(core, decided, visited: np.ndarray, batches, commit: bool):
         at = idx.tolist()
         flat = [s for b in batches for s in b[2]]
         new_states = [flat[i] for i in at]
-        if all(len(b) > 3 and b[3] is not None for b in batches):  # their reprs came along
+        if all(b[3] is not None for b in batches):  # their reprs came along
             flat = [p for b in batches for p in b[3]]
             pieces = [flat[i] for i in at]
     if not commit:

@@ -78,7 +78,7 @@ def test_dedup_hands_the_new_states_field_reprs_to_the_expansion():
     parents = keys.copy()
     empty = _keys(core, [])
     _v, new_keys, _p, new_states, _found, _idx, pieces = level.dedup(
-        core, (), empty, [(keys, parents, states)], True)
+        core, (), empty, [(keys, parents, states, None)], True)
     assert new_states == states and len(pieces) == len(states)
     _cls, reprs, _key = core.field_keys()
     assert pieces == [reprs.of(s) for s in states]
@@ -89,7 +89,7 @@ def test_dedup_hands_the_new_states_field_reprs_to_the_expansion():
         assert r1 == r2 == [reprs.of(s) for s in s1]  # each batch carries its reprs
     assert given[1:4] == looked_up[1:4]
     # nothing is checked or added at the depth bound: no reprs either
-    assert level.dedup(core, (), empty, [(keys, parents, states)], False)[6] is None
+    assert level.dedup(core, (), empty, [(keys, parents, states, None)], False)[6] is None
 
 
 def test_a_batch_travels_as_field_tables_and_arrives_with_its_reprs():
