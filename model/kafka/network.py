@@ -21,9 +21,13 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Callable, Sequence
 
+from kmc.model.memo import canonical
 from kmc.model.kafka.canon import bag_add
 
 EMPTY: tuple = ()
+#: every message sent, as the first equal message sent (``memo.canonical``): the
+#: messages in flight take a few hundred values against hundreds of thousands of sends
+_canon = canonical()
 
 
 def channel_of(msg) -> tuple:
@@ -41,6 +45,7 @@ class Network:
     # ---- building ------------------------------------------------------------------------
     def send(self, net: tuple, msg) -> tuple:
         """``net`` with ``msg`` in flight."""
+        msg = _canon(msg)
         if not self.ordered:
             try:
                 return bag_add(net, msg)

@@ -4,6 +4,7 @@ from kmc.invariants.logic import relations_of
 from kmc.model.kafka import lifecycle_properties as lp
 from kmc.model.kafka.kraft import properties as kraft_props
 from kmc.model.kafka.zk import properties as zk_props
+from toymodels import reachable
 
 SHARED = ("NoStaleRead", "NoStaleReplication", "NoWriteToDeletedTopic",
           "StaleReplicasCleaned", "AssignedReplicasHosted", "DeletionCompletes",
@@ -12,21 +13,6 @@ SHARED = ("NoStaleRead", "NoStaleReplication", "NoWriteToDeletedTopic",
 
 def _by_name(model):
     return {p.name: p for p in model.properties()}
-
-
-def _states(model, limit):
-    """The first ``limit`` states of a breadth-first walk."""
-    (s0,) = model.init_states()
-    seen, frontier = {s0}, [s0]
-    while frontier and len(seen) < limit:
-        nxt = []
-        for s in frontier:
-            for _a, t in model.successors(s):
-                if t not in seen:
-                    seen.add(t)
-                    nxt.append(t)
-        frontier = nxt
-    return list(seen)[:limit]
 
 
 def test_both_planes_check_the_shared_properties_from_one_formula():
@@ -54,7 +40,7 @@ def test_each_view_produces_the_shared_relations_with_their_arity():
     for model, view in ((api.build("offline-delete", "kip516"), zk_props.view),
                         (api.build("kraft-stray", "kraft"), kraft_props.view)):
         seen = {n: 0 for n in names}
-        for s in _states(model, 400):
+        for s in reachable(model, 400):
             v = view(s)
             for n in names:
                 assert all(len(x) == arity[n] for x in v[n]), n

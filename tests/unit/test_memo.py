@@ -250,3 +250,34 @@ def test_a_mutant_is_explored_with_no_answer_of_the_baseline(tmp_path, monkeypat
     assert rows[(line, "1 -> 2")]["outcome"] == "property"
     assert rows[(line, "1 -> 2")]["killed_by"] == ["Bounded"]
     assert rows[(line, "1 -> 0")]["outcome"] == "count_only"
+
+
+def test_a_canonical_table_answers_the_first_equal_value_of_the_same_type():
+    canon = memo.canonical(limit=3)
+    first, again = tuple([1, (2, 3)]), tuple([1, (2, 3)])
+    assert again is not first
+    assert canon(first) is first and canon(again) is first
+    assert canon(True) is True and canon(1) == 1 and type(canon(1)) is int  # 1 == True
+    for x in ((4,), (5,), (6,)):  # past the limit: the table starts over
+        canon(x)
+    assert canon(again) is again
+    with memo.disabled():
+        fresh = tuple([7, 8])
+        assert canon(fresh) is fresh and fresh not in canon.table
+
+
+def test_the_messages_in_flight_are_one_object_per_value():
+    """Every send keeps the first equal message: the successors of different states
+    that send the same request hold one object, and the state space is the same as
+    without the table."""
+    m, states = _states("lifecycle-large", "kip516", 3000)
+    by_value: dict = {}
+    for s in states:
+        for msg in m.net.messages(s.net):
+            assert by_value.setdefault(msg, msg) is msg
+    assert len(by_value) > 20
+    with memo.disabled():
+        plain = bfs(build("stale-read", "kip516", {}))
+    on = bfs(build("stale-read", "kip516", {}))
+    assert (on.unique_states, on.generated_states) == (plain.unique_states,
+                                                       plain.generated_states)
