@@ -45,7 +45,7 @@ class Network:
     # ---- building ------------------------------------------------------------------------
     def send(self, net: tuple, msg) -> tuple:
         """``net`` with ``msg`` in flight."""
-        msg = _canon(msg)
+        msg = _canon(msg)  # pragma: no mutate (the identity while memo tables are off)
         if not self.ordered:
             try:
                 return bag_add(net, msg)
