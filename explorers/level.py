@@ -32,7 +32,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from kmc.explorers.visited import keys_array
-from kmc.model.encoding import fingerprint128
+from kmc.model.encoding import fingerprint128, shared
 
 
 class Level(NamedTuple):
@@ -137,6 +137,7 @@ def _by_fields(core, coverage, cls, reprs, key, known=None):
     # ``of_child`` inlined on the hot path (a frontier state with reprs, a successor of
     # the record type, no known keys): one Python call less per successor
     memos, positions = reprs.memos, reprs.positions
+    share = shared(cls, memos, positions)
     count = _counter(coverage)
 
     def expand(frontier, level_id, tick, pieces=None):
@@ -160,17 +161,21 @@ def _by_fields(core, coverage, cls, reprs, key, known=None):
                     for i in compress(positions, map(is_not, t, s)):
                         tp[i] = memos[i][t[i]]
                     k = key(tp)
+                    if k not in index:  # kept: its new fields as the memos' objects
+                        index[k] = pi
+                        add(share(t, s, tp))
+                        add_pieces(tp)
+                    continue
+                k = None if known is None else known(id(t))
+                if k is not None:
+                    tp = None
+                elif type(t) is not cls:
+                    k, tp = rkey(t), None
                 else:
-                    k = None if known is None else known(id(t))
-                    if k is not None:
-                        tp = None
-                    elif type(t) is not cls:
-                        k, tp = rkey(t), None
-                    else:
-                        if sp is None and type(s) is cls:  # with known keys: when needed
-                            sp = of(s)
-                        tp = of(t) if sp is None else of_child(t, s, sp)
-                        k = key(tp)
+                    if sp is None and type(s) is cls:  # with known keys: when needed
+                        sp = of(s)
+                    tp = of(t) if sp is None else of_child(t, s, sp)
+                    k = key(tp)
                 if k not in index:
                     index[k] = pi
                     add(t)

@@ -1,0 +1,75 @@
+"""The states a level expander keeps hold each field value it met before as one object
+(``model.encoding.shared``): equal to what the model made, with the same key, and the
+memos' first object in place of every field the state changed."""
+from typing import NamedTuple
+
+import numpy as np
+
+from kmc.api import build
+from kmc.explorers.core import Core
+from kmc.explorers.level import level_expander
+from kmc.explorers.visited import keys_array
+from kmc.model import encoding
+from kmc.model.encoding import FieldReprs, shared
+
+
+class Rec(NamedTuple):
+    log: tuple
+    n: int
+
+
+def _share():
+    reprs = FieldReprs(len(Rec._fields))
+    return reprs, shared(Rec, reprs.memos, reprs.positions)
+
+
+def test_a_changed_field_becomes_the_first_equal_value_met():
+    reprs, share = _share()
+    parent = Rec((0,), 0)
+    pp = reprs.of(parent)
+    first = Rec(tuple([5, 6]), 0)
+    assert share(first, parent, reprs.of_child(first, parent, pp)) is first
+    again = Rec(tuple([5, 6]), 0)
+    assert again.log is not first.log
+    got = share(again, parent, reprs.of_child(again, parent, pp))
+    assert got == again and type(got) is Rec and got is not again
+    assert got.log is first.log and got.n is again.n
+    same = parent._replace(n=1)  # its changed field is the first of its value already
+    assert share(same, parent, reprs.of_child(same, parent, pp)) is same
+
+
+def test_a_memo_that_starts_over_forgets_its_first_values(monkeypatch):
+    monkeypatch.setattr(encoding, "MEMO_LIMIT", 2)
+    reprs, share = _share()
+    parent = Rec((0,), 0)
+    pp = reprs.of(parent)
+    first = Rec(tuple([5, 6]), 0)
+    reprs.of_child(first, parent, pp)
+    for k in range(3):  # past the limit: the log memo starts over
+        reprs.of_child(Rec((k, k), 0), parent, pp)
+    again = Rec(tuple([5, 6]), 0)
+    got = share(again, parent, reprs.of_child(again, parent, pp))
+    assert got is again and len(reprs.memos[0].first) == len(reprs.memos[0])
+
+
+def test_a_levels_states_hold_the_first_objects_of_the_fields_they_changed():
+    """Five levels of lifecycle-large: each kept state's keys are those of the state as
+    the model made it, and every field it changed from its parent is the object the
+    memos met first for that value; the messages in flight, which nearly every step
+    changes, are a few objects per value where the model made one per step."""
+    core = Core(build("lifecycle-large", "kip516", {}))
+    memos = core.field_keys()[1].memos
+    net = type(core.initial()[0][1])._fields.index("net")
+    expand = level_expander(core, core.coverage_counter())
+    frontier, pieces = [s for _i, s in core.initial()], None
+    for depth in range(5):
+        lvl = expand(frontier, depth, lambda _i: False, pieces)
+        made = keys_array(map(core.rkey, lvl.states), len(lvl.states), core.key_dtype)
+        assert np.array_equal(made, lvl.keys)
+        for t, tp, pi in zip(lvl.states, lvl.pieces, lvl.parents.tolist()):
+            for i, (mine, theirs) in enumerate(zip(t, frontier[pi])):
+                assert mine is theirs or mine is memos[i].first[id(tp[i])], (depth, i)
+        objects = {id(t[net]) for t in lvl.states}
+        assert len(objects) <= 2 * len({t[net] for t in lvl.states})
+        frontier, pieces = lvl.states, lvl.pieces
+    assert len(frontier) > 200
