@@ -15,13 +15,10 @@ assertions.
 """
 from __future__ import annotations
 
-import argparse
 import gc
 import sys
 
-from kafka_split import states_of
-from kmc.api import build
-from kmc.explorers.core import Core
+from kafka_split import record_scenario, states_of
 
 
 def bits(n: int) -> int:
@@ -30,17 +27,10 @@ def bits(n: int) -> int:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("scenario", nargs="?", default="lifecycle-large")
-    ap.add_argument("--variant", default=None, help="default: kip516 for lifecycle-large")
-    a = ap.parse_args(argv)
-    variant = a.variant or ("kip516" if a.scenario == "lifecycle-large" else None)
-    model = build(a.scenario, variant, {})
-    core = Core(model)
-    if core.field_keys() is None:
-        print(f"kafka_domains: {a.scenario}'s states are not field-wise records",
-              file=sys.stderr)
+    got = record_scenario(argv, "kafka_domains", __doc__.splitlines()[0])
+    if got is None:
         return 2
+    scenario, variant, model, core = got
     gc.disable()
     states = states_of(model, core)
     fields = type(states[0])._fields
@@ -54,7 +44,7 @@ def main(argv=None) -> int:
                 if type(v) is tuple:
                     elements[i].update(v)
                     longest[i] = max(longest[i], len(v))
-    name = a.scenario + (f" {variant}" if variant else "")
+    name = scenario + (f" {variant}" if variant else "")
     print(f"{name}: {len(states):,} states")
     total = 0
     for f, vs, es, n in zip(fields, values, elements, longest):

@@ -40,19 +40,29 @@ def states_of(model, core) -> list:
     return out
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def record_scenario(argv, prog: str, description: str):
+    """The scenario the command line names (default: lifecycle-large kip516) as (its
+    name, its variant, model, core); None, said on standard error, when its states are
+    not field-wise records."""
+    ap = argparse.ArgumentParser(prog=prog, description=description)
     ap.add_argument("scenario", nargs="?", default="lifecycle-large")
     ap.add_argument("--variant", default=None, help="default: kip516 for lifecycle-large")
     a = ap.parse_args(argv)
     variant = a.variant or ("kip516" if a.scenario == "lifecycle-large" else None)
     model = build(a.scenario, variant, {})
     core = Core(model)
-    fields = core.field_keys()
-    if fields is None:
-        print(f"kafka_split: {a.scenario}'s states are not field-wise records", file=sys.stderr)
+    if core.field_keys() is None:
+        print(f"{prog}: {a.scenario}'s states are not field-wise records", file=sys.stderr)
+        return None
+    return a.scenario, variant, model, core
+
+
+def main(argv=None) -> int:
+    got = record_scenario(argv, "kafka_split", __doc__.splitlines()[0])
+    if got is None:
         return 2
-    _cls, reprs, key = fields
+    scenario, variant, model, core = got
+    _cls, reprs, key = core.field_keys()
     gc.disable()
     states = states_of(model, core)
     clock = time.process_time
@@ -77,10 +87,10 @@ def main(argv=None) -> int:
     del succs, pieces
     gc.enable()
     t = clock()
-    r = bfs(build(a.scenario, variant, {}))  # a fresh model and core: cold memos
+    r = bfs(build(scenario, variant, {}))  # a fresh model and core: cold memos
     whole = clock() - t
     n = len(states)
-    name = a.scenario + (f" {variant}" if variant else "")
+    name = scenario + (f" {variant}" if variant else "")
     print(f"{name}: {n:,} states, {r.generated_states:,} generated; "
           f"the whole BFS {whole:.2f} CPU s = {n / whole:,.0f} states/s")
     for name, sec in parts.items():
