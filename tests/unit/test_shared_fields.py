@@ -1,6 +1,7 @@
-"""The states a level expander keeps hold each field value it met before as one object
-(``model.encoding.shared``): equal to what the model made, with the same key, and the
-memos' first object in place of every field the state changed."""
+"""Shared values: the states a level expander keeps hold each field value it met before
+as one object (``model.encoding.shared``): equal to what the model made, with the same
+key, and the memos' first object in place of every field the state changed. The view
+parts' entries hold each relation value as one object (``fieldview.relation``)."""
 from typing import NamedTuple
 
 import numpy as np
@@ -9,6 +10,10 @@ from kmc.api import build
 from kmc.explorers.core import Core
 from kmc.explorers.level import level_expander
 from kmc.explorers.visited import keys_array
+from kmc.invariants.fieldview import relation
+from kmc.model.kafka.kraft import protocol_properties as kraft_protocol
+from kmc.model.kafka.kraft import views as kraft_views
+from toymodels import reachable
 from kmc.model import encoding
 from kmc.model.encoding import FieldReprs, shared
 
@@ -73,3 +78,27 @@ def test_a_levels_states_hold_the_first_objects_of_the_fields_they_changed():
         assert len(objects) <= 2 * len({t[net] for t in lvl.states})
         frontier, pieces = lvl.states, lvl.pieces
     assert len(frontier) > 200
+
+
+def test_equal_relations_are_one_object():
+    a, b = relation([(1, "x"), (2, "y")]), relation(iter([(2, "y"), (1, "x")]))
+    assert a is b and a == frozenset({(1, "x"), (2, "y")})
+    assert relation([(3, "z")]) is not a and relation(()) == frozenset()
+
+
+def test_the_view_parts_entries_share_each_relation_value():
+    """Three hundred kraft-stray states through the KRaft views: every relation value in
+    every part's entries is one object, wherever it occurs."""
+    states = reachable(build("kraft-stray", "kraft", {}), 300)
+    views = (kraft_views._VIEWS[type(states[0])], kraft_protocol.protocol_view)
+    copies = [v.extended() for v in views]  # the same parts, memos of their own
+    ids: dict = {}
+    for s in states:
+        for view in copies:
+            view(s)
+    for view in copies:
+        for part in view._parts + view._derived:
+            for same in part.entries:
+                for _name, value in same:
+                    ids.setdefault(value, set()).add(id(value))
+    assert len(ids) > 10 and all(len(x) == 1 for x in ids.values())
