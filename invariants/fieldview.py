@@ -37,7 +37,8 @@ def _none(_state):
 
 
 class _Part:
-    __slots__ = ("fields", "get", "fn", "memo", "inputs", "last", "by_repr", "entries")
+    __slots__ = ("fields", "get", "fn", "memo", "inputs", "last", "by_repr", "entries",
+                 "names")
 
     def __init__(self, fields, fn, inputs=None):
         self.fields = tuple(fields)
@@ -47,6 +48,7 @@ class _Part:
         self.by_repr: dict = {}  # the same entries keyed by the fields' reprs
         #: each distinct entry once, by its relations: the memos' entries share them
         self.entries: dict = {}
+        self.names = ()  # the relation names of the entries computed last
 
     def __getstate__(self):  # the memo stays in the process that built it
         return (self.fields, self.fn, self.inputs)
@@ -62,7 +64,10 @@ class _Part:
         relations a handful)."""
         rels = self.fn(base) if self.inputs is not None else self.fn(state)
         every = {k: relation(v) for k, v in rels.items()}
-        same = tuple(every.items())
+        names = tuple(every)
+        if names != self.names:  # kept as one object while the names stay the same
+            self.names = names
+        same = (self.names, *every.values())  # the names once, not a pair per relation
         got = self.entries.get(same)
         if got is None:
             got = keep(self.entries, same,

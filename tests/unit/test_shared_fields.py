@@ -98,7 +98,7 @@ def test_the_view_parts_entries_share_each_relation_value():
             view(s)
     for view in copies:
         for part in view._parts + view._derived:
-            for same in part.entries:
-                for _name, value in same:
+            for same in part.entries:  # (the relation names, each relation's value)
+                for value in same[1:]:
                     ids.setdefault(value, set()).add(id(value))
     assert len(ids) > 10 and all(len(x) == 1 for x in ids.values())
