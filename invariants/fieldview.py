@@ -70,8 +70,10 @@ class _Part:
         same = (self.names, *every.values())  # the names once, not a pair per relation
         got = self.entries.get(same)
         if got is None:
-            got = keep(self.entries, same,
-                       ({k: v for k, v in every.items() if not k.startswith("_")}, every))
+            shown = {k: v for k, v in every.items() if not k.startswith("_")}
+            # a part with no intermediate relation shows them all: one dict for both
+            got = keep(self.entries, same, (every if len(shown) == len(every) else shown,
+                                            every))
         return got
 
 
