@@ -75,7 +75,7 @@ class _Memo(dict):
     look-up. ``inner`` (when given) memoises the elements of a value that is itself a
     tuple printed as the plain tuple of its elements. ``first`` maps the id of each repr
     the memo holds to the value it was made from: the first of the equal values met,
-    which a caller may keep in place of an equal one (``FieldReprs.shared``)."""
+    which a caller may keep in place of an equal one (``shared``)."""
     __slots__ = ("inner", "first")
 
     def __init__(self, inner=None):
