@@ -18,6 +18,7 @@ from kmc.explorers.core import Core
 from kmc.explorers.spark import level
 from kmc.explorers.spark.explore import _cloudpickle, _shippable
 from kmc.explorers.spark.placement import place_by_partition_key
+from toymodels import reachable
 
 
 def _core():
@@ -52,18 +53,10 @@ def test_a_new_key_function_gets_new_field_keys():
     assert keyed[2](keyed[1].of(init)) == core.rkey(init) != plain[2](plain[1].of(init))
 
 
-def _frontier(core, depth=3):
-    """The states of ``depth`` BFS levels of ``core``'s model, as one candidate batch."""
-    states = [s for _i, s in core.initial()]
-    seen = set(states)
-    for _ in range(depth):
-        nxt = []
-        for s in states:
-            for _a, t in core.successors(s):
-                if t not in seen:
-                    seen.add(t)
-                    nxt.append(t)
-        states = nxt
+def _frontier(core, limit=40):
+    """The first ``limit`` states of a BFS of ``core``'s model, as one candidate batch
+    (ascending keys)."""
+    states = reachable(core.model, limit)
     by_key = sorted((core.rkey(s), i) for i, s in enumerate(states))
     return _keys(core, [k for k, _i in by_key]), [states[i] for _k, i in by_key]
 
@@ -94,7 +87,7 @@ def test_dedup_hands_the_new_states_field_reprs_to_the_expansion():
 
 def test_a_batch_travels_as_field_tables_and_arrives_with_its_reprs():
     core = _core()
-    _keys_, states = _frontier(core, depth=4)
+    _keys_, states = _frontier(core, limit=100)
     _cls, reprs, _key = core.field_keys()
     pieces = [reprs.of(s) for s in states]
     blob = level.pack_states(states, pieces)
