@@ -69,11 +69,12 @@ def test_a_killed_python_worker_costs_a_task_not_the_run(tmp_path):
     log = tmp_path / "spark.log"
     env = {**os.environ, "TMPDIR": str(tmp_path), "KMC_SPARK_LOG": "warn",
            "KMC_SPARK_LOG_FILE": str(log),
-           # TwoPhase rm=7 (296,448 states): its levels of over 1,000 states run on Spark,
-           # from ~1 s after start-up to the end (~7 s on 2 cores)
+           # TwoPhase rm=8 (1,745,408 states): its levels of over 1,000 states run on
+           # Spark, from ~1 s after start-up to the end (~5 s of Spark levels on 2 cores;
+           # rm=7's take under a second, and the run could end before a kill)
            "KMC_SPARK_DRIVER_LEVEL": "1000",
            "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, "-m", "kmc", "check", "twophase", "-p", "rm=7", "--explorer",
+    cmd = [sys.executable, "-m", "kmc", "check", "twophase", "-p", "rm=8", "--explorer",
            "spark", "--executors", "2", "--json", "--quiet"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -114,7 +115,7 @@ def test_a_killed_python_worker_costs_a_task_not_the_run(tmp_path):
     assert proc.returncode == 0, f"{err[-2000:]}\n{spark_log[-3000:]}"
     assert "Lost task" in spark_log, "the killed worker cost no task: it hit nothing"
     r = json.loads(out)
-    want = bfs(TwoPhase(7))
+    want = bfs(TwoPhase(8))
     assert (r["unique_states"], r["generated_states"], r["max_depth"], r["complete"]) == \
         (want.unique_states, want.generated_states, want.max_depth, True)
     assert {n: p["verdict"] for n, p in r["properties"].items()} == want.verdicts()
