@@ -85,6 +85,11 @@ class Core:
         self.owner_shift = 0
         self.needs_settled = bool(self.quiescent) or deadlock
         self._fields = _Cache()  # field_keys' answer, shared by this core's copies
+        # the field reprs' memos: values per position (None: encoding.MEMO_LIMIT), and
+        # whether the level expander keeps a candidate's changed fields as the memos'
+        # first objects (encoding.shared); the Spark explorer's tasks change both
+        self.reprs_limit: int | None = None
+        self.share_fields = True
 
     # ---- construction -------------------------------------------------------------------
     def _make_key(self, use_sym):
@@ -161,10 +166,11 @@ class Core:
         ``fieldwise`` type, ``key(reprs.of(s)) == rkey(s)`` for every ``s`` of type
         ``cls``. None otherwise (packed models, other state types, another key function).
         Checked on the initial states, both ways. The answer is kept while the key
-        function stays (``rkey``, ``owner_shift``), for this core and its copies (a Spark
-        worker's tasks copy one core: their reprs memos then stay warm from task to
-        task); a pickled core starts without it."""
-        kept, now = self._fields.value, (self.rkey, self.owner_shift)
+        function and the memos' bound stay (``rkey``, ``owner_shift``,
+        ``reprs_limit``), for this core and its copies (a Spark worker's tasks copy one
+        core: their reprs memos then stay warm from task to task); a pickled core starts
+        without it."""
+        kept, now = self._fields.value, (self.rkey, self.owner_shift, self.reprs_limit)
         if kept is None or kept[0] != now:
             kept = self._fields.value = (now, self._field_keys())
         return kept[1]
@@ -176,7 +182,7 @@ class Core:
         cls = type(inits[0]) if inits else None
         if cls is None or not fieldwise(cls):
             return None
-        reprs = FieldReprs(len(cls._fields))
+        reprs = FieldReprs(len(cls._fields), self.reprs_limit)
         fields = self.model.partition_fields
         if self.rkey is fingerprint128:
             key = fields_key(cls)

@@ -137,7 +137,7 @@ def _by_fields(core, coverage, cls, reprs, key, known=None):
     # ``of_child`` inlined on the hot path (a frontier state with reprs, a successor of
     # the record type, no known keys): one Python call less per successor
     memos, positions = reprs.memos, reprs.positions
-    share = shared(cls, memos, positions)
+    share = shared(cls, memos, positions) if core.share_fields else None
     count = _counter(coverage)
 
     def expand(frontier, level_id, tick, pieces=None):
@@ -163,7 +163,7 @@ def _by_fields(core, coverage, cls, reprs, key, known=None):
                     k = key(tp)
                     if k not in index:  # kept: its new fields as the memos' objects
                         index[k] = pi
-                        add(share(t, s, tp))
+                        add(t if share is None else share(t, s, tp))
                         add_pieces(tp)
                     continue
                 k = None if known is None else known(id(t))

@@ -75,16 +75,18 @@ class _Memo(dict):
     look-up. ``inner`` (when given) memoises the elements of a value that is itself a
     tuple printed as the plain tuple of its elements. ``first`` maps the id of each repr
     the memo holds to the value it was made from: the first of the equal values met,
-    which a caller may keep in place of an equal one (``shared``)."""
-    __slots__ = ("inner", "first")
+    which a caller may keep in place of an equal one (``shared``). The memo starts over
+    once it holds ``limit`` values."""
+    __slots__ = ("inner", "first", "limit")
 
-    def __init__(self, inner=None):
+    def __init__(self, inner=None, limit: int | None = None):
         super().__init__()
         self.inner = inner
         self.first: dict = {}
+        self.limit = MEMO_LIMIT if limit is None else limit
 
     def __missing__(self, value):
-        if len(self) >= MEMO_LIMIT:
+        if len(self) >= self.limit:
             self.clear()  # a bound on memory; the encoding never depends on the memo
             self.first.clear()  # with the reprs it names: no id outlives its string
         inner = self.inner
@@ -98,8 +100,11 @@ class _Memo(dict):
 
 
 _TUPLE_REPR = tuple.__repr__
-#: entries per position memo before it starts over
-MEMO_LIMIT = 1 << 12
+#: entries per position memo before it starts over, unless a ``FieldReprs`` is given its
+#: own bound: room for every value of lifecycle-large's busiest field (the messages in
+#: flight, 59,874 values), whose reprs a smaller memo makes again and again, and whose
+#: states then hold fewer copies of equal values (``shared``)
+MEMO_LIMIT = 1 << 16
 
 
 def fieldwise(cls) -> bool:
@@ -144,8 +149,9 @@ class FieldReprs:
     already: the type of each position is fixed, and values that compare equal print
     alike there (never ``True`` where ``1`` may occur)."""
 
-    def __init__(self, nfields: int):
-        self.memos = [_Memo(_Memo()) for _ in range(nfields)]
+    def __init__(self, nfields: int, limit: int | None = None):
+        """``limit``: values per position memo (default ``MEMO_LIMIT``)."""
+        self.memos = [_Memo(_Memo(None, limit), limit) for _ in range(nfields)]
         self.positions = range(nfields)
 
     def of(self, state) -> list:
@@ -170,8 +176,8 @@ def shared(cls, memos, positions):
     that differ from ``parent``'s are the objects the memos met first for those values
     (``pieces``: the child's field reprs, as ``FieldReprs.of_child`` gives them). A
     state the explorer keeps then holds the values it shares with states seen before as
-    one object each (a lifecycle-large BFS peaks at 665 bytes per state with it, 750
-    without; docs/architecture.md)."""
+    one object each (docs/architecture.md, "Shared field values", gives what it saves).
+    The Spark explorer's tasks do without it (``Core.share_fields``)."""
     firsts = [m.first for m in memos]
     new = tuple.__new__
 

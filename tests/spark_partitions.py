@@ -13,6 +13,7 @@ from kmc.explorers.core import Core
 from kmc.explorers.spark.explore import _cloudpickle, _shippable, explore
 from kmc.explorers.spark.driver import DriverFrontier, join_blocks
 from kmc.explorers.spark.frontier import SparkFrontier
+from kmc.explorers.spark.level import for_tasks
 from kmc.explorers.spark.placement import place_by_partition_key
 from kmc.explorers.spark.run import Run
 from kmc.explorers.spark.spool import Spool
@@ -165,6 +166,7 @@ def run_levels(model, nparts=None, limit=0, window=True, spooled=False, **opts):
     core = Core(model, symmetry=opts.get("symmetry", False),
                 deadlock=opts.get("deadlock", False))
     place_by_partition_key(core)  # as spark_bfs does
+    for_tasks(core)
     run = Run(core, limit, opts.get("stop_on_violation", False), opts.get("max_states"),
               opts.get("max_depth"), None)
     if not window:  # each partition's own recent keys, as when the window grows too large

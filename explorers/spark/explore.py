@@ -20,7 +20,7 @@ from kmc.explorers.core import Core
 from kmc.explorers.errors import ExplorerError
 from kmc.explorers.gcpause import without_cyclic_gc
 from kmc.explorers.spark import checkpoint as ckpt
-from kmc.explorers.spark import ckptfiles
+from kmc.explorers.spark import ckptfiles, level
 from kmc.explorers.spark import spill
 from kmc.explorers.spark.spill_dir import SpillSpace, local_disks
 from kmc.explorers.spark.driver import DriverFrontier, join_blocks, owner_of
@@ -70,6 +70,7 @@ def spark_bfs(model, *, master=None, executors=None, partitions=None, checkpoint
                             "interrupted run")
     core = core or Core(model, symmetry=symmetry, deadlock=deadlock, properties=properties)
     place_by_partition_key(core)
+    level.for_tasks(core)
     held = contextlib.ExitStack()  # the checkpoint dir, held before its files are read:
     held.enter_context(ckptfiles.locked(checkpoint_dir))  # a busy one is named as busy
     try:

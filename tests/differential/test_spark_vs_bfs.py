@@ -20,6 +20,7 @@ from kmc.explorers.core import Core
 from kmc.explorers.spark import spark_bfs
 from kmc.explorers.spark.explore import explore
 from kmc.explorers.spark.driver import DriverFrontier
+from kmc.explorers.spark.level import TASK_REPRS_LIMIT
 from kmc.explorers.spark.placement import place_by_partition_key
 from kmc.explorers.spark.run import Run, driver_seconds
 from kmc import catalog
@@ -134,10 +135,13 @@ def test_a_kafka_tail_comes_back_to_the_driver(sc):
     deadlock = scenario.options.get("deadlock", False)
     model = scenario.make("legacy", {})[0]
     want = bfs(model, deadlock=deadlock)
-    got = spark_bfs(scenario.make("legacy", {})[0], deadlock=deadlock,
+    core = Core(scenario.make("legacy", {})[0], deadlock=deadlock)
+    got = spark_bfs(core.model, deadlock=deadlock, core=core,
                     driver_level_max=_widest_level(model, None, deadlock) - 1)
     modes = [lv["mode"] for lv in got.extra["spark"]["levels"]]
-    assert not Core(model).packed
+    assert not core.packed
+    # the Spark path's field-repr memos and candidates (explorers.spark.level.for_tasks)
+    assert (core.reprs_limit, core.share_fields) == (TASK_REPRS_LIMIT, False)
     assert summary(got) == summary(want)
     assert "spark" in modes and modes[-1] == "driver"
 

@@ -9,6 +9,7 @@ import numpy as np
 from kmc.api import build
 from kmc.explorers.core import Core
 from kmc.explorers.level import level_expander
+from kmc.explorers.spark.level import TASK_REPRS_LIMIT, for_tasks
 from kmc.explorers.visited import keys_array
 from kmc.invariants.fieldview import relation
 from kmc.model.kafka.kraft import protocol_properties as kraft_protocol
@@ -55,6 +56,59 @@ def test_a_memo_that_starts_over_forgets_its_first_values(monkeypatch):
     again = Rec(tuple([5, 6]), 0)
     got = share(again, parent, reprs.of_child(again, parent, pp))
     assert got is again and len(reprs.memos[0].first) == len(reprs.memos[0])
+
+
+def test_a_bound_given_to_the_reprs_holds_whatever_the_default():
+    reprs = FieldReprs(len(Rec._fields), limit=3)
+    assert reprs.memos[0].limit == 3 and reprs.memos[0].inner.limit == 3
+    for k in range(3):
+        reprs.of(Rec((k,), k))
+    assert len(reprs.memos[0]) == 3
+    reprs.of(Rec((9,), 9))  # the fourth value: the memo starts over
+    assert len(reprs.memos[0]) == 1 and len(reprs.memos[0].first) == 1
+    assert FieldReprs(1).memos[0].limit == encoding.MEMO_LIMIT
+
+
+def test_a_cores_field_reprs_follow_its_bound():
+    core = Core(build("lifecycle-large", "kip516", {}))
+    assert core.field_keys()[1].memos[0].limit == encoding.MEMO_LIMIT
+    core.reprs_limit = 7
+    assert core.field_keys()[1].memos[0].limit == 7
+
+
+def _kept(core, levels=4):
+    """The candidates of the first ``levels`` levels, and the ids of every successor
+    object the model handed the expander."""
+    made: dict = {}
+    successors = core.successors
+
+    def recorded(s):
+        out = successors(s)
+        made.update((id(t), t) for _a, t in out)  # held: no id is reused meanwhile
+        return out
+    core.successors = recorded
+    expand = level_expander(core, core.coverage_counter())
+    frontier, pieces, kept = [s for _i, s in core.initial()], None, []
+    for depth in range(levels):
+        lvl = expand(frontier, depth, lambda _i: False, pieces)
+        kept += lvl.states
+        frontier, pieces = lvl.states, lvl.pieces
+    return kept, made
+
+
+def test_spark_tasks_keep_candidates_as_the_model_made_them():
+    """The Spark explorer's core (``for_tasks``): memos of the task bound, and each
+    candidate the very object the model made; the local explorers' core replaces some
+    of them by records of the memos' first objects."""
+    model = build("lifecycle-large", "kip516", {})
+    local = Core(model)
+    kept, made = _kept(local)
+    assert any(id(t) not in made for t in kept)
+    task = Core(model)
+    for_tasks(task)
+    assert task.field_keys()[1].memos[0].limit == TASK_REPRS_LIMIT < encoding.MEMO_LIMIT
+    kept, made = _kept(task)
+    assert len(kept) > 100 and all(made.get(id(t)) is t for t in kept)
 
 
 def test_a_levels_states_hold_the_first_objects_of_the_fields_they_changed():
