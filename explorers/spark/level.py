@@ -29,18 +29,20 @@ _DECIDED = ("decided",)  # placeholder: a property already decided by an earlier
 
 
 #: values per field-repr memo on the Spark path (``Core.reprs_limit``). A task's states
-#: travel pickled, and a memo of today's local bound, whose keys are older objects
-#: spread over the heap, made the level tasks slower (lifecycle-large's tasks played in
-#: one process: 4-5% more CPU time), where the local BFS gains from it
+#: travel pickled, and memos of the local explorers' bound (``encoding.MEMO_LIMIT``),
+#: whose keys are older objects spread over the heap, made the level tasks slower
+#: (lifecycle-large's tasks played in one process: 4-5% more CPU time), where the local
+#: BFS gains from them
 TASK_REPRS_LIMIT = 1 << 12
 
 
 def for_tasks(core) -> None:
     """Set ``core`` up for the Spark explorer's levels (in place: the explorer owns its
     Core): field-repr memos of ``TASK_REPRS_LIMIT`` values, and candidates kept as the
-    model made them (``Core.share_fields`` off). A candidate is pickled (as field
-    tables) before it is held anywhere, so the memos' first objects would save no
-    memory; putting them in cost lifecycle-large's tasks 3-4% more CPU time."""
+    model made them (``Core.share_fields`` off). A task pickles its candidates (as
+    field tables) before anything holds them, so the memos' first objects would save
+    no memory there, and putting them in cost lifecycle-large's tasks 3-4% more CPU
+    time; the levels the driver runs are the narrow ones."""
     core.reprs_limit = TASK_REPRS_LIMIT
     core.share_fields = False
 
