@@ -141,9 +141,9 @@ def join_fields(reprs: list) -> str:
 class FieldReprs:
     """The reprs of a record state's fields, memoised per position: the fields of a
     state's successors are mostly the very objects of the state, or values seen before
-    (the Kafka models' states take a few thousand distinct values per field, against
-    hundreds of thousands of states). ``key(pieces)`` is ``fingerprint128`` of the
-    state, bit for bit, at a third of its cost.
+    (lifecycle-large's 325,289 states: 59,874 distinct values of the messages in flight,
+    a few thousand or fewer of every other field). ``key(pieces)`` is ``fingerprint128``
+    of the state, bit for bit, at a third of its cost.
 
     A memo answers by equality, so it relies on what ``fieldwise`` types promise
     already: the type of each position is fixed, and values that compare equal print
