@@ -1,7 +1,9 @@
 """Shared values: the states a level expander keeps hold each field value it met before
 as one object (``model.encoding.shared``): equal to what the model made, with the same
 key, and the memos' first object in place of every field the state changed. The view
-parts' entries hold each relation value as one object (``fieldview.relation``)."""
+parts' entries hold each relation value as one object (``fieldview.relation``). A
+``FieldReprs`` keeps the bound it is given, and the Spark explorer's tasks keep each
+candidate as the model made it (``explorers.spark.level.for_tasks``)."""
 from typing import NamedTuple
 
 import numpy as np
@@ -77,8 +79,8 @@ def test_a_cores_field_reprs_follow_its_bound():
 
 
 def _kept(core, levels=4):
-    """The candidates of the first ``levels`` levels, and the ids of every successor
-    object the model handed the expander."""
+    """The candidates of the first ``levels`` levels, and every successor object the
+    model handed the expander, by id."""
     made: dict = {}
     successors = core.successors
 
