@@ -3,7 +3,7 @@ ZooKeeper-era cluster's successor function: a measurement of a design, not the p
 
     python bench/step_tables_bench.py                          # lifecycle-large kip516
     python bench/step_tables_bench.py stale-read --variant legacy
-    python bench/step_tables_bench.py -p crashes=2 --verify 0
+    python bench/step_tables_bench.py split-merge-spark --verify 0
 
 The design: a state is a tuple of numbers, one per field of ``World``, each the index of
 the field's value in a table of the values met. A step (a delivery's handler, an admin
@@ -19,7 +19,9 @@ state's own messages (a table of its own maps (network, operation) to the next n
 A step that reads the network otherwise (a scan for a message in flight) raises on the
 stand-in; its kind then reads the network as a field. Memo tables are off while a step
 is recorded (an answer taken from one would hide its reads). The candidate actions of a
-state are tabled the same way.
+state are tabled the same way. Reads are recorded where a step names a field
+(``w.brokers``); the cluster's steps read the World no other way, which the verification
+below checks by its results.
 
 Prints, for a plain BFS over World states with ``model.successors`` and for the tabled
 BFS over number states (twice: with empty tables, then with the tables the first run
@@ -54,7 +56,7 @@ class NetRead(Exception):
     """A step read the messages in flight other than by delivering, sending or dropping."""
 
 
-class Stand_in:
+class StandIn:
     """The network a recorded step sees: the operations applied to it so far."""
     __slots__ = ("ops",)
 
@@ -77,8 +79,8 @@ class Recorder:
 
     def _op(self, code, name):
         def op(net, arg):
-            if type(net) is Stand_in:
-                return Stand_in(net.ops + ((code, arg),))
+            if type(net) is StandIn:
+                return StandIn(net.ops + ((code, arg),))
             return getattr(self.real, name)(net, arg)
         return op
 
@@ -100,7 +102,7 @@ class Recorder:
         real = getattr(self.real, name)
 
         def guarded(net, *a, **k):
-            if type(net) is Stand_in:
+            if type(net) is StandIn:
                 raise NetRead
             return real(net, *a, **k)
         return guarded
@@ -153,7 +155,7 @@ class Tables:
     def _record(self, fn, s, args, stand_in: bool):
         fields = list(self.decode(s))
         if stand_in:
-            fields[NET] = Stand_in(())
+            fields[NET] = StandIn(())
         w = tuple.__new__(Recording, fields)
         READ.clear()
         m = self.m
@@ -166,7 +168,7 @@ class Tables:
         reads = set(READ)
         if stand_in:
             reads.discard(NET)
-            if isinstance(t, World) and type(t[NET]) is not Stand_in:
+            if isinstance(t, World) and type(t[NET]) is not StandIn:
                 raise NetRead  # a network made anew from the messages in flight
         else:
             reads.add(NET)
@@ -183,7 +185,7 @@ class Tables:
             w, t, reads = self._record(fn, s, args, False)
         if not isinstance(t, World):
             return reads, t  # None (the step is not enabled), or the candidates
-        stand_in = type(t[NET]) is Stand_in
+        stand_in = type(t[NET]) is StandIn
         written = tuple((i, self.number(i, t[i])) for i in range(len(FIELDS))
                         if not (stand_in and i == NET) and t[i] is not tuple.__getitem__(w, i))
         ops = tuple((c, a, self.label(a)) for c, a in t[NET].ops) if stand_in else ()
