@@ -89,6 +89,12 @@ class Network:
     def any(self, net: tuple, pred: Callable) -> bool:
         return any(pred(m) for m in self.messages(net))
 
+    def ask(self, net: tuple, question: Callable):
+        """``question``'s answer about the messages in flight (a function of them, its
+        answer a value): what a step learns from scanning them, asked as one question,
+        so that a reader of the step sees what it depends on."""
+        return question(self.messages(net))
+
     def count(self, net: tuple) -> int:
         if self.ordered:
             return sum(len(msgs) for _ch, msgs in net)

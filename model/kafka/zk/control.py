@@ -212,18 +212,23 @@ def on_stop_replica_response(m, w, msg):
 
 
 def stop_replica_in_flight(m, w, b, p, tid) -> bool:
+    """Whether the active controller's StopReplica to broker ``b`` for the partition and
+    topic ID, or its answer, is in flight (one question to the network)."""
     ctl, ep = -w.ctl.active, w.ctl.epoch
-    for x in m.net.messages(w.net):
-        k = x.kind
-        if k == "StopReplica":
-            if x.dst == b and x.src == ctl and x.partition == p and x.topic_id == tid \
-                    and x.epoch == ep:
-                return True
-        elif k == "StopReplicaResponse":
-            if x.src == b and x.dst == ctl and x.partition == p and x.topic_id == tid \
-                    and x.epoch == ep:
-                return True
-    return False
+
+    def question(msgs) -> bool:
+        for x in msgs:
+            k = x.kind
+            if k == "StopReplica":
+                if x.dst == b and x.src == ctl and x.partition == p and x.topic_id == tid \
+                        and x.epoch == ep:
+                    return True
+            elif k == "StopReplicaResponse":
+                if x.src == b and x.dst == ctl and x.partition == p and x.topic_id == tid \
+                        and x.epoch == ep:
+                    return True
+        return False
+    return m.net.ask(w.net, question)
 
 
 def retry_stop(m, w, c, b, p, tid, inc):

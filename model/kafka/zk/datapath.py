@@ -95,6 +95,16 @@ def acknowledge(store, brokers, ghost, inc, p):
 
 
 # ---- replication ---------------------------------------------------------------------------
+def _fetch_in_flight(b: int, p: int):
+    """The question: is a fetch of follower ``b`` for partition ``p`` in flight?"""
+    def question(msgs) -> bool:
+        for x in msgs:
+            if x.kind == FETCH_RESP and x.dst == b and x.partition == p:
+                return True
+        return False
+    return question
+
+
 def follower_fetch(m, w, b, p):
     """A follower fetches from its leader (KIP-516 "Fetch" v13: by topic ID in kip516, by
     name in legacy and in the no-fetch-id mutant). Kafka: AbstractFetcherThread.
@@ -113,9 +123,8 @@ def follower_fetch(m, w, b, p):
     lb = w.brokers[h.leader - 1]
     if lb.status != bk.UP:
         return None  # no connection: the follower waits for a new LeaderAndIsr
-    for x in m.net.messages(w.net):
-        if x.kind == "FetchResponse" and x.dst == b and x.partition == p:
-            return None  # one fetch in flight per follower partition
+    if m.net.ask(w.net, _fetch_in_flight(b, p)):
+        return None  # one fetch in flight per follower partition
     r, lr = log_of(br, p), log_of(lb, p)
     tid = r.topic_id if m.flags.fetch_topic_id else ZERO_ID
     end = len(r.records)

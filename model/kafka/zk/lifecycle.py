@@ -130,16 +130,27 @@ class Lifecycle:
 
     # ---- actions ------------------------------------------------------------------------
     def candidates(self, m, w):
-        """Every step worth trying, in a fixed order (the steps check their guards)."""
-        bd, f = m.bounds, m.flags
-        if bd.loss:
+        """Every step worth trying, in a fixed order (the steps check their guards): the
+        deliveries (and losses) of the messages in flight, then the other steps."""
+        out = self.delivery_candidates(m, w.net)
+        out += self.other_candidates(m, w)
+        return out
+
+    def delivery_candidates(self, m, net) -> list:
+        """The deliveries (and, with ``loss``, the losses) the messages in flight offer: a
+        function of the network alone."""
+        if m.bounds.loss:
             out = []
-            for msg in m.net.deliverable(w.net):
+            for msg in m.net.deliverable(net):
                 out.append(("deliver", msg))
                 if msg.kind == "StopReplica":
                     out.append(("lose", msg))
-        else:
-            out = [("deliver", msg) for msg in m.net.deliverable(w.net)]
+            return out
+        return [("deliver", msg) for msg in m.net.deliverable(net)]
+
+    def other_candidates(self, m, w) -> list:
+        """The steps other than deliveries worth trying, in a fixed order."""
+        bd, f, out = m.bounds, m.flags, []
         stops, fetching = _in_flight(m, w, f.retry_stop_replica and w.mem.pending)
         if stops is not None:
             out.extend(("retry-stop", w.ctl.active) + e for e in w.mem.pending
@@ -278,27 +289,35 @@ class Lifecycle:
 def _in_flight(m, w, retries):
     """(broker, partition, topic ID) of the current controller's StopReplica requests and
     responses in flight (None unless ``retries``: nothing reads them then); (follower,
-    partition) of fetches in flight. One pass over the network, so the retry and fetch
-    candidates are not re-scanned one by one."""
-    fetching = set()
+    partition) of fetches in flight. One question to the network (one pass over it), so
+    the retry and fetch candidates are not re-scanned one by one."""
     if not retries:
-        for x in m.net.messages(w.net):
-            if x.kind == "FetchResponse":
+        return None, m.net.ask(w.net, _fetching)
+    return m.net.ask(w.net, _stops_and_fetches(-w.ctl.active, w.ctl.epoch))
+
+
+def _fetching(msgs) -> frozenset:
+    """(follower, partition) of the fetches among ``msgs``."""
+    return frozenset([(x.dst, x.partition) for x in msgs if x.kind == "FetchResponse"])
+
+
+def _stops_and_fetches(ctl: int, ep: int):
+    """The question: (StopReplica requests and responses between controller ``ctl`` at
+    epoch ``ep`` and the brokers, fetches) among the messages in flight."""
+    def question(msgs) -> tuple:
+        stops, fetching = set(), set()
+        for x in msgs:
+            k = x.kind
+            if k == "StopReplica":
+                if x.src == ctl and x.epoch == ep:
+                    stops.add((x.dst, x.partition, x.topic_id))
+            elif k == "StopReplicaResponse":
+                if x.dst == ctl and x.epoch == ep:
+                    stops.add((x.src, x.partition, x.topic_id))
+            elif k == "FetchResponse":
                 fetching.add((x.dst, x.partition))
-        return None, fetching
-    stops = set()
-    ctl, ep = -w.ctl.active, w.ctl.epoch
-    for x in m.net.messages(w.net):
-        k = x.kind
-        if k == "StopReplica":
-            if x.src == ctl and x.epoch == ep:
-                stops.add((x.dst, x.partition, x.topic_id))
-        elif k == "StopReplicaResponse":
-            if x.dst == ctl and x.epoch == ep:
-                stops.add((x.src, x.partition, x.topic_id))
-        elif k == "FetchResponse":
-            fetching.add((x.dst, x.partition))
-    return stops, fetching
+        return frozenset(stops), frozenset(fetching)
+    return question
 
 
 def _admin_actions(m, w):
