@@ -29,8 +29,12 @@ table gives hides no read. The verification below checks both by its results.
 Prints, for a plain BFS over World states with ``model.successors`` and for the tabled
 BFS over number states (twice: with empty tables, then with the tables the first run
 filled): distinct states, transitions and CPU seconds; then per step kind its table's
-hits and misses and the fields it read. ``--verify N`` compares the successors of N
-sampled states (0: none) with the model's own, decoded. Figures, never assertions.
+hits and misses and the fields it read. ``--checks`` first times the product's whole BFS, then
+adds a tabled BFS (tables empty again) that also checks every property as the product's
+BFS does (``Core.check_new`` on each new state, ``Core.check_settled`` on each expanded
+one, with field reprs kept per number), and says whether both find the same properties
+violated or witnessed. ``--verify N`` compares the successors of N sampled states (0: none) with the
+model's own, decoded. Figures, never assertions.
 """
 from __future__ import annotations
 
@@ -43,7 +47,49 @@ import time
 from step_tables import FIELDS, Tables, bfs_count
 
 from kmc.api import build
+from kmc.explorers.bfs import bfs
+from kmc.explorers.core import Core
 from kmc.model.kafka.zk.cluster import Cluster
+
+
+class _Reprs(dict):
+    """number -> the repr of the value it numbers, in one field's table ``vals``."""
+    __slots__ = ("vals",)
+
+    def __init__(self, vals: list):
+        super().__init__()
+        self.vals = vals
+
+    def __missing__(self, x: int) -> str:
+        got = self[x] = repr(self.vals[x])
+        return got
+
+
+def checked_bfs(model, tables):
+    """A tabled BFS that checks the properties (see the module docstring): (distinct
+    states, the names of the properties found violated or witnessed)."""
+    core = Core(model)
+    reprs = [_Reprs(v) for v in tables.vals]
+    decode, get = tables.decode, dict.__getitem__
+
+    def pieces(s) -> list:
+        return list(map(get, reprs, s))
+    init = tables.encode(model.init_states()[0])
+    seen, frontier = {init}, [init]
+    core.check_new(decode(init), None, pieces(init))
+    while frontier:
+        nxt = []
+        for s in frontier:
+            succ = tables.successors(s)
+            if core.needs_settled:
+                core.check_settled(decode(s), succ, None, pieces(s))
+            for _a, t in succ:
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+                    core.check_new(decode(t), None, pieces(t))
+        frontier = nxt
+    return seen, set(core.discoveries)
 
 
 def main(argv=None) -> int:
@@ -52,16 +98,24 @@ def main(argv=None) -> int:
     ap.add_argument("--variant", default=None, help="default: kip516 for lifecycle-large")
     ap.add_argument("-p", dest="params", action="append", default=[], metavar="NAME=INT")
     ap.add_argument("--verify", type=int, default=3000, metavar="N")
+    ap.add_argument("--checks", action="store_true")
     a = ap.parse_args(argv)
     variant = a.variant or ("kip516" if a.scenario == "lifecycle-large" else None)
-    model = build(a.scenario, variant, {k: int(v) for k, v in
-                                        (p.split("=", 1) for p in a.params)})
+    params = {k: int(v) for k, v in (p.split("=", 1) for p in a.params)}
+    model = build(a.scenario, variant, params)
     if type(model) is not Cluster:
         print(f"step_tables_bench: {a.scenario} is not a ZooKeeper-era cluster scenario",
               file=sys.stderr)
         return 2
-    gc.disable()
     clock = time.process_time
+    if a.checks:  # first, as in a process of its own (kafka_bench runs it so)
+        t = clock()
+        r = bfs(build(a.scenario, variant, params))
+        el = clock() - t
+        product = set(r.discoveries)
+        print(f"the product's BFS: {r.unique_states:,} states, {el:.2f} CPU s "
+              f"({r.unique_states / el:,.0f} states/s)")
+    gc.disable()
     t = clock()
     seen, moves = bfs_count(model.init_states()[0], model.successors)
     print(f"plain BFS:  {len(seen):,} states, {moves:,} transitions, {clock() - t:.2f} CPU s")
@@ -79,6 +133,15 @@ def main(argv=None) -> int:
         read = ", ".join(FIELDS[i] for i in fields)
         print(f"  {name:28s} {hits:9,} hits {misses:9,} misses   reads {read}")
     print("  values per field:", ", ".join(f"{f} {len(v):,}" for f, v in zip(FIELDS, tables.vals)))
+    if a.checks:
+        fresh = build(a.scenario, variant, params)
+        t = clock()
+        got, found = checked_bfs(fresh, Tables(fresh))
+        el = clock() - t
+        print(f"tabled BFS with the checks, tables empty: {len(got):,} states, "
+              f"{el:.2f} CPU s ({len(got) / el:,.0f} states/s); the same properties "
+              f"violated or witnessed as the product's BFS: {found == product} "
+              f"({len(found)})")
     sample = random.Random(1).sample(sorted(states), min(a.verify, len(states)))
     wrong = sum(model.successors(tables.decode(s)) !=
                 [(x, tables.decode(y)) for x, y in tables.successors(s)] for s in sample)

@@ -55,6 +55,16 @@ def test_a_question_to_the_network_keys_a_step_by_its_answer():
         assert any(type(v) is bench.Question for v in tables.kinds[name].table.values())
 
 
+@pytest.mark.parametrize("scenario,variant", [("stale-read", "legacy"), ("offline-delete", None)])
+def test_the_tabled_bfs_with_checks_finds_what_the_bfs_finds(scenario, variant):
+    from kmc.explorers.bfs import bfs
+    r = bfs(build(scenario, variant, {}))
+    model = build(scenario, variant, {})
+    states, found = script.checked_bfs(model, bench.Tables(model))
+    assert len(states) == r.unique_states
+    assert found == set(r.discoveries) and found
+
+
 def test_the_bench_refuses_a_model_it_cannot_table(capsys):
     assert script.main(["kraft-large"]) == 2
     assert "not a ZooKeeper-era cluster scenario" in capsys.readouterr().err
