@@ -331,10 +331,12 @@ class Tables:
         return out
 
 
-def bfs_count(init, successors):
-    """(distinct states, transitions) of a plain BFS with a set."""
-    seen, frontier, moves = {init}, [init], 0
-    while frontier:
+def bfs_count(init, successors, max_states=None, level=None):
+    """(distinct states, transitions) of a plain BFS with a set; it stops at the first
+    level boundary past ``max_states`` states, and calls ``level(depth, new states)``
+    after each level."""
+    seen, frontier, moves, depth = {init}, [init], 0, 0
+    while frontier and (max_states is None or len(seen) < max_states):
         nxt = []
         for s in frontier:
             for _a, t in successors(s):
@@ -342,5 +344,7 @@ def bfs_count(init, successors):
                 if t not in seen:
                     seen.add(t)
                     nxt.append(t)
-        frontier = nxt
+        frontier, depth = nxt, depth + 1
+        if level is not None:
+            level(depth, len(nxt))
     return seen, moves

@@ -4,6 +4,7 @@ ZooKeeper-era cluster's successor function: a measurement of a design, not the p
     python bench/step_tables_bench.py                          # lifecycle-large kip516
     python bench/step_tables_bench.py stale-read --variant legacy
     python bench/step_tables_bench.py split-merge-spark --verify 0
+    python bench/step_tables_bench.py -p crashes=2 -p failovers=2 --max-states 1500000 --levels
 
 The design: a state is a tuple of numbers, one per field of ``World``, each the index of
 the field's value in a table of the values met. A step (a delivery's handler, an admin
@@ -29,12 +30,15 @@ table gives hides no read. The verification below checks both by its results.
 Prints, for a plain BFS over World states with ``model.successors`` and for the tabled
 BFS over number states (twice: with empty tables, then with the tables the first run
 filled): distinct states, transitions and CPU seconds; then per step kind its table's
-hits and misses and the fields it read. ``--checks`` first times the product's whole BFS, then
-adds a tabled BFS (tables empty again) that also checks every property as the product's
-BFS does (``Core.check_new`` on each new state, ``Core.check_settled`` on each expanded
-one, with field reprs kept per number), and says whether both find the same properties
-violated or witnessed. ``--verify N`` compares the successors of N sampled states (0: none) with the
-model's own, decoded. Figures, never assertions.
+hits and misses and the fields it read. ``--levels`` adds the misses per new state of
+each level of the first tabled BFS, which say whether the tables pay more as the state
+space grows; ``--max-states N`` stops each BFS at a level boundary past N states.
+``--checks`` first times the product's whole BFS, then adds a tabled BFS (tables empty
+again) that also checks every property as the product's BFS does (``Core.check_new`` on
+each new state, ``Core.check_settled`` on each expanded one, with field reprs kept per
+number), and says whether both find the same properties violated or witnessed.
+``--verify N`` compares the successors of N sampled states (0: none) with the model's
+own, decoded. Figures, never assertions.
 """
 from __future__ import annotations
 
@@ -99,7 +103,15 @@ def main(argv=None) -> int:
     ap.add_argument("-p", dest="params", action="append", default=[], metavar="NAME=INT")
     ap.add_argument("--verify", type=int, default=3000, metavar="N")
     ap.add_argument("--checks", action="store_true")
+    ap.add_argument("--max-states", type=int, default=None, metavar="N",
+                    help="stop each BFS at the first level boundary past N states")
+    ap.add_argument("--levels", action="store_true",
+                    help="per level of the first tabled BFS: its misses per new state")
     a = ap.parse_args(argv)
+    if a.checks and a.max_states is not None:
+        print("step_tables_bench: --checks compares whole state spaces: leave out "
+              "--max-states", file=sys.stderr)
+        return 2
     variant = a.variant or ("kip516" if a.scenario == "lifecycle-large" else None)
     params = {k: int(v) for k, v in (p.split("=", 1) for p in a.params)}
     model = build(a.scenario, variant, params)
@@ -117,13 +129,23 @@ def main(argv=None) -> int:
               f"({r.unique_states / el:,.0f} states/s)")
     gc.disable()
     t = clock()
-    seen, moves = bfs_count(model.init_states()[0], model.successors)
+    seen, moves = bfs_count(model.init_states()[0], model.successors, a.max_states)
     print(f"plain BFS:  {len(seen):,} states, {moves:,} transitions, {clock() - t:.2f} CPU s")
     tables = Tables(model)
     init = tables.encode(model.init_states()[0])
+    last = [0, clock()]
+
+    def level(depth, new):
+        misses = sum(k.misses for k in tables.kinds.values())
+        now = clock()
+        print(f"  level {depth:3d}: {new:10,} new states, "
+              f"{(misses - last[0]) / max(new, 1):5.2f} misses per new state, "
+              f"{new / max(now - last[1], 1e-9):9,.0f} new states/s")
+        last[:] = [misses, clock()]
     for run in ("empty", "filled"):
         t = clock()
-        states, moves = bfs_count(init, tables.successors)
+        watch = level if a.levels and run == "empty" else None
+        states, moves = bfs_count(init, tables.successors, a.max_states, watch)
         el = clock() - t
         print(f"tabled BFS, tables {run}: {len(states):,} states, {moves:,} transitions, "
               f"{el:.2f} CPU s ({len(states) / el:,.0f} states/s)")
