@@ -68,3 +68,14 @@ def test_the_tabled_bfs_with_checks_finds_what_the_bfs_finds(scenario, variant):
 def test_the_bench_refuses_a_model_it_cannot_table(capsys):
     assert script.main(["kraft-large"]) == 2
     assert "not a ZooKeeper-era cluster scenario" in capsys.readouterr().err
+
+
+def test_the_bench_stops_past_its_state_bound_and_reports_each_level(capsys):
+    assert script.main(["stale-read", "--variant", "legacy", "--max-states", "100",
+                        "--levels", "--verify", "50"]) == 0
+    out = capsys.readouterr().out
+    first = next(line for line in out.splitlines() if line.startswith("tabled BFS"))
+    assert 100 <= int(first.split(": ")[1].split(" states")[0].replace(",", "")) < 1334
+    assert "  level   1:" in out and ", 0 whose successors differ" in out
+    assert script.main(["stale-read", "--checks", "--max-states", "100"]) == 2
+    assert "leave out --max-states" in capsys.readouterr().err
