@@ -15,7 +15,7 @@ NET = FIELDS.index("net")
 DELIVER, SEND, DROP = 0, 1, 2
 #: the field indices read since the last clear (the recording World appends to it)
 READ: list = []
-#: (method, question, answer) of each question a recorded step asked the messages in flight
+#: (question, answer) of each question a recorded step asked the messages in flight
 ASKED: list = []
 
 
@@ -40,8 +40,8 @@ class StandIn:
 
 class Recorder:
     """``model.net`` while a step is recorded: deliveries, sends and drops on the stand-in
-    are recorded, questions (``any``, ``ask``) asked before any of those answered and
-    recorded, any other use of it raises ``NetRead``; a real network value is served as
+    are recorded, questions (``ask``) asked before any of those answered and recorded,
+    any other use of it (``any`` included) raises ``NetRead``; a real network value is served as
     usual."""
 
     def __init__(self, real):
@@ -69,26 +69,17 @@ class Recorder:
             return StandIn(net.ops + ((DROP, pred),), net.base)
         return self.real.drop(net, pred)
 
-    def any(self, net, pred):
-        if type(net) is not StandIn:
-            return self.real.any(net, pred)
-        if net.ops:
-            raise NetRead  # a question after a change: not tabled
-        answer = bool(self.real.any(net.base, pred))
-        ASKED.append(("any", pred, answer))
-        return answer
-
     def ask(self, net, question):
         if type(net) is not StandIn:
             return self.real.ask(net, question)
         if net.ops:
-            raise NetRead
+            raise NetRead  # a question after a change: not tabled
         answer = self.real.ask(net.base, question)
         try:
             hash(answer)
         except TypeError:
             raise NetRead from None  # an answer that cannot key a table
-        ASKED.append(("ask", question, answer))
+        ASKED.append((question, answer))
         return answer
 
     def __getattr__(self, name):  # every other reading of the network
@@ -103,12 +94,11 @@ class Recorder:
 
 class Question:
     """A table entry whose answer depends on a question about the messages in flight
-    (``model.net.any`` or ``model.net.ask``): the network method and the function the
-    step asked with, and an entry per answer."""
-    __slots__ = ("how", "pred", "label", "then")
+    (``model.net.ask``): the question the step asked, and an entry per answer."""
+    __slots__ = ("question", "label", "then")
 
-    def __init__(self, how, pred, label):
-        self.how, self.pred, self.label, self.then = how, pred, label, {}
+    def __init__(self, question, label):
+        self.question, self.label, self.then = question, label, {}
 
 
 def _meaning(question):
@@ -198,31 +188,31 @@ class Tables:
         finally:
             m.net = self.real
         reads = set(READ)
-        self.asked = list(ASKED)
         if stand_in:
             reads.discard(NET)
             if isinstance(t, World) and type(t[NET]) is not StandIn:
                 raise NetRead  # a network made anew from the messages in flight
         else:
             reads.add(NET)
-        return w, t, reads
+        return w, t, reads, list(ASKED)
 
     def _answer(self, kind, fn, s, args):
-        """(the fields read, the answer: None, or (written fields, network operations))"""
+        """(the fields read, the questions asked and their answers, the answer: None, or
+        (written fields, network operations))"""
         try:
             if kind.name in self.net_kinds:
                 raise NetRead
-            w, t, reads = self._record(fn, s, args, True)
+            w, t, reads, asked = self._record(fn, s, args, True)
         except NetRead:
             self.net_kinds.add(kind.name)
-            w, t, reads = self._record(fn, s, args, False)
+            w, t, reads, asked = self._record(fn, s, args, False)
         if not isinstance(t, World):
-            return reads, t  # None (the step is not enabled), or the candidates' parts
+            return reads, asked, t  # None (not enabled), or the candidates' parts
         stand_in = type(t[NET]) is StandIn
         written = tuple((i, self.number(i, t[i])) for i in range(len(FIELDS))
                         if not (stand_in and i == NET) and t[i] is not tuple.__getitem__(w, i))
         ops = tuple((c, a, self.label(a)) for c, a in t[NET].ops) if stand_in else ()
-        return reads, (written, ops)
+        return reads, asked, (written, ops)
 
     def kind(self, name: str) -> Kind:
         k = self.kinds.get(name)
@@ -230,16 +220,16 @@ class Tables:
             k = self.kinds[name] = Kind(name)
         return k
 
-    def _keep(self, kind, s, reads, answer, label):
+    def _keep(self, kind, s, reads, asked, answer, label):
         if kind.key is None or not reads <= set(kind.fields):
             kind.fields = f = tuple(sorted(set(kind.fields) | reads))
             kind.key = itemgetter(*f) if len(f) > 1 else (lambda s, i=f[0]: s[i])
             kind.table = {}
         table, k = kind.table, (label, kind.key(s))
-        for how, pred, said in self.asked:  # the questions, in the order they were asked
+        for question, said in asked:  # in the order the step asked them
             node = table.get(k)
             if type(node) is not Question:
-                node = table[k] = Question(how, pred, self.label(_meaning(pred)))
+                node = table[k] = Question(question, self.label(_meaning(question)))
             table, k = node.then, said
         table[k] = answer
 
@@ -248,7 +238,7 @@ class Tables:
         k = (s[NET], q.label)
         got = self.said.get(k, self)
         if got is self:
-            got = self.said[k] = getattr(self.real, q.how)(self.vals[NET][s[NET]], q.pred)
+            got = self.said[k] = self.real.ask(self.vals[NET][s[NET]], q.question)
         return got
 
     def step(self, kind, label, fn, s, args):
@@ -261,8 +251,8 @@ class Tables:
                 kind.hits += 1
                 return got
         kind.misses += 1
-        reads, answer = self._answer(kind, fn, s, args)
-        self._keep(kind, s, reads, answer, label)
+        reads, asked, answer = self._answer(kind, fn, s, args)
+        self._keep(kind, s, reads, asked, answer, label)
         return answer
 
     def apply(self, s, answer):

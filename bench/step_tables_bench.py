@@ -17,9 +17,9 @@ that agrees on the fields read takes the same path. The messages in flight are m
 the state space's variety, so a step does not read them as a field: it runs on a stand-in
 network that records its deliveries, sends and drops as operations, replayed on each
 state's own messages (a table of its own maps (network, operation) to the next network),
-and answers its questions (``model.net.ask``, ``model.net.any``: is a fetch of this
-partition in flight?) from the real messages; the answer, not the network, then keys
-the rest of the step's entry. A step that reads the network any other way raises on the
+and answers its questions (``model.net.ask``: is a fetch of this partition in flight?)
+from the real messages; the answer, not the network, then keys the rest of the step's
+entry. A step that reads the network any other way raises on the
 stand-in; its kind then reads the network as a field. The candidate actions of a state
 are tabled the same way, per feature; a feature that lists its deliveries apart
 (``delivery_candidates``) has them tabled by the network alone. Reads are recorded where
