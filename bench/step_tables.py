@@ -1,6 +1,11 @@
 """Tables of step answers for the ZooKeeper-era cluster's successor function, keyed by
 the fields each step read: the design ``step_tables_bench.py`` measures (its docstring
-says how it works). Not part of the product: no explorer uses it.
+says how it works), and ``step_tables_expander.py`` runs the product's BFS over. Not
+part of the product: no explorer uses it.
+
+A step that reads the recorded World other than field by field (indexes, iterates,
+hashes, compares or prints it) raises ``WholeRead`` there, and its kind then reads
+every field. ``entries()`` says how large the tables are; they only grow.
 """
 from __future__ import annotations
 
@@ -8,7 +13,6 @@ from operator import itemgetter
 
 from kmc.model.kafka.zk import failover
 from kmc.model.kafka.zk.state import World
-from kmc.model.records import fast_replace
 
 FIELDS = World._fields
 NET = FIELDS.index("net")
@@ -17,10 +21,14 @@ DELIVER, SEND, DROP = 0, 1, 2
 READ: list = []
 #: (question, answer) of each question a recorded step asked the messages in flight
 ASKED: list = []
+_getitem, _iter, _at = tuple.__getitem__, tuple.__iter__, list.__getitem__
+_AT = {name: i for i, name in enumerate(FIELDS)}
+ALL = frozenset(range(len(FIELDS)))
 
 
 class NetRead(Exception):
-    """A step read the messages in flight other than by delivering, sending or dropping."""
+    """A step read the messages in flight other than by delivering, sending, dropping or
+    asking."""
 
 
 class StandIn:
@@ -40,9 +48,8 @@ class StandIn:
 
 class Recorder:
     """``model.net`` while a step is recorded: deliveries, sends and drops on the stand-in
-    are recorded, questions (``ask``) asked before any of those answered and recorded,
-    any other use of it (``any`` included) raises ``NetRead``; a real network value is served as
-    usual."""
+    are recorded, questions asked before any of those answered and recorded, any other
+    use of the stand-in raises ``NetRead``; a real network value is served as usual."""
 
     def __init__(self, real):
         self.real, self.ordered = real, real.ordered
@@ -93,8 +100,8 @@ class Recorder:
 
 
 class Question:
-    """A table entry whose answer depends on a question about the messages in flight
-    (``model.net.ask``): the question the step asked, and an entry per answer."""
+    """A table entry whose answer depends on a question about the messages in flight:
+    the question the step asked, its label, and an entry per answer."""
     __slots__ = ("question", "label", "then")
 
     def __init__(self, question, label):
@@ -118,23 +125,45 @@ def _meaning(question):
 class Kind:
     """One kind of step and its table: the fields its key is made of (every field the
     kind read so far), the key function, and the table's hits and misses."""
-    __slots__ = ("name", "fields", "key", "table", "hits", "misses")
+    __slots__ = ("name", "fields", "read", "key", "table", "hits", "misses")
 
     def __init__(self, name: str):
-        self.name, self.fields, self.key, self.table = name, (), None, {}
+        self.name, self.fields, self.read, self.key, self.table = name, (), set(), None, {}
         self.hits = self.misses = 0
+
+
+class WholeRead(Exception):
+    """A step read the World other than field by field (indexed, iterated, hashed,
+    compared or printed it)."""
 
 
 class Recording(World):
     """A World whose field reads are appended to ``READ``; its ``_replace`` makes another,
-    so reads after a step's first update are recorded too."""
+    so reads after a step's first update are recorded too. Any other reading of it
+    raises ``WholeRead``: the step's kind then reads every field."""
     __slots__ = ()
+
+    def _whole(self, *_a, **_k):
+        raise WholeRead
+
+    __getitem__ = __iter__ = __len__ = __contains__ = __hash__ = __eq__ = __ne__ = \
+        __lt__ = __le__ = __gt__ = __ge__ = __repr__ = __reduce__ = count = index = _whole
+
+    def _replace(self, /, **changes):
+        values = list(_iter(self))
+        for name, v in changes.items():
+            values[_AT[name]] = v
+        return tuple.__new__(Recording, values)
 
 
 for _i, _name in enumerate(FIELDS):
-    setattr(Recording, _name, property(lambda self, _i=_i, _g=tuple.__getitem__:
+    setattr(Recording, _name, property(lambda self, _i=_i, _g=_getitem:
                                        (READ.append(_i), _g(self, _i))[1]))
-fast_replace(Recording)
+
+
+def _nothing(_s) -> tuple:
+    """The key of a step that read no field."""
+    return ()
 
 
 class Tables:
@@ -146,14 +175,23 @@ class Tables:
         self.ids = [{} for _ in FIELDS]
         self.vals = [[] for _ in FIELDS]
         self.kinds: dict = {}     # name -> Kind
-        self.net_kinds: set = set()
-        self.net_ops: dict = {}
+        self.net_kinds: set = set()    # the kinds that read the network as a field
+        self.whole_kinds: set = set()  # the kinds that read the World whole
+        self.net_ops: dict = {}   # (network, operation, label) -> the next network
         self.said: dict = {}      # (network, question) -> its answer
         self.offered: dict = {}   # (feature, network) -> the deliveries it offers
         self.labels: dict = {}    # a message, a drop's or a question's predicate -> its number
         self.actions: dict = {}   # an action -> its number
         self.plan = [(i, f, hasattr(f, "delivery_candidates"))
                      for i, f in enumerate(model.features)]
+        self.listing = self.kind("candidates")  # the candidates' own kind
+
+    def entries(self) -> int:
+        """How many values and answers the tables hold (the answers behind a question
+        count as one)."""
+        return (sum(map(len, self.vals)) + sum(len(k.table) for k in self.kinds.values())
+                + len(self.net_ops) + len(self.said) + len(self.offered) + len(self.labels)
+                + len(self.actions))
 
     def number(self, i, v) -> int:
         x = self.ids[i].get(v)
@@ -165,17 +203,14 @@ class Tables:
     def label(self, v) -> int:
         return self.labels.setdefault(v, len(self.labels))
 
-    def action_label(self, a) -> int:
-        return self.actions.setdefault(a, len(self.actions))
-
     def encode(self, w) -> tuple:
-        return tuple(self.number(i, v) for i, v in enumerate(w))
+        return tuple([self.number(i, v) for i, v in enumerate(w)])
 
     def decode(self, s) -> World:
-        return tuple.__new__(World, [self.vals[i][x] for i, x in enumerate(s)])
+        return tuple.__new__(World, map(_at, self.vals, s))
 
     def _record(self, fn, s, args, stand_in: bool):
-        fields = list(self.decode(s))
+        fields = list(map(_at, self.vals, s))
         if stand_in:
             fields[NET] = StandIn((), fields[NET])
         w = tuple.__new__(Recording, fields)
@@ -190,28 +225,41 @@ class Tables:
         reads = set(READ)
         if stand_in:
             reads.discard(NET)
-            if isinstance(t, World) and type(t[NET]) is not StandIn:
+            if isinstance(t, World) and type(_getitem(t, NET)) is not StandIn:
                 raise NetRead  # a network made anew from the messages in flight
         else:
             reads.add(NET)
         return w, t, reads, list(ASKED)
 
+    def _run(self, kind, fn, s, args):
+        """(the World the step ran on, its answer, the fields read, the questions asked
+        and their answers), recorded on the stand-in network unless the kind reads it as
+        a field, and run on a plain World when the kind reads the World whole."""
+        if kind.name not in self.whole_kinds:
+            try:
+                if kind.name not in self.net_kinds:
+                    try:
+                        return self._record(fn, s, args, True)
+                    except NetRead:
+                        self.net_kinds.add(kind.name)
+                return self._record(fn, s, args, False)
+            except WholeRead:
+                self.whole_kinds.add(kind.name)
+        w = self.decode(s)
+        return w, fn(self.m, w, *args), set(ALL), []
+
     def _answer(self, kind, fn, s, args):
         """(the fields read, the questions asked and their answers, the answer: None, or
         (written fields, network operations))"""
-        try:
-            if kind.name in self.net_kinds:
-                raise NetRead
-            w, t, reads, asked = self._record(fn, s, args, True)
-        except NetRead:
-            self.net_kinds.add(kind.name)
-            w, t, reads, asked = self._record(fn, s, args, False)
+        w, t, reads, asked = self._run(kind, fn, s, args)
         if not isinstance(t, World):
             return reads, asked, t  # None (not enabled), or the candidates' parts
-        stand_in = type(t[NET]) is StandIn
-        written = tuple((i, self.number(i, t[i])) for i in range(len(FIELDS))
-                        if not (stand_in and i == NET) and t[i] is not tuple.__getitem__(w, i))
-        ops = tuple((c, a, self.label(a)) for c, a in t[NET].ops) if stand_in else ()
+        net = _getitem(t, NET)
+        stand_in = type(net) is StandIn
+        number = self.number
+        written = tuple([(i, number(i, v)) for i, v in enumerate(_iter(t))
+                         if v is not _getitem(w, i) and not (stand_in and i == NET)])
+        ops = tuple([(c, a, self.label(a)) for c, a in net.ops]) if stand_in else ()
         return reads, asked, (written, ops)
 
     def kind(self, name: str) -> Kind:
@@ -221,9 +269,11 @@ class Tables:
         return k
 
     def _keep(self, kind, s, reads, asked, answer, label):
-        if kind.key is None or not reads <= set(kind.fields):
-            kind.fields = f = tuple(sorted(set(kind.fields) | reads))
-            kind.key = itemgetter(*f) if len(f) > 1 else (lambda s, i=f[0]: s[i])
+        if kind.key is None or not reads <= kind.read:
+            kind.read |= reads
+            kind.fields = f = tuple(sorted(kind.read))
+            kind.key = itemgetter(*f) if len(f) > 1 else \
+                (lambda s, i=f[0]: s[i]) if f else _nothing
             kind.table = {}
         table, k = kind.table, (label, kind.key(s))
         for question, said in asked:  # in the order the step asked them
@@ -279,7 +329,7 @@ class Tables:
         per feature, the deliveries the network offers (tabled by the network alone,
         when the feature lists them apart) and its other candidates, then the
         controller's failover; all but those deliveries tabled as one step."""
-        parts = self.step(self.kind("candidates"), 0, self._parts, s, ())
+        parts = self.step(self.listing, 0, self._parts, s, ())
         out = []
         for (i, f, split), part in zip(self.plan, parts):
             if split:
@@ -301,7 +351,7 @@ class Tables:
         return tuple(parts) + (self._entries(failover.candidates(m, w)),)
 
     def _entries(self, acts) -> list:
-        m, out = self.m, []
+        m, out, actions = self.m, [], self.actions
         for a in acts:
             if a[0] == "deliver":
                 kind, fn, args = "deliver " + a[1].kind, m._deliver[a[1].kind], (a[1],)
@@ -309,15 +359,19 @@ class Tables:
                 kind, fn, args = a[0], failover.failover, a[1:]
             else:
                 kind, fn, args = a[0], m._steps[a[0]], a[1:]
-            out.append((self.kind(kind), self.action_label(a), fn, args, a))
+            label = actions.setdefault(a, len(actions))
+            out.append((self.kind(kind), label, fn, args, a))
         return out
 
     def successors(self, s) -> list:
+        """[(action, numbered successor)] of numbered state ``s``, as
+        ``Cluster.successors`` gives them for its decoded World."""
         out = []
+        step, apply = self.step, self.apply
         for kind, label, fn, args, a in self.candidates(s):
-            answer = self.step(kind, label, fn, s, args)
+            answer = step(kind, label, fn, s, args)
             if answer is not None:
-                out.append((a, self.apply(s, answer)))
+                out.append((a, apply(s, answer)))
         return out
 
 

@@ -1,7 +1,9 @@
 """What tables of step answers, keyed by the fields each step read, would make of the
-ZooKeeper-era cluster's successor function: a measurement of a design, not the product.
+ZooKeeper-era cluster's successor function (``step_tables.py``): a measurement of a
+design, not the product.
 
     python bench/step_tables_bench.py                          # lifecycle-large kip516
+    python bench/step_tables_bench.py --product                # the product's BFS
     python bench/step_tables_bench.py stale-read --variant legacy
     python bench/step_tables_bench.py split-merge-spark --verify 0
     python bench/step_tables_bench.py -p crashes=2 -p failovers=2 --max-states 1500000 --levels
@@ -25,24 +27,28 @@ are tabled the same way, per feature; a feature that lists its deliveries apart
 (``delivery_candidates``) has them tabled by the network alone. Reads are recorded where
 a step names a field (``w.brokers``): the cluster's steps read the World no other way,
 and its memoised functions take field values, never the World, so an answer a memo
-table gives hides no read. The verification below checks both by its results.
+table gives hides no read; a step that reads the recorded World any other way
+(indexes, iterates, hashes or compares it) is keyed by every field. The verification
+below checks all this by its results.
 
-Prints, for a plain BFS over World states with ``model.successors`` and for the tabled
-BFS over number states (twice: with empty tables, then with the tables the first run
-filled): distinct states, transitions and CPU seconds; then per step kind its table's
-hits and misses and the fields it read. ``--levels`` adds the misses per new state of
-each level of the first tabled BFS, which say whether the tables pay more as the state
-space grows; ``--max-states N`` stops each BFS at a level boundary past N states.
-``--checks`` first times the product's whole BFS, then adds a tabled BFS (tables empty
-again) that also checks every property as the product's BFS does (``Core.check_new`` on
-each new state, ``Core.check_settled`` on each expanded one, with field reprs kept per
-number), and says whether both find the same properties violated or witnessed.
-``--verify N`` compares the successors of N sampled states (0: none) with the model's
-own, decoded. Figures, never assertions.
+Prints, for a plain BFS over World states with ``model.successors`` and for a BFS over
+numbered states with the tables' successor function (twice: with empty tables, then
+with the tables the first run filled): distinct states, transitions and CPU seconds;
+then per step kind its table's hits and misses and the fields it read. ``--levels``
+adds the misses per new state of each level of the first tabled BFS, which say whether
+the tables pay more as the state space grows; ``--max-states N`` stops each BFS at a
+level boundary past N states. ``--verify N`` compares the successors of N sampled
+states (0: none) with the model's own, decoded. ``--product`` times instead the
+product's whole BFS (keys, checks and levels included): with its field-wise expander,
+then over the tables (``step_tables_expander.py``: the same states, counts and
+counterexamples; tables empty, then filled by that run; ``--limit N``: the entries
+past which they start over), then field-wise again; with the states' digests and the
+peak resident memory so far. Figures, never assertions.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import random
 import sys
@@ -52,48 +58,34 @@ from step_tables import FIELDS, Tables, bfs_count
 
 from kmc.api import build
 from kmc.explorers.bfs import bfs
-from kmc.explorers.core import Core
 from kmc.model.kafka.zk.cluster import Cluster
 
 
-class _Reprs(dict):
-    """number -> the repr of the value it numbers, in one field's table ``vals``."""
-    __slots__ = ("vals",)
+def product_runs(scenario, variant, params, max_states=None, limit=1 << 20) -> int:
+    """``--product`` (the module docstring)."""
+    import resource
 
-    def __init__(self, vals: list):
-        super().__init__()
-        self.vals = vals
+    from step_tables_expander import Run, installed
 
-    def __missing__(self, x: int) -> str:
-        got = self[x] = repr(self.vals[x])
-        return got
-
-
-def checked_bfs(model, tables):
-    """A tabled BFS that checks the properties (see the module docstring): (distinct
-    states, the names of the properties found violated or witnessed)."""
-    core = Core(model)
-    reprs = [_Reprs(v) for v in tables.vals]
-    decode, get = tables.decode, dict.__getitem__
-
-    def pieces(s) -> list:
-        return list(map(get, reprs, s))
-    init = tables.encode(model.init_states()[0])
-    seen, frontier = {init}, [init]
-    core.check_new(decode(init), None, pieces(init))
-    while frontier:
-        nxt = []
-        for s in frontier:
-            succ = tables.successors(s)
-            if core.needs_settled:
-                core.check_settled(decode(s), succ, None, pieces(s))
-            for _a, t in succ:
-                if t not in seen:
-                    seen.add(t)
-                    nxt.append(t)
-                    core.check_new(decode(t), None, pieces(t))
-        frontier = nxt
-    return seen, set(core.discoveries)
+    clock = time.process_time
+    model = build(scenario, variant, params)
+    run = Run(lambda: Tables(model), limit=limit)
+    digests = set()
+    for label in ("field-wise", "tabled, tables empty", "tabled, tables filled",
+                  "field-wise"):
+        plain = label == "field-wise"
+        m = build(scenario, variant, params) if plain else model
+        with contextlib.nullcontext() if plain else installed(run):
+            t = clock()
+            r = bfs(m, states_digest=True, max_states=max_states)
+            el = clock() - t
+        digests.add(r.extra["states_digest"])
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"product BFS, {label:22s} {r.unique_states:,} states, {el:6.2f} CPU s "
+              f"({r.unique_states / el:,.0f} states/s), peak RSS so far {peak:,.0f} MB")
+    print(f"tables: {run.made} made, the last holding {run.tables.entries():,} entries; "
+          f"the same states in every run: {len(digests) == 1}")
+    return 0
 
 
 def main(argv=None) -> int:
@@ -102,16 +94,15 @@ def main(argv=None) -> int:
     ap.add_argument("--variant", default=None, help="default: kip516 for lifecycle-large")
     ap.add_argument("-p", dest="params", action="append", default=[], metavar="NAME=INT")
     ap.add_argument("--verify", type=int, default=3000, metavar="N")
-    ap.add_argument("--checks", action="store_true")
     ap.add_argument("--max-states", type=int, default=None, metavar="N",
                     help="stop each BFS at the first level boundary past N states")
     ap.add_argument("--levels", action="store_true",
                     help="per level of the first tabled BFS: its misses per new state")
+    ap.add_argument("--product", action="store_true",
+                    help="time the product's BFS, field-wise and over the tables")
+    ap.add_argument("--limit", type=int, default=1 << 20, metavar="N",
+                    help="--product: table entries past which the tables start over")
     a = ap.parse_args(argv)
-    if a.checks and a.max_states is not None:
-        print("step_tables_bench: --checks compares whole state spaces: leave out "
-              "--max-states", file=sys.stderr)
-        return 2
     variant = a.variant or ("kip516" if a.scenario == "lifecycle-large" else None)
     params = {k: int(v) for k, v in (p.split("=", 1) for p in a.params)}
     model = build(a.scenario, variant, params)
@@ -119,14 +110,9 @@ def main(argv=None) -> int:
         print(f"step_tables_bench: {a.scenario} is not a ZooKeeper-era cluster scenario",
               file=sys.stderr)
         return 2
+    if a.product:
+        return product_runs(a.scenario, variant, params, a.max_states, a.limit)
     clock = time.process_time
-    if a.checks:  # first, as in a process of its own (kafka_bench runs it so)
-        t = clock()
-        r = bfs(build(a.scenario, variant, params))
-        el = clock() - t
-        product = set(r.discoveries)
-        print(f"the product's BFS: {r.unique_states:,} states, {el:.2f} CPU s "
-              f"({r.unique_states / el:,.0f} states/s)")
     gc.disable()
     t = clock()
     seen, moves = bfs_count(model.init_states()[0], model.successors, a.max_states)
@@ -155,15 +141,6 @@ def main(argv=None) -> int:
         read = ", ".join(FIELDS[i] for i in fields)
         print(f"  {name:28s} {hits:9,} hits {misses:9,} misses   reads {read}")
     print("  values per field:", ", ".join(f"{f} {len(v):,}" for f, v in zip(FIELDS, tables.vals)))
-    if a.checks:
-        fresh = build(a.scenario, variant, params)
-        t = clock()
-        got, found = checked_bfs(fresh, Tables(fresh))
-        el = clock() - t
-        print(f"tabled BFS with the checks, tables empty: {len(got):,} states, "
-              f"{el:.2f} CPU s ({len(got) / el:,.0f} states/s); the same properties "
-              f"violated or witnessed as the product's BFS: {found == product} "
-              f"({len(found)})")
     sample = random.Random(1).sample(sorted(states), min(a.verify, len(states)))
     wrong = sum(model.successors(tables.decode(s)) !=
                 [(x, tables.decode(y)) for x, y in tables.successors(s)] for s in sample)
