@@ -86,9 +86,6 @@ class Network:
             return [x for _ch, msgs in net for x in msgs]
         return net
 
-    def any(self, net: tuple, pred: Callable) -> bool:
-        return any(pred(m) for m in self.messages(net))
-
     def ask(self, net: tuple, question: Callable):
         """``question``'s answer about the messages in flight (a function of them, its
         answer a value): what a step learns from scanning them, asked as one question,
