@@ -92,6 +92,7 @@ def expander(core, coverage, run):
             start(run.new())
         tables, reprs = current
         index: dict = {}  # numbered candidate -> its first parent
+        first = index.setdefault
         parts = []
         generated = 0
         for pi, s in enumerate(frontier):
@@ -105,7 +106,6 @@ def expander(core, coverage, run):
             if needs_settled:
                 check_settled(s, succ, (level_id, pi), sp)
             count(succ)
-            first = index.setdefault
             for _a, t in succ:
                 first(t, pi)
             if not pi & TICK and pi:
@@ -114,6 +114,7 @@ def expander(core, coverage, run):
                 if tables.entries() > run.limit:
                     parts.append(part(index, tables, reprs))
                     index = {}
+                    first = index.setdefault
                     start(run.new())
                     tables, reprs = current
         parts.append(part(index, tables, reprs))
