@@ -105,6 +105,43 @@ def line_of(text: str, source: str = SOURCE) -> int:
     return hits[0]
 
 
+#: the operators whose mutants a probe may watch (``probes``), and a dropped ``if``
+WATCHED = ("cmp", "const", "bool", "drop-and", "drop-or", "and-or", "drop-field")
+
+
+def watched(row) -> bool:
+    """Whether a probe may watch the mutant of the report's ``row``."""
+    return row["operator"] in WATCHED or \
+        row["operator"] == "drop-stmt" and row["description"].startswith("drop `if ")
+
+
+def outcome(row) -> tuple:
+    """What a report's row says of its mutant: outcome, killer and evidence."""
+    return row["outcome"], row["killed_by"], row["evidence"]
+
+
+def model_file(tmp_path_factory, stem: str, text: str) -> str:
+    """``text`` written as module ``stem`` (a name unique in the test process)."""
+    path = tmp_path_factory.mktemp(stem) / f"{stem}.py"
+    path.write_text(text)
+    return str(path)
+
+
+def lines_of(text: str, source: str) -> list:
+    """The numbers of ``source``'s lines that are ``text`` (stripped)."""
+    return [n for n, line in enumerate(source.splitlines(), 1) if line.strip() == text]
+
+
+def load(path: str, name: str = "mutate_replay_toy"):
+    """``path`` loaded as module ``name``, outside ``sys.modules``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def record_graph(model, listed=None, per=None):
     """The whole state graph of ``model`` as a baseline records it (``graph.Graph``; no
     tracer: every state counts as touching every function). With ``listed(s)`` and

@@ -4,6 +4,7 @@ run is still decided by the replay. A property that reads the list itself still 
 the difference."""
 from kmc.mutate.runner import make_plan, mutate
 from kmc.reports.regress.suite import Entry
+from mutate_toy import outcome
 
 #: a counter with a budget that starts empty: ``spend`` is listed only while
 #: ``has_budget``, and does nothing without one. ``Small`` is violated (x reaches 3), so
@@ -64,13 +65,9 @@ def _guard(report):
     return rows[0]
 
 
-def _key(row):
-    return row["outcome"], row["killed_by"], row["evidence"]
-
-
 def test_a_candidate_without_effect_is_replayed_through_the_rebuild(tmp_path):
     fast, full = _runs(tmp_path, "mutate_listing_model", LISTING % "")
-    assert [_key(r) for r in fast["mutants"]] == [_key(r) for r in full["mutants"]]
+    assert [outcome(r) for r in fast["mutants"]] == [outcome(r) for r in full["mutants"]]
     row = _guard(fast)
     assert row["outcome"] == "equivalent" and row["replayed"] == 1
     assert _guard(full)["replayed"] == 0
@@ -78,7 +75,7 @@ def test_a_candidate_without_effect_is_replayed_through_the_rebuild(tmp_path):
 
 def test_a_property_reading_the_list_still_sees_the_candidate(tmp_path):
     fast, full = _runs(tmp_path, "mutate_listed_model", LISTING % LISTED)
-    assert [_key(r) for r in fast["mutants"]] == [_key(r) for r in full["mutants"]]
+    assert [outcome(r) for r in fast["mutants"]] == [outcome(r) for r in full["mutants"]]
     row = _guard(fast)
     assert row["outcome"] == "property" and row["killed_by"] == ["OneListed"]
     assert row["replayed"] == 0
@@ -136,7 +133,7 @@ def _dropped(report):
 
 def test_a_breadth_first_run_compares_successors_by_their_states(tmp_path):
     fast, full = _runs(tmp_path, "mutate_twice_bfs", TWICE % "", "bfs")
-    assert [_key(r) for r in fast["mutants"]] == [_key(r) for r in full["mutants"]]
+    assert [outcome(r) for r in fast["mutants"]] == [outcome(r) for r in full["mutants"]]
     row = _dropped(fast)
     assert row["outcome"] == "equivalent" and row["replayed"] == 1
 
@@ -147,5 +144,5 @@ def test_runs_that_read_the_actions_compare_them_exactly(tmp_path):
     for stem, text, explorer in (("mutate_twice_dfs", TWICE % "", "dfs"),
                                  ("mutate_twice_live", TWICE % SETTLES, "bfs")):
         fast, full = _runs(tmp_path, stem, text, explorer)
-        assert [_key(r) for r in fast["mutants"]] == [_key(r) for r in full["mutants"]]
+        assert [outcome(r) for r in fast["mutants"]] == [outcome(r) for r in full["mutants"]]
         assert _dropped(fast)["replayed"] == 0, explorer

@@ -2,7 +2,6 @@
 state graph: the same outcomes as exploring every run, and never for code whose effect
 can escape the successors (a cached function)."""
 import json
-import sys
 from typing import NamedTuple
 
 import pytest
@@ -12,7 +11,8 @@ from kmc.cli import main
 from kmc.mutate.replay import same_graph
 from kmc.mutate.runner import make_plan, mutate
 from kmc.reports.regress.suite import Entry
-from mutate_toy import reach, record_graph, toy_file
+from mutate_toy import (lines_of, load, model_file, outcome, reach, record_graph, toy_file,
+                        watched)
 
 #: a counter (its state a plain tuple: no class a mutant could reload) whose step goes
 #: through a cached helper; ``x > 100`` never holds, so the mutants of both guards
@@ -56,34 +56,14 @@ def make():
 '''
 
 
-#: the operators whose mutants a probe may watch (``probes``), and a dropped ``if``
-WATCHED = ("cmp", "const", "bool", "drop-and", "drop-or", "and-or", "drop-field")
-
-
-def _watched(row) -> bool:
-    return row["operator"] in WATCHED or \
-        row["operator"] == "drop-stmt" and row["description"].startswith("drop `if ")
-
-
-def _key(row):
-    return row["outcome"], row["killed_by"], row["evidence"]
-
-
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
     return toy_file(tmp_path_factory)
 
 
-def _model_file(tmp_path_factory, stem: str, text: str) -> str:
-    """``text`` written as module ``stem`` (a name unique in the test process)."""
-    path = tmp_path_factory.mktemp(stem) / f"{stem}.py"
-    path.write_text(text)
-    return str(path)
-
-
 @pytest.fixture(scope="module")
 def cached(tmp_path_factory):
-    return _model_file(tmp_path_factory, "mutate_cached_model", CACHED)
+    return model_file(tmp_path_factory, "mutate_cached_model", CACHED)
 
 
 def _both(path):
@@ -98,13 +78,12 @@ def cached_runs(cached):
 
 
 def _lines_of(text, source=CACHED):
-    lines = source.splitlines()
-    return [n for n, line in enumerate(lines, 1) if line.strip() == text]
+    return lines_of(text, source)
 
 
 def test_replay_gives_every_mutant_the_outcome_of_a_full_run(cached_runs):
     fast, full = cached_runs
-    assert [_key(r) for r in fast["mutants"]] == [_key(r) for r in full["mutants"]]
+    assert [outcome(r) for r in fast["mutants"]] == [outcome(r) for r in full["mutants"]]
     assert not any(r["replayed"] for r in full["mutants"])
     # the guard that never fires: its mutants (but the one that reads past the state's
     # end) are decided by replay, as equivalent
@@ -114,7 +93,7 @@ def test_replay_gives_every_mutant_the_outcome_of_a_full_run(cached_runs):
     # the properties' code runs outside the successors: never replayed from the graph;
     # only a mutant whose probe never saw it differ is decided, as equivalent
     props = [r for r in fast["mutants"] if r["function"] == "properties"]
-    assert props and all(r["outcome"] == "equivalent" and _watched(r)
+    assert props and all(r["outcome"] == "equivalent" and watched(r)
                          for r in props if r["replayed"])
     assert any(not r["replayed"] for r in props if r["outcome"] == "equivalent")
     # a mutant that changes the graph is explored in full and killed
@@ -132,7 +111,7 @@ def test_a_cached_function_is_never_replayed(cached_runs):
     # its guard never fires either, but the cache may hand its answer out where its
     # lines do not run: explored in full, unless a probe watched the mutant and never
     # saw it give another value (then no evaluation anywhere differed)
-    assert inside and all(_watched(r) for r in inside if r["replayed"])
+    assert inside and all(watched(r) for r in inside if r["replayed"])
     assert any(r["replayed"] for r in guard if r["operator"] == "cmp")
     # dropping the guard changes nothing where its test is false: decided so
     dropped = [r for r in guard if r["operator"] == "drop-stmt"]
@@ -143,127 +122,9 @@ def test_a_cached_function_is_never_replayed(cached_runs):
         {r["outcome"] for r in step} <= {"property", "witness"}
 
 
-#: states of a NamedTuple class with a method the successors call, and a frozen
-#: dataclass (``FROZEN`` swaps it in): a mutant reloads the module defining them
-CLASSY = '''from dataclasses import dataclass
-from typing import NamedTuple
-
-from kmc import Model, always
-
-
-class S(NamedTuple):
-    x: int
-
-    def step(self):
-        return S(self.x + 1)
-
-
-@dataclass(frozen=True)
-class D:
-    x: int
-
-    def step(self):
-        return D(self.x + 1)
-
-
-class Classy(Model):
-    name = "classy"
-
-    def __init__(self, kind):
-        self.kind = kind
-
-    def init_states(self):
-        return [self.kind(0)]
-
-    def actions(self, s):
-        out = []
-        if s.x < 3:
-            out.append("inc")
-        if s.x > 100:
-            out.append("never")
-        else:  # an `if` with an `else`: no probe watches its drop
-            pass
-        return out
-
-    def next_state(self, s, a):
-        return s.step() if a == "inc" else None
-
-    def properties(self):
-        return [always("Bounded", lambda s: s.x <= 3)]
-
-
-def make():
-    return Classy(S)
-
-
-def frozen():
-    return Classy(D)
-'''
-
-
-@pytest.fixture(scope="module")
-def classy(tmp_path_factory):
-    return _model_file(tmp_path_factory, "mutate_classy_model", CLASSY)
-
-
-def test_a_reloaded_state_class_is_rebuilt_for_the_replay(classy):
-    def run(replay, factory="make"):
-        plan = make_plan([Entry(id="classy", scenario=f"{classy}:{factory}")])
-        return mutate(plan, jobs=2, replay=replay)["mutants"]
-
-    fast, full = run(True), run(False)
-    assert [_key(r) for r in fast] == [_key(r) for r in full]
-    step = CLASSY.splitlines().index("        return S(self.x + 1)") + 1
-    # the method of the state class, mutated: the replay asks the mutant's own method
-    # (the recorded states rebuilt as the reloaded class), sees other successors and
-    # explores the run, where the property kills it
-    plus = [r for r in fast if r["line"] == step and r["description"] == "1 -> 2"]
-    assert plus and plus[0]["outcome"] == "property" and not plus[0]["replayed"]
-    # the guard that never fires is decided by replay despite the reloaded class
-    never = [r for r in fast if r["line"] in _lines_of("if s.x > 100:", CLASSY)
-             and r["outcome"] == "equivalent"]
-    assert never and all(r["replayed"] == 1 for r in never)
-    # a dataclass cannot be rebuilt: with it in the states nothing is replayed from the
-    # graph (a probe that never saw a mutant differ still decides it)
-    frozen = run(True, "frozen")
-    assert frozen and all(_watched(r) for r in frozen if r["replayed"])
-    assert [r for r in frozen if r["operator"] == "drop-stmt" and not r["replayed"]
-            and r["line"] in _lines_of("if s.x > 100:", CLASSY)]
-    assert [r for r in frozen if r["line"] in _lines_of("if s.x > 100:", CLASSY)
-            and r["outcome"] == "equivalent"]
-
-
-def test_rebuild_makes_the_reloaded_class_and_keeps_the_rest(tmp_path, monkeypatch):
-    from kmc.mutate.rebuild import CannotRebuild, Rebuild
-
-    path = tmp_path / "mutate_rebuild_probe.py"
-    path.write_text(CLASSY)
-    old = _load(str(path), "mutate_rebuild_probe")
-    shared = old.S(1)
-    state = (shared, (shared, 2), frozenset({3}), "x")
-    new = _load(str(path), "mutate_rebuild_probe")  # the module loaded again
-    monkeypatch.setitem(sys.modules, "mutate_rebuild_probe", new)
-    got = Rebuild({"mutate_rebuild_probe"})(state)
-    assert got == state and type(got[0]) is new.S and type(got[0]) is not old.S
-    assert got[1][0] is got[0]  # shared parts stay shared
-    assert got[2] is state[2]  # nothing reloaded inside: the object itself
-    assert Rebuild({"elsewhere"})(state) is state
-    with pytest.raises(CannotRebuild):
-        Rebuild({"mutate_rebuild_probe"})((old.D(1),))
-
-
-def _load(path, name="mutate_replay_toy"):
-    """``path`` loaded as module ``name``, outside ``sys.modules``."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
 
 def _toy_module(toy):
-    return _load(toy)
+    return load(toy)
 
 
 def test_same_graph_tells_a_changed_successor_apart(toy):
@@ -407,8 +268,8 @@ def test_code_a_property_reaches_through_actions_is_still_replayed(tmp_path_fact
     """A property that asks ``model.actions`` asks what the successors ask: the run
     records its answers and a replay asks the mutant the same, so the helper's mutants
     are replayed, with the outcomes of full runs."""
-    fast, full = _both(_model_file(tmp_path_factory, "mutate_asking_model", ASKING))
-    assert [_key(r) for r in fast["mutants"]] == [_key(r) for r in full["mutants"]]
+    fast, full = _both(model_file(tmp_path_factory, "mutate_asking_model", ASKING))
+    assert [outcome(r) for r in fast["mutants"]] == [outcome(r) for r in full["mutants"]]
     never = [r for r in fast["mutants"] if r["line"] in _lines_of("if x > 100:", ASKING)]
     assert never and all(r["outcome"] == "equivalent" and r["replayed"] == 1
                          for r in never if r["operator"] != "drop-stmt")

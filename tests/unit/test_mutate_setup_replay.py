@@ -9,7 +9,7 @@ import pytest
 from kmc.mutate import snapshot as sn
 from kmc.mutate.runner import make_plan
 from kmc.reports.regress.suite import Entry
-from mutate_toy import both_ways
+from mutate_toy import both_ways, outcome
 
 #: a counter whose successor table the set-up builds; ``UNUSED`` is read by nothing,
 #: ``STEP`` by the successors only, ``LIMIT`` by a property too, and ``table``'s guard
@@ -84,13 +84,9 @@ def runs(tmp_path_factory):
     return both_ways(tmp_path_factory, "mutate_setup_model", SETUP)
 
 
-def _key(row):
-    return row["outcome"], row["killed_by"], row["evidence"]
-
-
 def test_every_mutant_gets_the_outcome_of_a_full_run(runs):
     fast, full = runs
-    assert {k: _key(r) for k, r in fast.items()} == {k: _key(r) for k, r in full.items()}
+    assert {k: outcome(r) for k, r in fast.items()} == {k: outcome(r) for k, r in full.items()}
     assert not any(r["replayed"] for r in full.values())
 
 
@@ -191,7 +187,7 @@ def safety_runs(tmp_path_factory):
 
 def test_without_liveness_fair_actions_count_only_through_their_check(safety_runs):
     fast, full = safety_runs
-    assert {k: _key(r) for k, r in fast.items()} == {k: _key(r) for k, r in full.items()}
+    assert {k: outcome(r) for k, r in fast.items()} == {k: outcome(r) for k, r in full.items()}
     lines = SAFETY.splitlines()
     wait = lines.index("        return names + (\"wait\",) if self.spare > 1 else names") + 1
     names = lines.index(
