@@ -126,7 +126,7 @@ class DriverFrontier:
         return int(self.fkeys.size)
 
     def run_level(self, decided, commit, deadline=None, window=None, weigh=None,
-                  ahead=False, rows=True) -> LevelOutcome:
+                  ahead=False, rows=True, room=None) -> LevelOutcome:
         known = window if window is not None else (self.fkeys, *self.recent)
         batches, gen, cov, settled, shipped = level.expand(
             self.core, decided, self.fkeys, self.fstates, 1, known, pieces=self.fpieces)

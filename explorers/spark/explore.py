@@ -193,7 +193,7 @@ def explore(run, frontier, to_spark=None, store=None, nparts=1, time_limit=None,
             try:
                 outcome = frontier.run_level(run.decided(), commit, deadline, run.window(),
                                              run.last_levels(), _ahead(run, frontier),
-                                             run.wants_rows(store is not None))
+                                             run.wants_rows(store is not None), run.room())
             except LevelCancelled:
                 run.stopped_by = "time_limit"
                 break

@@ -50,8 +50,10 @@ class SparkFrontier(LineageCuts):
     round of tasks and a second reading of every block per level, and unpickled the new
     states again to expand them. Expanding before the driver has seen the level is
     speculation: when the search stops there (a violation, a bound, the frontier going
-    back to the driver), that expansion is dropped unused. Blocks just placed (from the
-    driver or a checkpoint) get one expand-only job first.
+    back to the driver), that expansion is dropped unused; a level that may fill
+    ``max_states`` is not expanded (``run_level``'s ``room``). Blocks just placed (from
+    the driver or a checkpoint), and a level kept unexpanded that did not stop the run,
+    get one expand-only job first.
 
     The level after is speculation too (``ahead``): its job is submitted on this one's
     output before this one ends, so Spark starts its tasks the moment this level's last
@@ -136,7 +138,7 @@ class SparkFrontier(LineageCuts):
         return self._ahead is not None
 
     def run_level(self, decided, commit, deadline=None, window=None, weigh=None,
-                  ahead=False, rows=True) -> LevelOutcome:
+                  ahead=False, rows=True, room=None) -> LevelOutcome:
         """One level on Spark. ``window``: sorted key arrays every partition may drop on
         sight (``Run.window``); each reaches the executors as a broadcast of its own, so a
         level's keys are pickled once on the driver and loaded once per Python worker,
@@ -149,7 +151,11 @@ class SparkFrontier(LineageCuts):
         Spark, committed); a level run otherwise cancels it, and so does a stop.
         ``rows``: the level's keys and parents come to the driver (``Run.wants_rows``);
         else only their number does (``LevelOutcome.new_count``), and so for the job
-        ahead."""
+        ahead. ``room``: how many more states the run may keep (``Run.room``; None: no
+        bound). A level whose candidates could fill it is not expanded at once: the
+        run stops there unless they held fewer new states than that, and then the next
+        level expands the frontier first, as for blocks just placed. A bounded run
+        then pays no expansion of a level it never explores."""
         decided = tuple(sorted(decided))
         self._rows_out = rows
         self.levels += 1
@@ -157,6 +163,7 @@ class SparkFrontier(LineageCuts):
         if job is not None and not commit:  # a job ahead commits; this level must not
             self._cancel(job)
             job = None
+        expand = True  # a job ahead expands what it finds
         if job is None:
             window_bcs = self._window_bcs(window)
             table = self._owner_table(weigh, 2)
@@ -164,13 +171,16 @@ class SparkFrontier(LineageCuts):
             if self._next is None:  # blocks just placed: expand their frontier first
                 first = self._submit(self.state, decided, window_bcs, False, True, True,
                                      table)
+                if room is not None:  # the candidates' number decides what comes next
+                    self.state, self._next = first.rdd, self._expanded(first, deadline)
+                    first = None
+            expand = commit and (room is None or self._candidates() < room)
             job = self._submit(first.rdd if first else self.state, decided, window_bcs,
-                               True, commit, commit, table)
+                               True, commit, expand, table)
             if first is not None:
-                self.state = first.rdd
-                self._next = [x for _d, x in self._await(first, deadline, job)]
+                self.state, self._next = first.rdd, self._expanded(first, deadline, job)
         cut = commit and self._cut_due() and (self._embedded or self.sc.getCheckpointDir())
-        if ahead and commit and not cut:
+        if ahead and expand and not cut and (room is None or self._fits_two(room)):
             # the driver's keys of the level before this one's frontier, the one before
             # that, and (in each task) its own keys of this one's frontier
             lag = None if window is None else window[-2:]
@@ -205,7 +215,7 @@ class SparkFrontier(LineageCuts):
             outcome.new_parents = np.concatenate(parents)
         outcome.new_count = count
         if commit:
-            self.state, self._next = job.rdd, [x for _d, x in parts]
+            self.state, self._next = job.rdd, [x for _d, x in parts] if expand else None
             self._size = count
             self._visited_bytes = visited_bytes
             levels, held = self._since_cut
@@ -213,6 +223,20 @@ class SparkFrontier(LineageCuts):
             if cut and self._cut(window, deadline):
                 self._since_cut = (0, 0)
         return outcome
+
+    def _candidates(self) -> int:
+        """The candidates (successors of the frontier) the level deduplicates."""
+        return sum(x[0] for x in self._next)
+
+    def _fits_two(self, room) -> bool:
+        """Whether this level's new states and the next one's (which the job ahead
+        expands), guessed from the candidates per frontier state, fit in ``room``."""
+        n = self._candidates()
+        return n + n * n / max(1, self._size) < room
+
+    def _expanded(self, first, deadline, also=None) -> list:
+        """The expansions' summaries of the expand-only job ``first``, once it is done."""
+        return [x for _d, x in self._await(first, deadline, also)]
 
     def _window_bcs(self, window):
         return None if window is None else tuple(self._broadcast(k) for k in window)

@@ -137,6 +137,10 @@ class Run:
     def decided(self) -> set:
         return set(self.core.discoveries)
 
+    def room(self):
+        """How many more states ``max_states`` lets the run keep (None: no bound)."""
+        return None if self.max_states is None else self.max_states - self.unique
+
     def limit(self) -> int:
         """The largest frontier the driver expands itself: fixed when given, else what the
         driver expands in ``driver_seconds`` at the speed measured on its own levels

@@ -25,12 +25,14 @@ class _Jobs(SimulatedPartitions):
     def __init__(self, *args):
         super().__init__(*args)
         self.submitted, self.awaited, self.cancelled = {}, [], []
+        self.flags = {}  # job -> (dedup, commit, expand)
 
     def _submit(self, parent, decided, window_bcs, dedup, commit, expand, table=None,
                 lagged=False):
         job = super()._submit(parent, decided, window_bcs, dedup, commit, expand, table,
                               lagged)
         self.submitted[job.job] = (lagged, None if window_bcs is None else len(window_bcs))
+        self.flags[job.job] = (dedup, commit, expand)
         return job
 
     def _await(self, job, deadline, also=None):
@@ -78,6 +80,29 @@ def test_a_job_ahead_of_a_stop_is_cancelled(opts):
     assert not set(part.awaited) & set(part.cancelled)
     # at the depth bound the last level neither commits nor gets a job ahead
     assert "max_depth" not in opts or not part.cancelled
+
+
+def test_a_level_that_may_fill_max_states_is_not_expanded():
+    """Under ``max_states`` a level whose candidates could fill the bound keeps its new
+    states without expanding them: the run stops there, or (they were fewer) the next
+    level expands them first. Answers stay BFS's whatever level the bound falls in."""
+    total = bfs(TwoPhase(5), deadlock=True).unique_states
+    continued = 0
+    for bound in range(7, total, 23):
+        want = bfs(TwoPhase(5), deadlock=True, max_states=bound)
+        got, parts = _run(TwoPhase(5), max_states=bound)
+        assert summary(got) == summary(want), bound
+        if not parts:  # every level ran on the driver
+            continue
+        (part,) = parts
+        if got.stopped_by == "max_states":  # the level that stopped it expanded nothing
+            assert part.flags[max(part.awaited)] == (True, True, False), bound
+        kept = [j for j, f in part.flags.items() if f == (True, True, False)]
+        for j in kept:  # a level kept unexpanded that did not stop the run
+            if j < max(part.awaited):
+                assert part.flags[j + 1] == (False, True, True), bound  # expanded first
+                continued += 1
+    assert continued  # some bound fell where the candidates were more than the new states
 
 
 def test_a_level_with_a_job_ahead_stays_on_spark():

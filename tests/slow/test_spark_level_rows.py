@@ -28,9 +28,10 @@ class _RecordingPartitions(SimulatedPartitions):
         self.seen = []
 
     def run_level(self, decided, commit, deadline=None, window=None, weigh=None,
-                  ahead=False, rows=True):
+                  ahead=False, rows=True, room=None):
         self._window_given = window is not None
-        return super().run_level(decided, commit, deadline, window, weigh, ahead, rows)
+        return super().run_level(decided, commit, deadline, window, weigh, ahead, rows,
+                                 room)
 
     def _launch(self, parent, task):
         owned, handle = super()._launch(parent, task)
