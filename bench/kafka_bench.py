@@ -4,6 +4,8 @@
                                                 # split-merge-spark kip253, BFS
     python bench/kafka_bench.py --spark         # also lifecycle-large on Spark local[2]
     python bench/kafka_bench.py --case kraft-stray
+    python bench/kafka_bench.py --bounded       # a run stopped by --max-states, on the BFS
+                                                # and on Spark local[1]
 
 Each case runs in a fresh process (one core: a local BFS is single-threaded) and prints
 the state count, CPU seconds (``time.process_time``: other users of the machine do not
@@ -28,16 +30,18 @@ CASES = {
     "kraft-stray": ("kraft-stray", None, {}),
     "split-merge-spark": ("split-merge-spark", "kip253", {}),
 }
+#: (scenario, variant, params, max_states): a state space far larger than its bound
+BOUNDED = ("lifecycle-large", "kip516", {"crashes": 2, "failovers": 2}, 1_500_000)
 
 _BFS = """
 import json, resource, sys, time
 from kmc.api import build
 from kmc.explorers.bfs import bfs
 
-scenario, variant, params = json.loads(sys.argv[1])
+scenario, variant, params, bound = (json.loads(sys.argv[1]) + [None])[:4]
 model = build(scenario, variant, params)
 t0 = time.process_time()
-r = bfs(model)
+r = bfs(model, max_states=bound)
 cpu = time.process_time() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 print(json.dumps({"states": r.unique_states, "generated": r.generated_states,
@@ -53,13 +57,13 @@ from kmc.api import build
 from kmc.explorers.spark import spark_bfs
 from kmc.explorers.spark.session import spark_context
 
-scenario, variant, params = json.loads(sys.argv[1])
+scenario, variant, params, bound = (json.loads(sys.argv[1]) + [None])[:4]
 model = build(scenario, variant, params)
-with spark_context(None, 2) as sc:
+with spark_context(None, int(sys.argv[3])) as sc:
     sc.parallelize(range(2), 2).collect()  # the JVM and the Python workers are up
     spark_bfs(build("twophase", None, {"rm": 4}), driver_level_max=0)  # warm-up
     cpu0 = tree_cpu()
-    r = spark_bfs(model, driver_level_max=0)
+    r = spark_bfs(model, driver_level_max=0, max_states=bound)
     cpu = tree_cpu() - cpu0
 print(json.dumps({"states": r.unique_states, "generated": r.generated_states,
                   "depth": r.max_depth, "cpu": cpu, "elapsed": r.elapsed_s,
@@ -67,8 +71,9 @@ print(json.dumps({"states": r.unique_states, "generated": r.generated_states,
 """
 
 
-def run(child: str, case: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", child, json.dumps(CASES[case]), ROOT],
+def run(child: str, case: str, cores: int = 2) -> dict:
+    spec = BOUNDED if case == "bounded" else CASES[case]
+    out = subprocess.run([sys.executable, "-c", child, json.dumps(spec), ROOT, str(cores)],
                          capture_output=True, text=True, cwd=os.sep)  # kmc as installed
     if out.returncode != 0:
         raise SystemExit(f"{case} failed:\n{out.stderr[-3000:]}")
@@ -80,6 +85,9 @@ def main(argv=None) -> int:
     ap.add_argument("--case", choices=sorted(CASES), action="append")
     ap.add_argument("--spark", action="store_true",
                     help="also lifecycle-large kip516 on Spark local[2]")
+    ap.add_argument("--bounded", action="store_true",
+                    help="also lifecycle-large kip516 -p crashes=2 -p failovers=2 stopped at "
+                         "1,500,000 states, on the BFS and on Spark local[1]")
     ap.add_argument("--json", action="store_true", help="one JSON object per line")
     a = ap.parse_args(argv)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load "
@@ -87,12 +95,16 @@ def main(argv=None) -> int:
     runs = [("bfs", c) for c in (a.case or list(CASES))]
     if a.spark:
         runs.append(("spark local[2]", "lifecycle-large"))
+    if a.bounded:
+        runs += [("bfs", "bounded"), ("spark local[1]", "bounded")]
     for engine, case in runs:
-        m = run(_BFS if engine == "bfs" else _SPARK, case)
+        m = run(_BFS if engine == "bfs" else _SPARK, case, 1 if "[1]" in engine else 2)
         if a.json:
             print(json.dumps({"case": case, "engine": engine, **m}))
             continue
-        line = (f"{case} ({engine}): {m['states']:,} states, {m['generated']:,} generated, "
+        label = "lifecycle-large -p crashes=2 -p failovers=2 --max-states 1500000" \
+            if case == "bounded" else case
+        line = (f"{label} ({engine}): {m['states']:,} states, {m['generated']:,} generated, "
                 f"depth {m['depth']}, {m['cpu']:.1f} CPU s = "
                 f"{m['states'] / m['cpu']:,.0f} distinct states/s of CPU")
         if "peak" in m:

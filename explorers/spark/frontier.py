@@ -152,10 +152,8 @@ class SparkFrontier(LineageCuts):
         ``rows``: the level's keys and parents come to the driver (``Run.wants_rows``);
         else only their number does (``LevelOutcome.new_count``), and so for the job
         ahead. ``room``: how many more states the run may keep (``Run.room``; None: no
-        bound). A level whose candidates could fill it is not expanded at once: the
-        run stops there unless they held fewer new states than that, and then the next
-        level expands the frontier first, as for blocks just placed. A bounded run
-        then pays no expansion of a level it never explores."""
+        bound); a level whose candidates could fill it is not expanded (the next level
+        expands it first if the run goes on), so no bounded run expands a level past it."""
         decided = tuple(sorted(decided))
         self._rows_out = rows
         self.levels += 1
@@ -350,6 +348,12 @@ class SparkFrontier(LineageCuts):
         """key -> parent key for the ``keys`` (ascending) of level ``lvl``, from the
         trace rows the blocks hold: one job over the state."""
         return dict(self._flat_collect(level_tasks.parents_in(lvl, keys)))
+
+    def level_rows(self, lvl: int) -> tuple:
+        """(keys, parent keys) of every state level ``lvl`` found, from the trace rows
+        the blocks hold: one job over the state."""
+        got = self._flat_collect(level_tasks.rows_in(lvl))
+        return np.concatenate([k for k, _p in got]), np.concatenate([p for _k, p in got])
 
     def _flat_collect(self, fn) -> list:
         return self.state.flatMap(fn).collect()

@@ -214,6 +214,17 @@ def step_task(core_bc, decided, nparts, window_bcs, summaries, job, dedup, commi
     return run
 
 
+def rows_in(lvl: int):
+    """A flatMap function over a state's records: the trace rows (keys, parent keys) of
+    level ``lvl`` each block holds."""
+    def find(record):
+        if record[1][0] != "B":
+            return []
+        rec = spool.opened(record[1])
+        return [spill_mod.rows_of(entry)[1:] for entry in rec[6] if entry[0] == lvl]
+    return find
+
+
 def parents_in(lvl: int, keys):
     """A flatMap function over a state's records: the (key, parent key) trace rows of
     level ``lvl`` whose keys are among ``keys`` (an ascending key array), from the

@@ -169,11 +169,10 @@ class Run:
     def wants_rows(self, checkpointed: bool = False) -> bool:
         """Whether the next level's keys and parents should come to the driver: while
         the known window is on (they join it), for a partition-key model's owner table,
-        to keep the smallest keys under ``max_states``, and to write them to a
-        checkpoint. Otherwise only their number comes, and the driver's memory does not
-        follow the levels' width."""
-        return bool(self.window() is not None or self.core.owner_shift or checkpointed
-                    or self.max_states is not None)
+        and to write them to a checkpoint. Otherwise only their number comes, and the
+        driver's memory does not follow the levels' width; a level that crosses
+        ``max_states`` has its rows read from the blocks (``absorb``)."""
+        return bool(self.window() is not None or self.core.owner_shift or checkpointed)
 
     def growth(self) -> float:
         """How the frontier grew at the last level (its size over the level before's)."""
@@ -211,6 +210,10 @@ class Run:
     # ---- one level's outcome --------------------------------------------------------
     def absorb(self, outcome, frontier, seconds) -> bool:
         """Account for a finished level; False when the search ends here."""
+        if outcome.new_keys is None and self.max_states is not None and \
+                self.unique + outcome.new_count > self.max_states:
+            # the smallest keys are kept: the level's rows, from the blocks that hold them
+            outcome.new_keys, outcome.new_parents = frontier.level_rows(self.depth)
         self.generated += outcome.generated
         self.coverage.update(outcome.coverage)
         self._merge(outcome.settled, self.depth - 1)

@@ -63,6 +63,24 @@ def test_blocks_carry_recent_keys_only_while_there_is_no_window():
     assert {2} in [c for given, c in seen if not given]
 
 
+def test_a_level_past_max_states_is_cut_by_the_rows_its_blocks_hold():
+    """Beyond the known window a bounded run's levels send the driver their numbers only;
+    the level that crosses ``max_states`` has its rows read from the blocks, and the
+    smallest keys are kept as on BFS, whatever level the bound falls in."""
+    total = bfs(TwoPhase(5), deadlock=True).unique_states
+    cut_from_blocks = 0
+    for bound in range(5, total, 83):
+        want = bfs(TwoPhase(5), deadlock=True, max_states=bound)
+        core = Core(TwoPhase(5), deadlock=True)
+        run = Run(core, 0, False, bound, None, None)
+        run.window = lambda: None  # as past WINDOW_MAX keys
+        got = explore_partitioned(run, lambda f: _RecordingPartitions(core, f, 3))
+        assert summary(got) == summary(want), bound
+        # the levels on Spark before the last one kept only their numbers on the driver
+        cut_from_blocks += got.stopped_by == "max_states" and not run.level_keys.complete
+    assert cut_from_blocks
+
+
 def _weak128(data: bytes) -> int:
     """A deliberately weak 128-bit hash: 16 values in its top 64 bits (a 64-bit key cut
     from it merges states), a good hash in its low 64."""
