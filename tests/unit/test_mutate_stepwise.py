@@ -11,9 +11,7 @@ from kmc.mutate.reuse import reusing
 from kmc.mutate.runner import make_plan
 from kmc.mutate.worker import baseline_task
 from kmc.reports.regress.suite import Entry
-from mutate_toy import line_of, reach, record_graph, toy_file
-
-from test_mutate_replay import _load
+from mutate_toy import line_of, load, reach, record_graph, toy_file
 
 KEY = ("toy.py", 1)  # the changed code, as the tracer names a function
 
@@ -35,7 +33,7 @@ def _counting(cls):
 
 
 def test_only_the_steps_that_ran_the_changed_code_are_computed(tmp_path_factory):
-    mod = _load(toy_file(tmp_path_factory))
+    mod = load(toy_file(tmp_path_factory))
     inc_only = record_graph(mod.make(3), lambda s: frozenset(),
                       lambda s, a: frozenset({KEY}) if a == "inc" else frozenset())
 
@@ -54,7 +52,7 @@ def test_only_the_steps_that_ran_the_changed_code_are_computed(tmp_path_factory)
 
 
 def test_a_changed_action_list_computes_only_the_actions_it_adds(tmp_path_factory):
-    mod = _load(toy_file(tmp_path_factory))
+    mod = load(toy_file(tmp_path_factory))
     graph = record_graph(mod.make(3), lambda s: frozenset({KEY}), lambda s, a: frozenset())
 
     class ListsNever(_counting(mod.Toy)):  # one more action, doing nothing
@@ -69,7 +67,7 @@ def test_a_changed_action_list_computes_only_the_actions_it_adds(tmp_path_factor
 
 
 def test_a_reusing_run_step_by_step_gives_the_mutants_own_successors(tmp_path_factory):
-    mod = _load(toy_file(tmp_path_factory))
+    mod = load(toy_file(tmp_path_factory))
     graph = record_graph(mod.make(3), lambda s: frozenset({KEY}), lambda s, a: frozenset())
     mutant = _counting(mod.Toy)(4)  # its action list differs: x may reach 4
     got = reach(reusing(mutant.successors, graph, {KEY}, model=mutant),
@@ -181,7 +179,7 @@ def probing(tmp_path_factory):
     out = run_one(baseline_task, (plan.entries[0], plan.files, served, None, None))
     keys = ((str(path), line_of("def actions(self, s):", PROBING)),
             (str(path), line_of("def next_state(self, s, a):", PROBING)))
-    return _load(str(path), "mutate_probing_replayed"), out["graph"], keys
+    return load(str(path), "mutate_probing_replayed"), out["graph"], keys
 
 
 def test_a_step_that_actions_computes_is_recorded_as_its_own(probing):
