@@ -6,6 +6,8 @@
     python bench/kafka_bench.py --case kraft-stray
     python bench/kafka_bench.py --bounded       # a run stopped by --max-states, on the BFS
                                                 # and on Spark local[1]
+    python bench/kafka_bench.py --dfs --case lifecycle-large   # also on DFS
+    python bench/kafka_bench.py --simulate      # also 20,000 seeded walks of each case
 
 Each case runs in a fresh process (one core: a local BFS is single-threaded) and prints
 the state count, CPU seconds (``time.process_time``: other users of the machine do not
@@ -33,15 +35,17 @@ CASES = {
 #: (scenario, variant, params, max_states): a state space far larger than its bound
 BOUNDED = ("lifecycle-large", "kip516", {"crashes": 2, "failovers": 2}, 1_500_000)
 
-_BFS = """
+_LOCAL = """
 import json, resource, sys, time
 from kmc.api import build
-from kmc.explorers.bfs import bfs
+from kmc.explorers import engine
 
 scenario, variant, params, bound = (json.loads(sys.argv[1]) + [None])[:4]
+explorer = sys.argv[3]
 model = build(scenario, variant, params)
+options = {"walks": 20000, "seed": 0} if explorer == "simulate" else {"max_states": bound}
 t0 = time.process_time()
-r = bfs(model, max_states=bound)
+r = engine(explorer)(model, **options)
 cpu = time.process_time() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 print(json.dumps({"states": r.unique_states, "generated": r.generated_states,
@@ -71,9 +75,10 @@ print(json.dumps({"states": r.unique_states, "generated": r.generated_states,
 """
 
 
-def run(child: str, case: str, cores: int = 2) -> dict:
+def run(child: str, case: str, arg: str) -> dict:
+    """``arg``: the explorer of a local run, the cores of a Spark one."""
     spec = BOUNDED if case == "bounded" else CASES[case]
-    out = subprocess.run([sys.executable, "-c", child, json.dumps(spec), ROOT, str(cores)],
+    out = subprocess.run([sys.executable, "-c", child, json.dumps(spec), ROOT, arg],
                          capture_output=True, text=True, cwd=os.sep)  # kmc as installed
     if out.returncode != 0:
         raise SystemExit(f"{case} failed:\n{out.stderr[-3000:]}")
@@ -88,17 +93,24 @@ def main(argv=None) -> int:
     ap.add_argument("--bounded", action="store_true",
                     help="also lifecycle-large kip516 -p crashes=2 -p failovers=2 stopped at "
                          "1,500,000 states, on the BFS and on Spark local[1]")
+    ap.add_argument("--dfs", action="store_true", help="also each case on DFS")
+    ap.add_argument("--simulate", action="store_true",
+                    help="also 20,000 seeded random walks (seed 0) of each case")
     ap.add_argument("--json", action="store_true", help="one JSON object per line")
     a = ap.parse_args(argv)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.2f}")
-    runs = [("bfs", c) for c in (a.case or list(CASES))]
+    cases = a.case or list(CASES)
+    runs = [(e, c) for c in cases
+            for e in ("bfs", "dfs" if a.dfs else "", "simulate" if a.simulate else "") if e]
     if a.spark:
         runs.append(("spark local[2]", "lifecycle-large"))
     if a.bounded:
         runs += [("bfs", "bounded"), ("spark local[1]", "bounded")]
     for engine, case in runs:
-        m = run(_BFS if engine == "bfs" else _SPARK, case, 1 if "[1]" in engine else 2)
+        spark = engine.startswith("spark")
+        m = run(_SPARK if spark else _LOCAL, case,
+                ("1" if "[1]" in engine else "2") if spark else engine)
         if a.json:
             print(json.dumps({"case": case, "engine": engine, **m}))
             continue

@@ -7,6 +7,10 @@ DFS has no levels to finish, so it stops at once: as soon as the discovery that 
 the last property is recorded (or, with stop_on_violation, the first violation), at the
 state limit, the time limit or the memory limit. A run stopped early therefore counts
 fewer states than BFS, which finishes the level it is on (docs/architecture.md).
+
+Record states are keyed as BFS's level expander keys them (``level.keyer``): each state
+on the stack keeps the reprs of its fields, and the property checks look their verdicts
+up by them.
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ import time
 from kmc.explorers import liveness
 from kmc.explorers.core import Core
 from kmc.explorers.gcpause import without_cyclic_gc
-from kmc.explorers.level import TICK
+from kmc.explorers.level import TICK, keyer
 from kmc.explorers.memory import MemoryGuard
 
 
@@ -31,7 +35,7 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
     guard = MemoryGuard(max_memory)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
-    successors, rkey = core.successors, core.rkey
+    successors, keyed = core.successors, keyer(core)
     depth_of: dict = {}  # key -> smallest depth seen (1-based)
     coverage = core.coverage_counter()
     generated = 0
@@ -50,7 +54,7 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
     generated += len(inits)
     steps = 0
     for init_index, s0 in inits:
-        k0 = rkey(s0)
+        k0, p0 = keyed(s0)
         seen = depth_of.get(k0)  # an initial state already reached from another one
         if seen is not None and (max_depth is None or seen <= 1):
             continue
@@ -60,12 +64,12 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
         depth_of[k0] = 1
         if seen is None:
             hash(s0)  # a state is a value, as BFS's keys need: a list in it fails here too
-            stopped_by = decided(core.check_new(s0, (init_index, [k0])))
-        # stack of [state, key, successors, next position]
-        stack = [[s0, k0, None, 0]]
+            stopped_by = decided(core.check_new(s0, (init_index, [k0]), p0))
+        # stack of [state, key, successors, next position, its field reprs or None]
+        stack = [[s0, k0, None, 0, p0]]
         while stack and not stopped_by:
             top = stack[-1]
-            s, k, succ, pos = top
+            s, k, succ, pos, sp = top
             if succ is None:
                 d = len(stack)
                 deepest = max(deepest, d)
@@ -73,12 +77,12 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
                 generated += len(succ)
                 for a, _t in succ:
                     coverage[a] += 1
-                stopped_by = decided(core.check_settled(s, succ,
-                                                        (init_index, [e[1] for e in stack])))
+                stopped_by = decided(core.check_settled(
+                    s, succ, (init_index, [e[1] for e in stack]), sp))
                 if stopped_by:
                     break
                 if max_depth is not None and d >= max_depth:
-                    beyond.update(kt for kt in (rkey(t) for _a, t in succ)
+                    beyond.update(kt for kt in (keyed(t, s, sp)[0] for _a, t in succ)
                                   if kt not in depth_of)
                     succ = ()
                 top[2] = succ
@@ -87,7 +91,7 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
                 continue
             top[3] = pos + 1
             t = succ[pos][1]
-            kt = rkey(t)
+            kt, tp = keyed(t, s, sp)
             d = len(stack) + 1
             seen = depth_of.get(kt)
             if seen is not None and (max_depth is None or seen <= d):
@@ -99,12 +103,12 @@ def dfs(model, *, max_states=None, max_depth=None, time_limit=None,
                 depth_of[kt] = d
                 hash(t)
                 stopped_by = decided(core.check_new(t, (init_index, [e[1] for e in stack]
-                                                        + [kt])))
+                                                        + [kt]), tp))
                 if stopped_by:
                     break
             else:
                 depth_of[kt] = d  # reached shallower than before: explored again
-            stack.append([t, kt, None, 0])
+            stack.append([t, kt, None, 0, tp])
             steps += 1
             if not steps & TICK:
                 now = time.perf_counter()

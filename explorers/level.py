@@ -210,3 +210,25 @@ TICK = 15
 _action = itemgetter(0)
 _EMPTY = np.empty(0, dtype=np.uint64)
 _EMPTY_I = np.empty(0, dtype=np.int64)
+
+
+def keyer(core):
+    """``keyed(t, s=None, sp=None) -> (key, reprs or None)``, for explorers that key one
+    state at a time (DFS, simulation): the key of state ``t`` (``Core.rkey``), a successor
+    of ``s`` whose field reprs are ``sp``, or an initial state, with the reprs of its own
+    fields when the run's keys are made from them (``Core.field_keys``). A successor's
+    key then costs the memoised reprs of the fields it changed, not a print of the whole
+    state, and its reprs serve its property checks (``Core.check_new``)."""
+    rkey = core.rkey
+    fields = core.field_keys()
+    if fields is None:
+        return lambda t, s=None, sp=None: (rkey(t), None)
+    cls, reprs, key = fields
+    of, of_child = reprs.of, reprs.of_child
+
+    def keyed(t, s=None, sp=None):
+        if type(t) is not cls:
+            return rkey(t), None
+        tp = of_child(t, s, sp) if sp is not None and type(s) is cls else of(t)
+        return key(tp), tp
+    return keyed

@@ -21,6 +21,7 @@ import time
 
 from kmc.explorers.core import Core
 from kmc.explorers.gcpause import without_cyclic_gc
+from kmc.explorers.level import keyer
 from kmc.explorers.memory import MemoryGuard
 
 #: steps between two looks at the clock (and progress updates) inside a walk: a few
@@ -40,7 +41,7 @@ def simulate(model, *, walks=1000, walk_length=50, seed=0, max_states=None,
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     length = walk_length if max_depth is None else min(walk_length, max_depth)
-    successors, rkey = core.successors, core.rkey
+    successors, keyed = core.successors, keyer(core)
     check_new, check_settled = core.check_new, core.check_settled
     seen: set = set()
     coverage = core.coverage_counter()
@@ -50,12 +51,12 @@ def simulate(model, *, walks=1000, walk_length=50, seed=0, max_states=None,
     countdown = CHECK_EVERY  # steps left until the next look at the clock
     for w in range(walks):
         init_index, s = inits[randrange(len(inits))]
-        k = rkey(s)
+        k, sp = keyed(s)
         path = [k]  # this walk's keys, in order; a locator names a prefix of it
         if k not in seen:
             seen.add(k)
             hash(s)  # a state is a value, as BFS's keys need: a list in it fails here too
-            check_new(s, (init_index, path, 1))
+            check_new(s, (init_index, path, 1), sp)
             if max_states is not None and len(seen) >= max_states:
                 stopped_by = "max_states"
         for step in range(1, length + 1):  # ``step``: the states of the walk so far
@@ -77,16 +78,17 @@ def simulate(model, *, walks=1000, walk_length=50, seed=0, max_states=None,
             generated += len(succ)
             for a, _t in succ:
                 coverage[a] += 1
-            check_settled(s, succ, (init_index, path, step))
+            check_settled(s, succ, (init_index, path, step), sp)
             if not succ or step == length:  # the last state is expanded, not left
                 break
-            _a, s = succ[randrange(len(succ))]
-            k = rkey(s)
+            _a, t = succ[randrange(len(succ))]
+            k, sp = keyed(t, s, sp)
+            s = t
             path.append(k)
             if k not in seen:
                 seen.add(k)
                 hash(s)
-                check_new(s, (init_index, path, step + 1))
+                check_new(s, (init_index, path, step + 1), sp)
                 if max_states is not None and len(seen) >= max_states:
                     stopped_by = "max_states"
         deepest = max(deepest, len(path))
