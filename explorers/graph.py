@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kmc.explorers.errors import ExplorerError
+from kmc.invariants.fused import Checker
+from kmc.invariants.liveness import LivenessProperty
 from kmc.model.contract import ModelError
 from kmc.model.fairness import FairnessClasses
 
@@ -83,14 +85,21 @@ class GraphRecorder:
         base = model.successors
         rep = model.representative if core.symmetry else None
         within = model.within_boundary if core.bounded else None
-        rkey, group = self._memo_key(), self.fair.group
+        group = self.fair.group
+        # record states: keys from field reprs (``Core.field_keys``), as the explorers
+        # make them, and the core's key function is left to them; any other state: the
+        # core's key function memoised by state
+        fields = None if core.packed else core.field_keys()
+        rkey = self._memo_key() if fields is None else core.rkey
+        cls, of, of_child, fkey = (fields[0], fields[1].of, fields[1].of_child, fields[2]) \
+            if fields is not None else (None, None, None, None)
         check = core.symcheck
         src_hi, src_lo = self.src_hi.append, self.src_lo.append
         dst_hi, dst_lo = self.dst_hi.append, self.dst_lo.append
         count_add, en_add, flag_add = self.count.append, self.enabled.append, \
             self.flags.append
         group_add = self.group.append
-        preds = [(p.triggered, p.awaited) for p in self.props]
+        flags_of = _flags(self.props)
         wide = self.wide
 
         def successors(s):
@@ -99,6 +108,7 @@ class GraphRecorder:
                 check.expand(s, raw)
             plain = rep is None and within is None
             out = raw if plain else []
+            sp = of(s) if type(s) is cls else None
             mask = 0
             for a, t in raw:
                 g = group(a)
@@ -110,20 +120,16 @@ class GraphRecorder:
                     if rep is not None:
                         t = rep(t)
                     out.append((a, t))
-                k = rkey(t)
+                k = rkey(t) if sp is None or type(t) is not cls else \
+                    fkey(of_child(t, s, sp))
                 if wide:
                     dst_hi(k >> 64)
                     dst_lo(k & _M64)
                 else:
                     dst_lo(k)
                 group_add(g)
-            bits = 0
-            for i, (trig, awaited) in enumerate(preds):
-                if trig(s):
-                    bits |= 1 << (2 * i)
-                if awaited(s):
-                    bits |= 2 << (2 * i)
-            k = rkey(s)
+            bits = flags_of(s, sp)
+            k = rkey(s) if sp is None else fkey(sp)
             if wide:
                 src_hi(k >> 64)
                 src_lo(k & _M64)
@@ -146,9 +152,10 @@ class GraphRecorder:
         core.needs_settled = True
 
     def _memo_key(self):
-        """The core's key function, memoized by state: the recorder keys every successor,
-        the explorer then keys the level's new states again, and most states are reached
-        several times. Installed as ``core.rkey`` (packed models: the key is the state).
+        """The core's key function, memoized by state, for states that are not field-wise
+        records: the recorder keys every successor, the explorer then keys the level's new
+        states again, and most states are reached several times. Installed as
+        ``core.rkey`` (packed models: the key is the state).
         The memo finds a state by its type and equality only where equal states of one
         type print alike, which field-wise records promise (``model.encoding.
         fieldwise``); any other state by identity (equal states of two NamedTuple types,
@@ -240,6 +247,43 @@ class GraphRecorder:
             if at.size:
                 g.inits.append((int(at[0]), init_index))
         return g
+
+
+def _flags(props):
+    """``flags(s, pieces) -> int``: two bits per liveness property, which of its
+    predicates hold in ``s`` (bit 2i: triggered, bit 2i+1: awaited). The predicates are
+    Property values (``LivenessProperty.trigger``, ``.target``), checked together as the
+    invariants are (``invariants.fused.Checker``: verdicts looked up by the state's field
+    reprs when ``pieces`` holds them)."""
+    if not all(isinstance(p, LivenessProperty) for p in props):
+        preds = [(p.triggered, p.awaited) for p in props]
+
+        def flags(s, _pieces=None):
+            bits = 0
+            for i, (trig, awaited) in enumerate(preds):
+                if trig(s):
+                    bits |= 1 << (2 * i)
+                if awaited(s):
+                    bits |= 2 << (2 * i)
+            return bits
+        return flags
+    parts, where = [], []
+    for p in props:  # (index of the trigger or -1, index of the target) in ``parts``
+        t = -1 if p.trigger is None else len(parts)
+        parts.extend(([] if p.trigger is None else [p.trigger]) + [p.target])
+        where.append((t, len(parts) - 1))
+    false_at = Checker(parts).false_at
+
+    def flags(s, pieces=None):
+        false = false_at(s, pieces)
+        bits = 0
+        for i, (t, a) in enumerate(where):
+            if t not in false:  # -1 never is: eventually's P always holds
+                bits |= 1 << (2 * i)
+            if a not in false:
+                bits |= 2 << (2 * i)
+        return bits
+    return flags
 
 
 def _np(arr: array, dtype) -> np.ndarray:
