@@ -99,7 +99,7 @@ class GraphRecorder:
         count_add, en_add, flag_add = self.count.append, self.enabled.append, \
             self.flags.append
         group_add = self.group.append
-        flags_of = _flags(self.props)
+        flags_of = predicate_flags(self.props)
         wide = self.wide
 
         def successors(s):
@@ -249,7 +249,7 @@ class GraphRecorder:
         return g
 
 
-def _flags(props):
+def predicate_flags(props):
     """``flags(s, pieces) -> int``: two bits per liveness property, which of its
     predicates hold in ``s`` (bit 2i: triggered, bit 2i+1: awaited). The predicates are
     Property values (``LivenessProperty.trigger``, ``.target``), checked together as the

@@ -71,6 +71,7 @@ def record_graph(sc, core, core_bc, props, parts, max_depth=None) -> SparkGraph:
 
 def _expander(core_bc, nprops):
     def expand(it):
+        from kmc.explorers.graph import predicate_flags
         from kmc.explorers.spark.level_tasks import core_of, settle_garbage
         from kmc.invariants.liveness import split
         from kmc.model.fairness import FairnessClasses
@@ -79,12 +80,17 @@ def _expander(core_bc, nprops):
         model = core.model
         fair = FairnessClasses(model)
         _safety, live = split(core.properties)
-        preds = [(p.triggered, p.awaited) for p in live]
-        assert len(preds) == nprops
+        assert len(live) == nprops
+        flags = predicate_flags(live)
+        # record states: keys from field reprs, as the local recorder makes them
+        fields = None if core.packed else core.field_keys()
+        cls, of, of_child, fkey = (fields[0], fields[1].of, fields[1].of_child, fields[2]) \
+            if fields is not None else (None, None, None, None)
         rep = model.representative if core.symmetry else None
         within = model.within_boundary if core.bounded else None
         for k, s in it:
             mask, edges, succ = 0, [], []
+            sp = of(s) if type(s) is cls else None
             for a, t in model.successors(s):
                 g = fair.group(a)
                 if g >= 0:
@@ -93,15 +99,10 @@ def _expander(core_bc, nprops):
                     continue
                 if rep is not None:
                     t = rep(t)
-                tk = core.rkey(t)
+                tk = core.rkey(t) if sp is None or type(t) is not cls else \
+                    fkey(of_child(t, s, sp))
                 edges.append((tk, g))
                 succ.append((tk, t))
-            bits = 0
-            for i, (trig, awaited) in enumerate(preds):
-                if trig(s):
-                    bits |= 1 << (2 * i)
-                if awaited(s):
-                    bits |= 2 << (2 * i)
-            yield k, mask, bits, edges, succ
+            yield k, mask, flags(s, sp), edges, succ
         settle_garbage()
     return expand

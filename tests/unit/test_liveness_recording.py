@@ -8,7 +8,7 @@ from kmc.api import build
 from kmc.explorers import liveness
 from kmc.explorers.bfs import bfs
 from kmc.explorers.core import Core
-from kmc.explorers.graph import _flags
+from kmc.explorers.graph import predicate_flags
 from kmc.invariants.liveness import is_liveness
 
 
@@ -39,7 +39,7 @@ def test_the_flags_are_the_predicates_answers():
     props = [p for p in model.properties() if is_liveness(p)]
     assert len(props) >= 3 and any(p.trigger is not None for p in props)
     _cls, reprs, _key = Core(model).field_keys()
-    flags = _flags(props)
+    flags = predicate_flags(props)
     states = _states(model, 3000)
     bits = [_plain_bits(props, s) for s in states]
     assert len(set(bits)) > 3  # the predicates do vary over these states
