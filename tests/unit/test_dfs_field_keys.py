@@ -11,23 +11,7 @@ from kmc.explorers.core import Core
 from kmc.explorers.dfs import dfs
 from kmc.explorers.level import keyer
 from kmc.model.validation.twophase import TwoPhase
-
-
-def _walk(model, core, limit):
-    """(state, its successors) for the first ``limit`` states a plain search meets."""
-    frontier = [s for _i, s in core.initial()]
-    seen, out = set(frontier), []
-    while frontier and len(out) < limit:
-        nxt = []
-        for s in frontier:
-            succ = model.successors(s)
-            out.append((s, succ))
-            for _a, t in succ:
-                if t not in seen:
-                    seen.add(t)
-                    nxt.append(t)
-        frontier = nxt
-    return out[:limit]
+from state_walk import reachable
 
 
 def test_a_successor_is_keyed_from_its_parents_field_reprs():
@@ -35,7 +19,7 @@ def test_a_successor_is_keyed_from_its_parents_field_reprs():
     core = Core(model)
     keyed = keyer(core)
     _cls, reprs, _key = core.field_keys()
-    walked = _walk(model, core, 400)
+    walked = [(s, model.successors(s)) for s in reachable(model, 400)]
     assert sum(len(succ) for _s, succ in walked) > 1000
     for s, succ in walked:
         k, sp = keyed(s)

@@ -10,21 +10,7 @@ from kmc.explorers.bfs import bfs
 from kmc.explorers.core import Core
 from kmc.explorers.graph import predicate_flags
 from kmc.invariants.liveness import is_liveness
-
-
-def _states(model, limit):
-    frontier = list(model.init_states())
-    seen, out = set(frontier), list(frontier)
-    while frontier and len(out) < limit:
-        nxt = []
-        for s in frontier:
-            for _a, t in model.successors(s):
-                if t not in seen:
-                    seen.add(t)
-                    nxt.append(t)
-        out += nxt
-        frontier = nxt
-    return out[:limit]
+from state_walk import reachable
 
 
 def _plain_bits(props, s):
@@ -40,7 +26,7 @@ def test_the_flags_are_the_predicates_answers():
     assert len(props) >= 3 and any(p.trigger is not None for p in props)
     _cls, reprs, _key = Core(model).field_keys()
     flags = predicate_flags(props)
-    states = _states(model, 3000)
+    states = reachable(model, 3000)
     bits = [_plain_bits(props, s) for s in states]
     assert len(set(bits)) > 3  # the predicates do vary over these states
     assert [flags(s, reprs.of(s)) for s in states] == bits
@@ -62,5 +48,5 @@ def test_the_recorded_keys_are_the_cores_keys(monkeypatch):
     assert core.rkey is rkey  # record states: the explorer's keys stay its own
     keys = {(hi << 64) | lo for hi, lo in zip(rec.src_hi, rec.src_lo)}
     keys |= {(hi << 64) | lo for hi, lo in zip(rec.dst_hi, rec.dst_lo)}
-    assert keys == {rkey(s) for s in _states(build("stale-read", "legacy"), 10 ** 6)}
+    assert keys == {rkey(s) for s in reachable(build("stale-read", "legacy"), 10 ** 6)}
     assert len(keys) == r.unique_states
