@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kmc.explorers.errors import ExplorerError
+from kmc.explorers.level import keyer
 from kmc.invariants.fused import Checker
-from kmc.invariants.liveness import LivenessProperty
 from kmc.model.contract import ModelError
 from kmc.model.fairness import FairnessClasses
 
@@ -86,13 +86,12 @@ class GraphRecorder:
         rep = model.representative if core.symmetry else None
         within = model.within_boundary if core.bounded else None
         group = self.fair.group
-        # record states: keys from field reprs (``Core.field_keys``), as the explorers
-        # make them, and the core's key function is left to them; any other state: the
+        # record states: keys from field reprs, as the explorers make them
+        # (``level.keyer``), the core's key function left to them; any other state: the
         # core's key function memoised by state
-        fields = None if core.packed else core.field_keys()
-        rkey = self._memo_key() if fields is None else core.rkey
-        cls, of, of_child, fkey = (fields[0], fields[1].of, fields[1].of_child, fields[2]) \
-            if fields is not None else (None, None, None, None)
+        if not core.packed and core.field_keys() is None:
+            self._memo_key()
+        keyed = keyer(core)
         check = core.symcheck
         src_hi, src_lo = self.src_hi.append, self.src_lo.append
         dst_hi, dst_lo = self.dst_hi.append, self.dst_lo.append
@@ -108,7 +107,7 @@ class GraphRecorder:
                 check.expand(s, raw)
             plain = rep is None and within is None
             out = raw if plain else []
-            sp = of(s) if type(s) is cls else None
+            ks, sp = keyed(s)
             mask = 0
             for a, t in raw:
                 g = group(a)
@@ -120,8 +119,7 @@ class GraphRecorder:
                     if rep is not None:
                         t = rep(t)
                     out.append((a, t))
-                k = rkey(t) if sp is None or type(t) is not cls else \
-                    fkey(of_child(t, s, sp))
+                k = keyed(t, s, sp)[0]
                 if wide:
                     dst_hi(k >> 64)
                     dst_lo(k & _M64)
@@ -129,12 +127,11 @@ class GraphRecorder:
                     dst_lo(k)
                 group_add(g)
             bits = flags_of(s, sp)
-            k = rkey(s) if sp is None else fkey(sp)
             if wide:
-                src_hi(k >> 64)
-                src_lo(k & _M64)
+                src_hi(ks >> 64)
+                src_lo(ks & _M64)
             else:
-                src_lo(k)
+                src_lo(ks)
             count_add(len(out))
             en_add(mask)
             flag_add(bits)
@@ -254,19 +251,8 @@ def predicate_flags(props):
     predicates hold in ``s`` (bit 2i: triggered, bit 2i+1: awaited). The predicates are
     Property values (``LivenessProperty.trigger``, ``.target``), checked together as the
     invariants are (``invariants.fused.Checker``: verdicts looked up by the state's field
-    reprs when ``pieces`` holds them)."""
-    if not all(isinstance(p, LivenessProperty) for p in props):
-        preds = [(p.triggered, p.awaited) for p in props]
-
-        def flags(s, _pieces=None):
-            bits = 0
-            for i, (trig, awaited) in enumerate(preds):
-                if trig(s):
-                    bits |= 1 << (2 * i)
-                if awaited(s):
-                    bits |= 2 << (2 * i)
-            return bits
-        return flags
+    reprs when ``pieces`` holds them). Every liveness property is a ``LivenessProperty``
+    (a plain ``Property`` refuses the liveness kinds)."""
     parts, where = [], []
     for p in props:  # (index of the trigger or -1, index of the target) in ``parts``
         t = -1 if p.trigger is None else len(parts)

@@ -72,6 +72,7 @@ def record_graph(sc, core, core_bc, props, parts, max_depth=None) -> SparkGraph:
 def _expander(core_bc, nprops):
     def expand(it):
         from kmc.explorers.graph import predicate_flags
+        from kmc.explorers.level import keyer
         from kmc.explorers.spark.level_tasks import core_of, settle_garbage
         from kmc.invariants.liveness import split
         from kmc.model.fairness import FairnessClasses
@@ -82,15 +83,12 @@ def _expander(core_bc, nprops):
         _safety, live = split(core.properties)
         assert len(live) == nprops
         flags = predicate_flags(live)
-        # record states: keys from field reprs, as the local recorder makes them
-        fields = None if core.packed else core.field_keys()
-        cls, of, of_child, fkey = (fields[0], fields[1].of, fields[1].of_child, fields[2]) \
-            if fields is not None else (None, None, None, None)
+        keyed = keyer(core)  # record states: keys from field reprs, as locally
         rep = model.representative if core.symmetry else None
         within = model.within_boundary if core.bounded else None
         for k, s in it:
             mask, edges, succ = 0, [], []
-            sp = of(s) if type(s) is cls else None
+            sp = keyed(s)[1]
             for a, t in model.successors(s):
                 g = fair.group(a)
                 if g >= 0:
@@ -99,8 +97,7 @@ def _expander(core_bc, nprops):
                     continue
                 if rep is not None:
                     t = rep(t)
-                tk = core.rkey(t) if sp is None or type(t) is not cls else \
-                    fkey(of_child(t, s, sp))
+                tk = keyed(t, s, sp)[0]
                 edges.append((tk, g))
                 succ.append((tk, t))
             yield k, mask, flags(s, sp), edges, succ
